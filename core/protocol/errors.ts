@@ -1,0 +1,59 @@
+import { type Static, Type } from "@sinclair/typebox";
+
+/** Every error code of protocol §3, with the HTTP status it travels with. */
+export const ErrorStatus = {
+  BadRequest: 400,
+  Unauthorized: 401,
+  InvalidCredentials: 401,
+  ExpiredToken: 401,
+  Forbidden: 403,
+  InviteRequired: 403,
+  NotFound: 404,
+  HandleTaken: 409,
+  EmailTaken: 409,
+  EpochConflict: 409,
+  RotationRequired: 409,
+  KeyExists: 409,
+  TooLarge: 413,
+  InvalidRequest: 422,
+  WeakPassword: 422,
+  RateLimited: 429,
+  InternalError: 500,
+} as const;
+
+export type ErrorCode = keyof typeof ErrorStatus;
+export const ErrorCodes = Object.keys(ErrorStatus) as ErrorCode[];
+
+export const ErrorBody = Type.Object({
+  error: Type.Union(ErrorCodes.map((c) => Type.Literal(c))),
+  message: Type.String(),
+});
+export type ErrorBody = Static<typeof ErrorBody>;
+
+/** An expected failure that maps one-to-one onto the wire's `{error, message}`. */
+export class ApiError extends Error {
+  override readonly name = "ApiError";
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    /** Seconds, for RateLimited. */
+    readonly retryAfter?: number,
+  ) {
+    super(message);
+    this.status = ErrorStatus[code];
+  }
+  toBody(): ErrorBody {
+    return { error: this.code, message: this.message };
+  }
+}
+
+export function isErrorBody(value: unknown): value is ErrorBody {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as ErrorBody).error === "string" &&
+    (value as ErrorBody).error in ErrorStatus &&
+    typeof (value as ErrorBody).message === "string"
+  );
+}

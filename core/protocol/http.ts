@@ -1,0 +1,274 @@
+import { type Static, type TSchema, Type } from "@sinclair/typebox";
+import { Patterns } from "./ids.ts";
+import { Limits } from "./limits.ts";
+import {
+  Base64,
+  Channel,
+  ChannelTypeSchema,
+  ChannelUri,
+  Commit,
+  Did,
+  EpochInfo,
+  Hex32,
+  Invite,
+  Member,
+  PublicKeyRecord,
+  Session,
+  TimelineRecord,
+  User,
+  Weather,
+  WrappedEpochKey,
+} from "./models.ts";
+
+const strict = { additionalProperties: false } as const;
+const Empty = Type.Object({}, strict);
+const Success = Type.Object({ success: Type.Literal(true) });
+
+/** How a route authenticates: an access token, the refresh token, or nothing. */
+export type RouteAuth = "access" | "refresh" | "none";
+
+interface RouteDef<B extends TSchema | null, R extends TSchema> {
+  method: "GET" | "POST";
+  /** Relative to the `/api` base path. */
+  path: string;
+  auth: RouteAuth;
+  body: B;
+  response: R;
+  /** Body limit in bytes when it differs from the default. */
+  maxBytes?: number;
+}
+
+function route<B extends TSchema | null, R extends TSchema>(def: RouteDef<B, R>): RouteDef<B, R> {
+  return def;
+}
+
+/** Every HTTP call of protocol §3, defined once. The server validates with these; clients infer types. */
+export const Routes = {
+  register: route({
+    method: "POST",
+    path: "/auth/register",
+    auth: "none",
+    body: Type.Object(
+      {
+        handle: Type.String({ minLength: 1, maxLength: 253 }),
+        email: Type.String({ pattern: Patterns.email, maxLength: 254 }),
+        password: Type.String({ minLength: 1, maxLength: Limits.passwordMaxLength }),
+      },
+      strict,
+    ),
+    response: Session,
+  }),
+  login: route({
+    method: "POST",
+    path: "/auth/login",
+    auth: "none",
+    body: Type.Object(
+      {
+        identifier: Type.String({ minLength: 1, maxLength: 254 }),
+        password: Type.String({ minLength: 1, maxLength: Limits.passwordMaxLength }),
+      },
+      strict,
+    ),
+    response: Session,
+  }),
+  session: route({ method: "POST", path: "/auth/session", auth: "access", body: null, response: User }),
+  refresh: route({ method: "POST", path: "/auth/refresh", auth: "refresh", body: null, response: Session }),
+  authorize: route({
+    method: "POST",
+    path: "/auth/authorize",
+    auth: "none",
+    body: Type.Object({ did: Did, accessJwt: Type.String({ minLength: 1, maxLength: 2048 }) }, strict),
+    response: Session,
+  }),
+  logout: route({
+    method: "POST",
+    path: "/auth/logout",
+    auth: "none",
+    body: Type.Object({ did: Did, refreshJwt: Type.String({ minLength: 1, maxLength: 2048 }) }, strict),
+    response: Success,
+  }),
+  savePublicKey: route({
+    method: "POST",
+    path: "/auth/save-public-key",
+    auth: "access",
+    body: Type.Object({ publicKey: Base64(120), replace: Type.Optional(Type.Boolean()) }, strict),
+    response: Type.Object({ success: Type.Literal(true), publicKey: Type.String() }),
+  }),
+  getKeys: route({
+    method: "POST",
+    path: "/users/get-keys",
+    auth: "access",
+    body: Type.Object({ dids: Type.Array(Did, { maxItems: Limits.getKeysMaxDids }) }, strict),
+    response: Type.Object({ keys: Type.Array(PublicKeyRecord) }),
+  }),
+  getChannels: route({
+    method: "POST",
+    path: "/channel/get-channels",
+    auth: "access",
+    body: Empty,
+    response: Type.Object({ channels: Type.Array(Channel) }),
+  }),
+  createChannel: route({
+    method: "POST",
+    path: "/channel/create",
+    auth: "access",
+    body: Type.Object(
+      {
+        name: Type.String({ minLength: 1, maxLength: Limits.channelNameMax }),
+        description: Type.Optional(Type.String({ maxLength: Limits.descriptionMax })),
+        type: ChannelTypeSchema,
+      },
+      strict,
+    ),
+    response: Type.Object({
+      channel: Channel,
+      payload: Type.Optional(Type.Object({ uri: Type.String(), link: Type.String() })),
+    }),
+  }),
+  joinChannel: route({
+    method: "POST",
+    path: "/channel/join",
+    auth: "access",
+    body: Type.Object(
+      { channelUri: ChannelUri, joinToken: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })) },
+      strict,
+    ),
+    response: Type.Object({ channel: Channel, members: Type.Array(Member) }),
+  }),
+  leaveChannel: route({
+    method: "POST",
+    path: "/channel/leave",
+    auth: "access",
+    body: Type.Object({ channelUri: ChannelUri }, strict),
+    response: Success,
+  }),
+  invite: route({
+    method: "POST",
+    path: "/channel/invite",
+    auth: "access",
+    body: Type.Object(
+      { channelUri: ChannelUri, handle: Type.String({ minLength: 1, maxLength: 253 }) },
+      strict,
+    ),
+    response: Success,
+  }),
+  getInvites: route({
+    method: "POST",
+    path: "/channel/get-invites",
+    auth: "access",
+    body: Empty,
+    response: Type.Object({ invites: Type.Array(Invite) }),
+  }),
+  kick: route({
+    method: "POST",
+    path: "/channel/kick",
+    auth: "access",
+    body: Type.Object({ channelUri: ChannelUri, did: Did }, strict),
+    response: Success,
+  }),
+  getMembers: route({
+    method: "POST",
+    path: "/channel/get-members",
+    auth: "access",
+    body: Type.Object({ channelUri: ChannelUri }, strict),
+    response: Type.Object({ members: Type.Array(Member) }),
+  }),
+  getEpochKeys: route({
+    method: "POST",
+    path: "/channel/get-epoch-keys",
+    auth: "access",
+    body: Type.Object({ channelUri: ChannelUri }, strict),
+    response: Type.Object({
+      success: Type.Literal(true),
+      channelId: Type.String(),
+      epochKeys: Type.Array(WrappedEpochKey),
+    }),
+  }),
+  getEpochInfo: route({
+    method: "POST",
+    path: "/channel/get-epoch-info",
+    auth: "access",
+    body: Type.Object({ channelUri: ChannelUri }, strict),
+    response: Type.Object({ success: Type.Literal(true), epochInfo: EpochInfo }),
+  }),
+  createEpoch: route({
+    method: "POST",
+    path: "/channel/create-epoch",
+    auth: "access",
+    maxBytes: Limits.epochBodyMaxBytes,
+    body: Type.Object(
+      {
+        channelUri: ChannelUri,
+        commit: Commit,
+        signature: Base64(128),
+        wrappedKeys: Type.Array(WrappedEpochKey, { minItems: 1, maxItems: Limits.membersPerChannel }),
+      },
+      strict,
+    ),
+    response: Type.Object({ success: Type.Literal(true), epochInfo: EpochInfo }),
+  }),
+  getMessages: route({
+    method: "POST",
+    path: "/channel/get-messages",
+    auth: "access",
+    body: Type.Object(
+      {
+        channelUri: ChannelUri,
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: Limits.pageMax })),
+        cursor: Type.Optional(Type.String({ maxLength: 64 })),
+        since: Type.Optional(Type.Integer({ minimum: 0 })),
+      },
+      strict,
+    ),
+    response: Type.Object({
+      records: Type.Array(TimelineRecord),
+      cursor: Type.Union([Type.String(), Type.Null()]),
+      hasMore: Type.Boolean(),
+    }),
+  }),
+  send: route({
+    method: "POST",
+    path: "/channel/send",
+    auth: "access",
+    body: Type.Object(
+      {
+        channelUri: ChannelUri,
+        // The limit is checked by the service so that an oversized content answers 413, not 422.
+        content: Type.String({ minLength: 1 }),
+        clientMsgId: Hex32,
+      },
+      strict,
+    ),
+    response: Type.Object({ record: TimelineRecord }),
+  }),
+  deleteMessage: route({
+    method: "POST",
+    path: "/channel/delete-message",
+    auth: "access",
+    body: Type.Object({ uri: Type.String({ minLength: 1, maxLength: 300 }) }, strict),
+    response: Success,
+  }),
+  weather: route({
+    method: "GET",
+    path: "/board/weather",
+    auth: "none",
+    body: null,
+    response: Type.Object({ data: Weather }),
+  }),
+  health: route({
+    method: "GET",
+    path: "/health",
+    auth: "none",
+    body: null,
+    response: Type.Object({ ok: Type.Literal(true), version: Type.String() }),
+  }),
+} as const;
+
+export type Routes = typeof Routes;
+export type RouteName = keyof Routes;
+export type RouteBody<N extends RouteName> = Routes[N]["body"] extends TSchema
+  ? Static<Routes[N]["body"]>
+  : undefined;
+export type RouteResponse<N extends RouteName> = Static<Routes[N]["response"]>;
+
+export const API_BASE = "/api";

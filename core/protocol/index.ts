@@ -1,0 +1,6 @@
+export * from "./errors.ts";
+export * from "./http.ts";
+export * from "./ids.ts";
+export * from "./limits.ts";
+export * from "./models.ts";
+export * from "./ws.ts";

@@ -1,0 +1,48 @@
+/** Numeric limits of protocol v1 (protocol §3–§5, spec §9). One place, so server and clients agree. */
+export const Limits = {
+  /** Encrypted `content` string of one message, in UTF-16 code units (all ASCII in practice). */
+  contentMaxChars: 64 * 1024,
+  channelNameMax: 64,
+  descriptionMax: 500,
+  membersPerChannel: 5000,
+  getKeysMaxDids: 500,
+  pageDefault: 20,
+  pageOnJoin: 50,
+  pageMax: 100,
+  /** Default request body limit; create-epoch carries one wrapped key per member and gets more. */
+  bodyMaxBytes: 256 * 1024,
+  epochBodyMaxBytes: 4 * 1024 * 1024,
+  wsFrameMaxBytes: 160 * 1024,
+  wsAuthTimeoutMs: 10_000,
+  passwordMinLength: 10,
+  passwordMaxLength: 1024,
+  accessTokenTtlSeconds: 15 * 60,
+  refreshTokenTtlSeconds: 30 * 24 * 60 * 60,
+  loginMaxFailures: 5,
+  loginFailureWindowMs: 15 * 60 * 1000,
+  /** Clients rotate on their own after this many messages or this age in one epoch. */
+  epochMaxMessages: 10_000,
+  epochMaxAgeMs: 7 * 24 * 60 * 60 * 1000,
+} as const;
+
+/** Socket reconnection constants (spec §9). */
+export const Reconnect = {
+  initialDelayMs: 1000,
+  maxDelayMs: 5000,
+  randomization: 0.5,
+  connectTimeoutMs: 20_000,
+} as const;
+
+export const ChannelTypes = ["public", "invite", "secret"] as const;
+export type ChannelType = (typeof ChannelTypes)[number];
+
+export const NotifyActions = ["joined", "left", "kicked", "key-changed"] as const;
+export type NotifyAction = (typeof NotifyActions)[number];
+
+export const Collections = {
+  channel: "chat.wsync.channel",
+  message: "chat.wsync.message",
+  notify: "chat.wsync.notify",
+} as const;
+
+export const PROTOCOL_VERSION = 1;

@@ -1,0 +1,192 @@
+import { type Static, Type } from "@sinclair/typebox";
+import { Patterns } from "./ids.ts";
+import { ChannelTypes, Collections, Limits, NotifyActions } from "./limits.ts";
+
+const strict = { additionalProperties: false } as const;
+
+export const Did = Type.String({ pattern: Patterns.did, maxLength: 32 });
+export const ChannelId = Type.String({ pattern: Patterns.channelId });
+export const Hex32 = Type.String({ pattern: Patterns.hex32 });
+export const Base64 = (maxLength: number) => Type.String({ pattern: Patterns.base64, maxLength });
+export const Timestamp = Type.Integer({ minimum: 0, maximum: 8_640_000_000_000_000 });
+/** Any uri-like string whose last path segment names a channel; the server resolves by that segment. */
+export const ChannelUri = Type.String({ minLength: 1, maxLength: 300 });
+
+export const ChannelTypeSchema = Type.Union(ChannelTypes.map((t) => Type.Literal(t)));
+
+export const User = Type.Object({
+  did: Did,
+  handle: Type.String(),
+  email: Type.String(),
+  publicKey: Type.Union([Type.String(), Type.Null()]),
+});
+export type User = Static<typeof User>;
+
+export const Session = Type.Object({
+  did: Did,
+  handle: Type.String(),
+  email: Type.String(),
+  accessJwt: Type.String(),
+  refreshJwt: Type.String(),
+  publicKey: Type.Union([Type.String(), Type.Null()]),
+});
+export type Session = Static<typeof Session>;
+
+export const PublicKeyRecord = Type.Object({
+  did: Did,
+  handle: Type.String(),
+  publicKey: Type.Union([Type.String(), Type.Null()]),
+  fingerprint: Type.Union([Type.String(), Type.Null()]),
+});
+export type PublicKeyRecord = Static<typeof PublicKeyRecord>;
+
+export const Channel = Type.Object({
+  id: ChannelId,
+  uri: Type.String(),
+  value: Type.Object({
+    $type: Type.Literal(Collections.channel),
+    name: Type.String(),
+    type: ChannelTypeSchema,
+    description: Type.String(),
+    createdAt: Type.String(),
+  }),
+  owner: Type.Union([Type.Object({ did: Did, handle: Type.String() }), Type.Null()]),
+  memberCount: Type.Integer(),
+  messageCount: Type.Integer(),
+  lastActivity: Type.Union([Type.String(), Type.Null()]),
+  isMember: Type.Boolean(),
+  role: Type.Union([Type.Literal("owner"), Type.Literal("member"), Type.Null()]),
+});
+export type Channel = Static<typeof Channel>;
+
+export const Member = Type.Object({
+  did: Did,
+  handle: Type.String(),
+  isOwner: Type.Boolean(),
+  online: Type.Boolean(),
+  publicKey: Type.Union([Type.String(), Type.Null()]),
+  fingerprint: Type.Union([Type.String(), Type.Null()]),
+});
+export type Member = Static<typeof Member>;
+
+export const EcPublicJwk = Type.Object(
+  {
+    kty: Type.Literal("EC"),
+    crv: Type.Literal("P-256"),
+    x: Type.String({ pattern: Patterns.base64url, maxLength: 64 }),
+    y: Type.String({ pattern: Patterns.base64url, maxLength: 64 }),
+  },
+  strict,
+);
+export type EcPublicJwk = Static<typeof EcPublicJwk>;
+
+export const CommitMember = Type.Object({ did: Did, fp: Hex32 }, strict);
+
+/** The signed statement of who holds an epoch (protocol §5). */
+export const Commit = Type.Object(
+  {
+    v: Type.Literal(1),
+    channelId: ChannelId,
+    epochNumber: Type.Integer({ minimum: 1 }),
+    epochId: Hex32,
+    prevEpochId: Type.Union([Hex32, Type.Null()]),
+    creatorDid: Did,
+    members: Type.Array(CommitMember, { minItems: 1, maxItems: Limits.membersPerChannel }),
+    createdAt: Timestamp,
+  },
+  strict,
+);
+export type Commit = Static<typeof Commit>;
+
+export const WrappedEpochKey = Type.Object(
+  {
+    epochId: Hex32,
+    epochNumber: Type.Integer({ minimum: 1 }),
+    recipientDid: Did,
+    ephemeralPublicKey: EcPublicJwk,
+    iv: Base64(24),
+    encryptedKey: Base64(96),
+    createdAt: Timestamp,
+  },
+  strict,
+);
+export type WrappedEpochKey = Static<typeof WrappedEpochKey>;
+
+export const EpochInfo = Type.Object({
+  epochId: Type.Union([Hex32, Type.Null()]),
+  /** 0 before the first epoch exists. */
+  epochNumber: Type.Integer({ minimum: 0 }),
+  createdAt: Type.Union([Timestamp, Type.Null()]),
+  commit: Type.Union([Commit, Type.Null()]),
+  signature: Type.Union([Type.String(), Type.Null()]),
+  rotationRequired: Type.Boolean(),
+});
+export type EpochInfo = Static<typeof EpochInfo>;
+
+/** What a message record's `content` string parses to (protocol §5). Never holds plaintext. */
+export const EncryptedContent = Type.Object(
+  {
+    v: Type.Literal(1),
+    epochId: Hex32,
+    epochNumber: Type.Integer({ minimum: 1 }),
+    iv: Base64(24),
+    encrypted: Base64(Limits.contentMaxChars),
+    senderDid: Did,
+    clientMsgId: Hex32,
+    timestamp: Timestamp,
+    signature: Base64(128),
+  },
+  strict,
+);
+export type EncryptedContent = Static<typeof EncryptedContent>;
+
+export const Author = Type.Object({ did: Did, handle: Type.String() });
+
+export const MessageRecord = Type.Object({
+  uri: Type.String(),
+  channelUri: Type.String(),
+  seq: Type.Integer(),
+  indexedAt: Type.String(),
+  value: Type.Object({
+    $type: Type.Literal(Collections.message),
+    author: Author,
+    createdAt: Type.String(),
+    content: Type.String(),
+  }),
+});
+export type MessageRecord = Static<typeof MessageRecord>;
+
+export const NotifyActionSchema = Type.Union(NotifyActions.map((a) => Type.Literal(a)));
+
+export const NotifyRecord = Type.Object({
+  uri: Type.String(),
+  channelUri: Type.String(),
+  seq: Type.Integer(),
+  indexedAt: Type.String(),
+  value: Type.Object({
+    $type: Type.Literal(Collections.notify),
+    subject: Author,
+    action: NotifyActionSchema,
+    createdAt: Type.String(),
+  }),
+});
+export type NotifyRecord = Static<typeof NotifyRecord>;
+
+export const TimelineRecord = Type.Union([MessageRecord, NotifyRecord]);
+export type TimelineRecord = Static<typeof TimelineRecord>;
+
+export const Invite = Type.Object({
+  channel: Channel,
+  from: Author,
+  createdAt: Type.String(),
+});
+export type Invite = Static<typeof Invite>;
+
+export const Weather = Type.Object({
+  description: Type.Union([Type.String(), Type.Null()]),
+  temperature: Type.Union([Type.Number(), Type.Null()]),
+  humidity: Type.Union([Type.Number(), Type.Null()]),
+  sunrise: Type.Union([Type.String(), Type.Null()]),
+  sunset: Type.Union([Type.String(), Type.Null()]),
+});
+export type Weather = Static<typeof Weather>;

@@ -1,0 +1,113 @@
+import { type Static, type TSchema, Type } from "@sinclair/typebox";
+import { ErrorBody } from "./errors.ts";
+import {
+  Author,
+  Channel,
+  ChannelId,
+  ChannelUri,
+  Did,
+  EpochInfo,
+  Hex32,
+  Member,
+  MessageRecord,
+  NotifyRecord,
+  type TimelineRecord,
+} from "./models.ts";
+
+const strict = { additionalProperties: false } as const;
+
+/** Every frame name of protocol §4. No other module spells these strings. */
+export const WsEvent = {
+  auth: "auth",
+  ready: "ready",
+  ack: "ack",
+  error: "error",
+  ping: "ping",
+  channelJoin: "channel:join",
+  channelLeave: "channel:leave",
+  channelMessage: "channel:message",
+  channelJoined: "channel:joined",
+  memberJoined: "channel:member:joined",
+  memberLeft: "channel:member:left",
+  presence: "channel:presence",
+  notifyJoined: "channel:notify:joined",
+  messageDeleted: "channel:message:deleted",
+  epochCreated: "epoch:created",
+  invited: "channel:invited",
+} as const;
+
+export const WS_PATH = "/api/ws";
+
+/** Close codes: 4401 for missing/invalid auth (protocol §4), the rest are this project's. */
+export const WsClose = {
+  unauthorized: 4401,
+  /** The socket fell too far behind and was dropped; reconnect and fill the gap. */
+  backpressure: 4408,
+  /** The session was logged out or revoked. */
+  sessionEnded: 4403,
+  badFrame: 4400,
+} as const;
+
+/** The envelope every frame shares. */
+export const Frame = Type.Object(
+  {
+    type: Type.String({ minLength: 1, maxLength: 64 }),
+    id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    data: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  },
+  strict,
+);
+export type Frame = Static<typeof Frame>;
+
+/** Data of each client → server frame. */
+export const ClientFrames = {
+  [WsEvent.auth]: Type.Object({ token: Type.String({ minLength: 1, maxLength: 2048 }) }, strict),
+  [WsEvent.ping]: Type.Object({}, strict),
+  [WsEvent.channelJoin]: Type.Object(
+    { channelUri: ChannelUri, joinToken: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })) },
+    strict,
+  ),
+  [WsEvent.channelLeave]: Type.Object({ channelUri: ChannelUri }, strict),
+  [WsEvent.channelMessage]: Type.Object(
+    { channelUri: ChannelUri, content: Type.String({ minLength: 1 }), clientMsgId: Hex32 },
+    strict,
+  ),
+} satisfies Record<string, TSchema>;
+export type ClientFrameType = keyof typeof ClientFrames;
+export type ClientFrameData<T extends ClientFrameType> = Static<(typeof ClientFrames)[T]>;
+
+/** Data of each server → client frame. */
+export const ServerFrames = {
+  [WsEvent.ready]: Type.Object({ did: Did, handle: Type.String() }),
+  [WsEvent.ack]: Type.Record(Type.String(), Type.Unknown()),
+  [WsEvent.error]: ErrorBody,
+  [WsEvent.channelJoined]: Type.Object({
+    channelUri: Type.String(),
+    channel: Channel,
+    members: Type.Array(Member),
+    epochInfo: EpochInfo,
+  }),
+  [WsEvent.memberJoined]: Type.Object({ channelUri: Type.String(), member: Member }),
+  [WsEvent.memberLeft]: Type.Object({ channelUri: Type.String(), did: Did }),
+  [WsEvent.presence]: Type.Object({ channelUri: Type.String(), did: Did, online: Type.Boolean() }),
+  [WsEvent.channelMessage]: Type.Object({ record: MessageRecord }),
+  [WsEvent.notifyJoined]: Type.Object({ record: NotifyRecord }),
+  [WsEvent.messageDeleted]: Type.Object({ channelUri: Type.String(), uri: Type.String() }),
+  [WsEvent.epochCreated]: Type.Object({
+    channelId: ChannelId,
+    channelUri: Type.String(),
+    epochNumber: Type.Integer(),
+    epochId: Hex32,
+  }),
+  [WsEvent.invited]: Type.Object({ channel: Channel, from: Author }),
+} satisfies Record<string, TSchema>;
+export type ServerFrameType = keyof typeof ServerFrames;
+export type ServerFrameData<T extends ServerFrameType> = Static<(typeof ServerFrames)[T]>;
+
+export interface ServerFrame<T extends ServerFrameType = ServerFrameType> {
+  type: T;
+  id?: string;
+  data: ServerFrameData<T>;
+}
+
+export type AckData = { record?: Static<typeof TimelineRecord> } & Record<string, unknown>;
