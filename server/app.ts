@@ -1,0 +1,168 @@
+import { Elysia } from "elysia";
+import { API_BASE, Limits, type RouteName, Routes } from "../core/protocol/index.ts";
+import type { Config } from "./config.ts";
+import { readJsonBody } from "./http/body.ts";
+import { mapError } from "./http/errors.ts";
+import { handlers } from "./http/handlers.ts";
+import { type Bus, LocalBus } from "./realtime/bus.ts";
+import { Hub } from "./realtime/hub.ts";
+import { AuthService } from "./services/auth-service.ts";
+import { ChannelService } from "./services/channel-service.ts";
+import { EpochService } from "./services/epoch-service.ts";
+import { LoginThrottle } from "./services/login-throttle.ts";
+import { MessageService } from "./services/message-service.ts";
+import { Notices } from "./services/notices.ts";
+import { TokenService } from "./services/tokens.ts";
+import type { Storage } from "./storage/types.ts";
+import { type Clock, systemClock } from "./util/clock.ts";
+import { createWeatherService } from "./weather/index.ts";
+import { socketHandlers } from "./ws/socket.ts";
+
+export interface AppDeps {
+  config: Config;
+  storage: Storage;
+  jwtSecret: Uint8Array;
+  bus?: Bus;
+  clock?: Clock;
+  /** Where operational messages go; never passed secrets, tokens or bodies. */
+  log?: (message: string) => void;
+  /** Test hook for the weather source. */
+  fetch?: typeof fetch;
+}
+
+export interface Services {
+  config: Config;
+  storage: Storage;
+  bus: Bus;
+  hub: Hub;
+  clock: Clock;
+  log: (message: string) => void;
+  auth: AuthService;
+  channels: ChannelService;
+  epochs: EpochService;
+  messages: MessageService;
+  weather: ReturnType<typeof createWeatherService>;
+}
+
+export function createServices(deps: AppDeps): Services {
+  const clock = deps.clock ?? systemClock;
+  const bus = deps.bus ?? new LocalBus();
+  const hub = new Hub();
+  bus.subscribe((event) => hub.deliver(event));
+  const log = deps.log ?? ((m: string) => console.error(`[wsync] ${m}`));
+  const notices = new Notices(deps.storage, bus, clock);
+  const tokens = new TokenService(deps.jwtSecret, clock);
+  const auth: AuthService = new AuthService({
+    storage: deps.storage,
+    tokens,
+    clock,
+    throttle: new LoginThrottle(clock),
+    handleSuffix: deps.config.handleSuffix,
+    async onKeyReplaced(ctx, channelIds) {
+      for (const id of channelIds) {
+        const channel = await deps.storage.channels.get(id);
+        if (channel) await notices.post(channel, ctx, "key-changed");
+      }
+    },
+    async onSessionEnded(sessionId) {
+      await bus.publish({ kind: "end-session", sessionId });
+    },
+  });
+  const channels = new ChannelService({
+    storage: deps.storage,
+    bus,
+    clock,
+    notices,
+    publicUrl: deps.config.publicUrl,
+    isOnline: (did) => hub.isOnline(did),
+    normalizeHandle: (h) => auth.normalizeHandle(h),
+  });
+  return {
+    config: deps.config,
+    storage: deps.storage,
+    bus,
+    hub,
+    clock,
+    log,
+    auth,
+    channels,
+    epochs: new EpochService(deps.storage, bus, clock),
+    messages: new MessageService(deps.storage, bus, clock),
+    weather: createWeatherService({
+      url: deps.config.weather.url,
+      lat: deps.config.weather.lat,
+      lon: deps.config.weather.lon,
+      fetch: deps.fetch,
+      now: () => clock.now(),
+    }),
+  };
+}
+
+const SECURITY_HEADERS = {
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "x-frame-options": "DENY",
+};
+
+/** The whole HTTP + WebSocket server as one Elysia app (not yet listening). */
+export function createApp(deps: AppDeps) {
+  const s = createServices(deps);
+  const app = new Elysia({
+    normalize: false,
+    serve: { maxRequestBodySize: Limits.epochBodyMaxBytes + 64 * 1024 },
+    websocket: { maxPayloadLength: Limits.wsFrameMaxBytes, idleTimeout: 120, perMessageDeflate: false },
+  })
+    .onRequest(({ set }) => {
+      Object.assign(set.headers, SECURITY_HEADERS);
+    })
+    .onError(({ code, error, set }) => {
+      const mapped = mapError(code, error, s.log);
+      set.status = mapped.status;
+      Object.assign(set.headers, SECURITY_HEADERS, mapped.headers, { "cache-control": "no-store" });
+      return mapped.body;
+    });
+
+  for (const name of Object.keys(Routes) as RouteName[]) {
+    const def = Routes[name];
+    const handler = handlers[name] as (
+      s: Services,
+      args: {
+        body: unknown;
+        request: Request;
+        auth: Awaited<ReturnType<AuthService["authenticate"]>> | null;
+      },
+    ) => Promise<unknown>;
+    const path = API_BASE + def.path;
+    const run = async ({
+      body,
+      request,
+      set,
+    }: {
+      body: unknown;
+      request: Request;
+      set: { headers: Record<string, string | number> };
+    }) => {
+      set.headers["cache-control"] = "no-store";
+      const auth =
+        def.auth === "access" ? await s.auth.authenticate(request.headers.get("authorization")) : null;
+      return handler(s, { body, request, auth });
+    };
+    if (def.method === "GET") {
+      app.get(path, run);
+    } else {
+      app.post(path, run, {
+        ...(def.body ? { body: def.body } : {}),
+        parse: ({ request }) => readJsonBody(request, def.maxBytes ?? Limits.bodyMaxBytes),
+      });
+    }
+  }
+
+  app.ws(API_BASE + "/ws", socketHandlers(s));
+
+  app.get("/", ({ set }) => {
+    set.headers["content-type"] = "text/html; charset=utf-8";
+    return `<!doctype html><meta charset="utf-8"><title>wsync</title><body style="background:#000;color:#0f0;font-family:monospace"><h1>wsync</h1><p>The server is running. API: <code>/api</code>, WebSocket: <code>/api/ws</code>.</p></body>`;
+  });
+
+  return { app, services: s };
+}

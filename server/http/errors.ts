@@ -1,0 +1,41 @@
+import { ValidationError } from "elysia";
+import { ApiError, type ErrorBody } from "../../core/protocol/index.ts";
+
+export interface MappedError {
+  status: number;
+  body: ErrorBody;
+  headers: Record<string, string>;
+}
+
+/** Names the first failing field, e.g. "channelUri: Expected string" or "joinTokn: Unexpected property". */
+function validationMessage(e: ValidationError): string {
+  const first = e.valueError;
+  if (!first) return "body: invalid";
+  const path = first.path.replace(/^\//, "").replaceAll("/", ".") || "body";
+  return `${path}: ${first.message}`;
+}
+
+/**
+ * Every failure becomes one of protocol §3's `{error, message}` bodies. Internal details never reach
+ * the client: an unexpected error is logged here (without the request body) and answered with a
+ * generic 500.
+ */
+export function mapError(code: string | number, error: unknown, log: (msg: string) => void): MappedError {
+  if (error instanceof ApiError) {
+    return {
+      status: error.status,
+      body: error.toBody(),
+      headers: error.retryAfter ? { "retry-after": String(error.retryAfter) } : {},
+    };
+  }
+  if (error instanceof ValidationError || code === "VALIDATION") {
+    const message = error instanceof ValidationError ? validationMessage(error) : "body: invalid";
+    return { status: 422, body: { error: "InvalidRequest", message }, headers: {} };
+  }
+  if (code === "PARSE")
+    return { status: 400, body: { error: "BadRequest", message: "Body is not JSON" }, headers: {} };
+  if (code === "NOT_FOUND")
+    return { status: 404, body: { error: "NotFound", message: "Not found" }, headers: {} };
+  log(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  return { status: 500, body: { error: "InternalError", message: "Internal error" }, headers: {} };
+}

@@ -1,0 +1,50 @@
+import type { RouteBody, RouteName, RouteResponse } from "../../core/protocol/index.ts";
+import type { Services } from "../app.ts";
+import type { AuthContext } from "../services/auth-service.ts";
+import { VERSION } from "../version.ts";
+
+interface Args<N extends RouteName> {
+  body: RouteBody<N>;
+  request: Request;
+  /** Set for routes whose `auth` is "access" (checked before the handler runs). */
+  auth: AuthContext | null;
+}
+
+type Handler<N extends RouteName> = (s: Services, a: Args<N>) => Promise<RouteResponse<N>>;
+
+/** The caller, for routes that require an access token; the app checks it before calling. */
+function caller(a: { auth: AuthContext | null }): AuthContext {
+  if (!a.auth) throw new Error("route declared auth: access but no context was resolved");
+  return a.auth;
+}
+
+/** One adapter per protocol call: HTTP shape in, service call, HTTP shape out. */
+export const handlers: { [N in RouteName]: Handler<N> } = {
+  register: (s, a) => s.auth.register(a.body),
+  login: (s, a) => s.auth.login(a.body),
+  session: (s, a) => s.auth.user(caller(a)),
+  refresh: (s, a) => s.auth.refresh(a.request.headers.get("authorization")),
+  authorize: (s, a) => s.auth.authorize(a.body),
+  logout: (s, a) => s.auth.logout(a.body),
+  savePublicKey: (s, a) => s.auth.savePublicKey(caller(a), a.body),
+  getKeys: (s, a) => s.auth.getKeys(a.body),
+  getChannels: (s, a) => s.channels.list(caller(a)),
+  createChannel: (s, a) => s.channels.create(caller(a), a.body),
+  joinChannel: async (s, a) => {
+    const { channel, members } = await s.channels.join(caller(a), a.body);
+    return { channel, members };
+  },
+  leaveChannel: (s, a) => s.channels.leave(caller(a), a.body),
+  invite: (s, a) => s.channels.invite(caller(a), a.body),
+  getInvites: (s, a) => s.channels.invites(caller(a)),
+  kick: (s, a) => s.channels.kick(caller(a), a.body),
+  getMembers: (s, a) => s.channels.members(caller(a), a.body),
+  getEpochKeys: (s, a) => s.epochs.keys(caller(a), a.body),
+  getEpochInfo: (s, a) => s.epochs.getInfo(caller(a), a.body),
+  createEpoch: (s, a) => s.epochs.create(caller(a), a.body),
+  getMessages: (s, a) => s.messages.list(caller(a), a.body),
+  send: (s, a) => s.messages.send(caller(a), a.body),
+  deleteMessage: (s, a) => s.messages.delete(caller(a), a.body),
+  weather: async (s) => ({ data: await s.weather.get() }),
+  health: async () => ({ ok: true as const, version: VERSION }),
+};

@@ -1,0 +1,37 @@
+import { mkdirSync } from "node:fs";
+import { createApp } from "./app.ts";
+import { loadConfig } from "./config.ts";
+import { openSqliteStorage } from "./storage/sqlite/index.ts";
+import { loadJwtSecret } from "./util/jwt-secret.ts";
+
+/** Starts the server from the environment (protocol §2) and prints where it listens. */
+export async function startServer(env: Record<string, string | undefined> = process.env) {
+  const config = loadConfig(env);
+  if (config.databaseUrl)
+    throw new Error("WSYNC_DATABASE_URL (PostgreSQL storage) is not available in this build yet");
+  if (config.redisUrl) throw new Error("WSYNC_REDIS_URL (Redis fan-out) is not available in this build yet");
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const storage = openSqliteStorage({ path: config.sqlitePath, synchronous: config.sqliteSync });
+  const { app, services } = createApp({ config, storage, jwtSecret: loadJwtSecret(config.dataDir, env) });
+  app.listen({ port: config.port, hostname: config.host });
+  const port = app.server?.port ?? config.port;
+  console.log(
+    `wsync listening on http://${config.host}:${port} (public URL ${config.publicUrl}, data ${config.dataDir})`,
+  );
+  const shutdown = async () => {
+    await app.stop();
+    await services.bus.close();
+    await storage.close();
+    process.exit(0);
+  };
+  process.once("SIGINT", shutdown);
+  process.once("SIGTERM", shutdown);
+  return { app, services, port };
+}
+
+if (import.meta.main) {
+  startServer().catch((e) => {
+    console.error(`wsync: ${e instanceof Error ? e.message : String(e)}`);
+    process.exit(1);
+  });
+}

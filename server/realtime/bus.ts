@@ -1,0 +1,41 @@
+import type { ServerFrame } from "../../core/protocol/index.ts";
+
+/**
+ * What one server process tells every process (itself included). In-process by default; the Redis
+ * implementation carries the same events across processes.
+ */
+export type BusEvent =
+  /** A frame for every socket subscribed to the channel. */
+  | { kind: "channel"; channelId: string; frame: ServerFrame }
+  /** A frame for every socket of one user. */
+  | { kind: "user"; did: string; frame: ServerFrame }
+  /** The user left or was removed: their sockets must stop receiving the channel's events. */
+  | { kind: "unsubscribe"; channelId: string; did: string }
+  /** The session was logged out: close its sockets. */
+  | { kind: "end-session"; sessionId: string };
+
+export interface Bus {
+  publish(event: BusEvent): Promise<void>;
+  subscribe(handler: (event: BusEvent) => void): void;
+  close(): Promise<void>;
+}
+
+export class LocalBus implements Bus {
+  private readonly handlers: ((event: BusEvent) => void)[] = [];
+
+  async publish(event: BusEvent): Promise<void> {
+    for (const h of this.handlers) h(event);
+  }
+
+  subscribe(handler: (event: BusEvent) => void): void {
+    this.handlers.push(handler);
+  }
+
+  async close(): Promise<void> {
+    this.handlers.length = 0;
+  }
+}
+
+export function frame<T extends ServerFrame["type"]>(type: T, data: ServerFrame<T>["data"]): ServerFrame<T> {
+  return { type, data };
+}

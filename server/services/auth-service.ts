@@ -1,0 +1,301 @@
+import { fingerprint as keyFingerprint, parsePublicKey, toBase64 } from "../../core/crypto/index.ts";
+import {
+  ApiError,
+  Limits,
+  Patterns,
+  type PublicKeyRecord,
+  type RouteBody,
+  type Session,
+  type User,
+} from "../../core/protocol/index.ts";
+import { type AccountRow, DuplicateError, type Storage } from "../storage/types.ts";
+import type { Clock } from "../util/clock.ts";
+import { newDid, randomBase64Url } from "../util/ids.ts";
+import { secretsEqual, sha256Hex } from "../util/secrets.ts";
+import type { LoginThrottle } from "./login-throttle.ts";
+import { decoyVerify, hashPassword, verifyPassword, weakPasswordReason } from "./passwords.ts";
+import type { TokenService } from "./tokens.ts";
+
+/** Who is calling, once the bearer token and its session have been checked. */
+export interface AuthContext {
+  did: string;
+  handle: string;
+  sessionId: string;
+}
+
+export interface AuthDeps {
+  storage: Storage;
+  tokens: TokenService;
+  clock: Clock;
+  throttle: LoginThrottle;
+  handleSuffix: string;
+  /** Called after a key replacement has been committed (notifications and rotation fan-out). */
+  onKeyReplaced(ctx: AuthContext, channelIds: string[]): Promise<void>;
+  /** Called after a session was revoked, so its sockets close. */
+  onSessionEnded(sessionId: string): Promise<void>;
+}
+
+const handleNameRe = new RegExp(Patterns.handleName);
+
+export class AuthService {
+  constructor(private readonly d: AuthDeps) {}
+
+  /** `Alice` and `alice.example.com` (with that suffix) both give `alice.example.com`. */
+  normalizeHandle(input: string): string | null {
+    const lower = input.trim().toLowerCase();
+    const name = lower.endsWith(this.d.handleSuffix) ? lower.slice(0, -this.d.handleSuffix.length) : lower;
+    return handleNameRe.test(name) ? name + this.d.handleSuffix : null;
+  }
+
+  private async issueSession(account: AccountRow): Promise<Session> {
+    const now = this.d.clock.now();
+    const sessionId = randomBase64Url(16);
+    const jti = randomBase64Url(16);
+    await this.d.storage.sessions.create({
+      id: sessionId,
+      did: account.did,
+      refreshHash: sha256Hex(jti),
+      createdAt: now,
+      expiresAt: now + Limits.refreshTokenTtlSeconds * 1000,
+      revokedAt: null,
+    });
+    return {
+      did: account.did,
+      handle: account.handle,
+      email: account.email,
+      accessJwt: await this.d.tokens.access(account.did, sessionId),
+      refreshJwt: await this.d.tokens.refresh(account.did, sessionId, jti),
+      publicKey: account.publicKey,
+    };
+  }
+
+  async register(body: RouteBody<"register">): Promise<Session> {
+    const handle = this.normalizeHandle(body.handle);
+    if (!handle) {
+      throw new ApiError(
+        "InvalidRequest",
+        "handle: 3 to 32 characters of a-z, 0-9 and -, not starting or ending with -",
+      );
+    }
+    const email = body.email.trim().toLowerCase();
+    const weak = weakPasswordReason(body.password, {
+      handle: handle.slice(0, -this.d.handleSuffix.length),
+      email,
+    });
+    if (weak) throw new ApiError("WeakPassword", weak);
+    if (await this.d.storage.accounts.byHandle(handle))
+      throw new ApiError("HandleTaken", "Handle is already taken");
+    if (await this.d.storage.accounts.byEmail(email))
+      throw new ApiError("EmailTaken", "Email is already registered");
+    const account: AccountRow = {
+      did: newDid(),
+      handle,
+      email,
+      passwordHash: await hashPassword(body.password),
+      publicKey: null,
+      fingerprint: null,
+      createdAt: this.d.clock.now(),
+    };
+    try {
+      await this.d.storage.accounts.create(account);
+    } catch (e) {
+      // Two registrations raced for the same handle or email; the unique index decided.
+      if (e instanceof DuplicateError) {
+        throw e.field === "handle"
+          ? new ApiError("HandleTaken", "Handle is already taken")
+          : new ApiError("EmailTaken", "Email is already registered");
+      }
+      throw e;
+    }
+    return this.issueSession(account);
+  }
+
+  private async findByIdentifier(identifier: string): Promise<AccountRow | null> {
+    const value = identifier.trim().toLowerCase();
+    if (value.includes("@")) return this.d.storage.accounts.byEmail(value);
+    const handle = this.normalizeHandle(value);
+    return handle ? this.d.storage.accounts.byHandle(handle) : null;
+  }
+
+  async login(body: RouteBody<"login">): Promise<Session> {
+    const account = await this.findByIdentifier(body.identifier);
+    // One counter per account however it is named; unknown identifiers are counted by their text.
+    const key = account?.did ?? `id:${body.identifier.trim().toLowerCase()}`;
+    const wait = this.d.throttle.retryAfter(key);
+    if (wait > 0) throw new ApiError("RateLimited", "Too many failed logins; try again later", wait);
+    const ok = account
+      ? await verifyPassword(body.password, account.passwordHash)
+      : await decoyVerify(body.password);
+    if (!account || !ok) {
+      this.d.throttle.fail(key);
+      throw new ApiError("InvalidCredentials", "Invalid credentials");
+    }
+    this.d.throttle.succeed(key);
+    return this.issueSession(account);
+  }
+
+  /** Checks an access token and its session: a logged-out session fails at once, not at expiry. */
+  async authenticate(authorization: string | null | undefined): Promise<AuthContext> {
+    const token = bearer(authorization);
+    const claims = await this.d.tokens.verify(token, "access");
+    const session = await this.d.storage.sessions.get(claims.sid);
+    if (
+      !session ||
+      session.did !== claims.did ||
+      session.revokedAt !== null ||
+      session.expiresAt <= this.d.clock.now()
+    ) {
+      throw new ApiError("Unauthorized", "Session is no longer valid");
+    }
+    const account = await this.d.storage.accounts.byDid(claims.did);
+    if (!account) throw new ApiError("Unauthorized", "Session is no longer valid");
+    return { did: account.did, handle: account.handle, sessionId: session.id };
+  }
+
+  async user(ctx: AuthContext): Promise<User> {
+    const a = await this.d.storage.accounts.byDid(ctx.did);
+    if (!a) throw new ApiError("Unauthorized", "Session is no longer valid");
+    return { did: a.did, handle: a.handle, email: a.email, publicKey: a.publicKey };
+  }
+
+  /**
+   * Rotates the refresh token. Presenting a refresh token that was already rotated away means it
+   * leaked or was replayed: the whole session is revoked.
+   */
+  async refresh(authorization: string | null | undefined): Promise<Session> {
+    const claims = await this.d.tokens.verify(bearer(authorization), "refresh");
+    const session = await this.d.storage.sessions.get(claims.sid);
+    const now = this.d.clock.now();
+    if (!session || session.did !== claims.did || session.revokedAt !== null || session.expiresAt <= now) {
+      throw new ApiError("Unauthorized", "Session is no longer valid");
+    }
+    const presented = sha256Hex(claims.jti ?? "");
+    if (!secretsEqual(presented, session.refreshHash)) {
+      await this.endSession(session.id);
+      throw new ApiError("Unauthorized", "Refresh token was already used; the session has been revoked");
+    }
+    const account = await this.d.storage.accounts.byDid(session.did);
+    if (!account) throw new ApiError("Unauthorized", "Session is no longer valid");
+    const jti = randomBase64Url(16);
+    const rotated = await this.d.storage.sessions.rotate(
+      session.id,
+      session.refreshHash,
+      sha256Hex(jti),
+      now + Limits.refreshTokenTtlSeconds * 1000,
+    );
+    if (!rotated) throw new ApiError("Unauthorized", "Refresh token was already used");
+    return {
+      did: account.did,
+      handle: account.handle,
+      email: account.email,
+      accessJwt: await this.d.tokens.access(account.did, session.id),
+      refreshJwt: await this.d.tokens.refresh(account.did, session.id, jti),
+      publicKey: account.publicKey,
+    };
+  }
+
+  /**
+   * Sign-in with a did and a valid access token (spec §4.1). The token must belong to that did and a
+   * live session; the caller gets the same access token and a fresh refresh token for that session
+   * (the previous refresh token stops working). It never extends the session past its own expiry
+   * rules and never mints a session out of nothing.
+   */
+  async authorize(body: RouteBody<"authorize">): Promise<Session> {
+    const ctx = await this.authenticate(`Bearer ${body.accessJwt}`);
+    if (ctx.did !== body.did) throw new ApiError("Unauthorized", "Token does not belong to this did");
+    const session = await this.d.storage.sessions.get(ctx.sessionId);
+    const account = await this.d.storage.accounts.byDid(ctx.did);
+    if (!session || !account) throw new ApiError("Unauthorized", "Session is no longer valid");
+    const jti = randomBase64Url(16);
+    const rotated = await this.d.storage.sessions.rotate(
+      session.id,
+      session.refreshHash,
+      sha256Hex(jti),
+      session.expiresAt,
+    );
+    if (!rotated) throw new ApiError("Unauthorized", "Session is no longer valid");
+    return {
+      did: account.did,
+      handle: account.handle,
+      email: account.email,
+      accessJwt: body.accessJwt,
+      refreshJwt: await this.d.tokens.refresh(account.did, session.id, jti),
+      publicKey: account.publicKey,
+    };
+  }
+
+  /** Revokes the session the refresh token belongs to; its access tokens stop working at once. */
+  async logout(body: RouteBody<"logout">): Promise<{ success: true }> {
+    let claims: Awaited<ReturnType<TokenService["verify"]>>;
+    try {
+      claims = await this.d.tokens.verify(body.refreshJwt, "refresh");
+    } catch (e) {
+      // An expired refresh token still names its session; logging out of it is harmless.
+      if (!(e instanceof ApiError) || e.code !== "ExpiredToken") throw e;
+      return { success: true };
+    }
+    if (claims.did !== body.did) throw new ApiError("Unauthorized", "Token does not belong to this did");
+    const session = await this.d.storage.sessions.get(claims.sid);
+    if (!session || !secretsEqual(sha256Hex(claims.jti ?? ""), session.refreshHash)) {
+      throw new ApiError("Unauthorized", "Invalid token");
+    }
+    await this.endSession(session.id);
+    return { success: true };
+  }
+
+  private async endSession(sessionId: string): Promise<void> {
+    await this.d.storage.sessions.revoke(sessionId, this.d.clock.now());
+    await this.d.onSessionEnded(sessionId);
+  }
+
+  async savePublicKey(
+    ctx: AuthContext,
+    body: RouteBody<"savePublicKey">,
+  ): Promise<{ success: true; publicKey: string }> {
+    let raw: Uint8Array;
+    try {
+      raw = await parsePublicKey(body.publicKey);
+    } catch {
+      throw new ApiError("InvalidRequest", "publicKey: not a base64 uncompressed P-256 public key");
+    }
+    const publicKey = toBase64(raw);
+    const fp = await keyFingerprint(publicKey);
+    const account = await this.d.storage.accounts.byDid(ctx.did);
+    if (!account) throw new ApiError("Unauthorized", "Session is no longer valid");
+    if (account.publicKey === publicKey) return { success: true, publicKey };
+    if (
+      account.publicKey === null &&
+      (await this.d.storage.accounts.setFirstPublicKey(ctx.did, publicKey, fp))
+    ) {
+      return { success: true, publicKey };
+    }
+    if (body.replace !== true) {
+      throw new ApiError(
+        "KeyExists",
+        "A different public key is already saved; send replace: true to replace it",
+      );
+    }
+    // Key and rotation flags change in one transaction (protocol §6).
+    const channelIds = await this.d.storage.accounts.replacePublicKey(ctx.did, publicKey, fp);
+    await this.d.onKeyReplaced(ctx, channelIds);
+    return { success: true, publicKey };
+  }
+
+  async getKeys(body: RouteBody<"getKeys">): Promise<{ keys: PublicKeyRecord[] }> {
+    const rows = await this.d.storage.accounts.byDids([...new Set(body.dids)]);
+    return {
+      keys: rows.map((a) => ({
+        did: a.did,
+        handle: a.handle,
+        publicKey: a.publicKey,
+        fingerprint: a.fingerprint,
+      })),
+    };
+  }
+}
+
+function bearer(authorization: string | null | undefined): string {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "");
+  if (!match?.[1]) throw new ApiError("Unauthorized", "Missing bearer token");
+  return match[1];
+}

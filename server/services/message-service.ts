@@ -1,0 +1,164 @@
+import { TypeCompiler } from "@sinclair/typebox/compiler";
+import {
+  ApiError,
+  Collections,
+  EncryptedContent,
+  Limits,
+  type MessageRecord,
+  type RouteBody,
+  type TimelineRecord,
+  WsEvent,
+} from "../../core/protocol/index.ts";
+import { type Bus, frame } from "../realtime/bus.ts";
+import type { Storage } from "../storage/types.ts";
+import type { Clock } from "../util/clock.ts";
+import { newRkey } from "../util/ids.ts";
+import type { AuthContext } from "./auth-service.ts";
+import { requireMember } from "./channel-access.ts";
+import { toMessageRecord, toRecord, uriOf } from "./records.ts";
+
+const contentCheck = TypeCompiler.Compile(EncryptedContent);
+const messageUriRe = new RegExp(
+  `^at://(did:plc:[a-z2-7]{24})/${Collections.message.replaceAll(".", "\\.")}/([a-z2-7]{19})$`,
+);
+
+/** Opaque page cursors: the seq to continue below, versioned so the format can change. */
+export const encodeCursor = (seq: number) => Buffer.from(`v1:${seq}`).toString("base64url");
+export function decodeCursor(cursor: string): number {
+  const m = /^v1:(\d{1,15})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
+  if (!m?.[1]) throw new ApiError("InvalidRequest", "cursor: not a cursor this server issued");
+  return Number(m[1]);
+}
+
+export class MessageService {
+  constructor(
+    private readonly storage: Storage,
+    private readonly bus: Bus,
+    private readonly clock: Clock,
+  ) {}
+
+  async list(ctx: AuthContext, body: RouteBody<"getMessages">) {
+    const { channel } = await requireMember(this.storage, ctx, body.channelUri);
+    const limit = body.limit ?? Limits.pageDefault;
+    const chUri = uriOf(channel);
+    if (body.since !== undefined) {
+      if (body.cursor !== undefined)
+        throw new ApiError("InvalidRequest", "cursor: not allowed together with since");
+      const rows = await this.storage.timeline.since(channel.id, body.since, limit + 1);
+      return {
+        records: rows.slice(0, limit).map((r) => toRecord(r, chUri)),
+        cursor: null,
+        hasMore: rows.length > limit,
+      };
+    }
+    const before = body.cursor === undefined ? null : decodeCursor(body.cursor);
+    const rows = await this.storage.timeline.page(channel.id, limit + 1, before);
+    const page = rows.slice(0, limit);
+    const hasMore = rows.length > limit;
+    const last = page[page.length - 1];
+    return {
+      records: page.map((r) => toRecord(r, chUri)),
+      cursor: hasMore && last ? encodeCursor(last.seq) : null,
+      hasMore,
+    };
+  }
+
+  /**
+   * Persists, then broadcasts. The server cannot read `content`; it only checks the envelope: that it
+   * is an EncryptedContent sent by the caller under the channel's current epoch, so a message can
+   * never be attributed to someone else or sent under a key that a former member still holds.
+   */
+  async send(ctx: AuthContext, body: RouteBody<"send">): Promise<{ record: TimelineRecord }> {
+    if (body.content.length > Limits.contentMaxChars) {
+      throw new ApiError("TooLarge", `content: at most ${Limits.contentMaxChars} characters`);
+    }
+    const { channel } = await requireMember(this.storage, ctx, body.channelUri);
+    const chUri = uriOf(channel);
+    // A retry of a message that was committed (but whose ack was lost) returns the first record,
+    // even if an epoch rotation happened since.
+    const previous = await this.storage.timeline.byClientMsgId(ctx.did, body.clientMsgId);
+    if (previous) {
+      if (previous.channelId !== channel.id) {
+        throw new ApiError("InvalidRequest", "clientMsgId: already used for a message in another channel");
+      }
+      return { record: toMessageRecord(previous, chUri) };
+    }
+    let content: unknown;
+    try {
+      content = JSON.parse(body.content);
+    } catch {
+      throw new ApiError("InvalidRequest", "content: not JSON");
+    }
+    if (!contentCheck.Check(content)) {
+      const first = contentCheck.Errors(content).First();
+      throw new ApiError(
+        "InvalidRequest",
+        `content${first?.path.replaceAll("/", ".") ?? ""}: ${first?.message ?? "invalid"}`,
+      );
+    }
+    if (content.senderDid !== ctx.did)
+      throw new ApiError("InvalidRequest", "content.senderDid: must be the sender");
+    if (content.clientMsgId !== body.clientMsgId) {
+      throw new ApiError("InvalidRequest", "content.clientMsgId: must equal clientMsgId");
+    }
+    const now = this.clock.now();
+    const result = await this.storage.timeline.appendMessage(
+      {
+        channelId: channel.id,
+        rkey: newRkey(now),
+        authorDid: ctx.did,
+        authorHandle: ctx.handle,
+        clientMsgId: body.clientMsgId,
+        content: body.content,
+        createdAt: now,
+      },
+      content.epochId,
+    );
+    switch (result.kind) {
+      case "duplicate":
+        return { record: toMessageRecord(result.row, chUri) };
+      case "rotation-required":
+        throw new ApiError(
+          "RotationRequired",
+          "The member set changed: create the next epoch before sending",
+        );
+      case "stale-epoch":
+        throw new ApiError(
+          "EpochConflict",
+          "content.epochId: not the current epoch; fetch epoch keys and retry",
+        );
+      case "ok": {
+        const record: MessageRecord = toMessageRecord(result.row, chUri);
+        await this.bus.publish({
+          kind: "channel",
+          channelId: channel.id,
+          frame: frame(WsEvent.channelMessage, { record }),
+        });
+        return { record };
+      }
+    }
+  }
+
+  /** The author, or an owner of the channel, may delete a message. */
+  async delete(ctx: AuthContext, body: RouteBody<"deleteMessage">): Promise<{ success: true }> {
+    const m = messageUriRe.exec(body.uri);
+    if (!m?.[2]) throw new ApiError("InvalidRequest", "uri: not a message uri");
+    const row = await this.storage.timeline.byRkey(m[2]);
+    if (row?.kind !== "message" || row.authorDid !== m[1])
+      throw new ApiError("NotFound", "Message not found");
+    const channel = await this.storage.channels.get(row.channelId);
+    const member = channel ? await this.storage.channels.member(channel.id, ctx.did) : null;
+    if (!channel || !member) throw new ApiError("NotFound", "Message not found");
+    if (row.authorDid !== ctx.did && member.role !== "owner") {
+      throw new ApiError("Forbidden", "Only the author or a channel owner can delete a message");
+    }
+    if (await this.storage.timeline.deleteMessage(row.rkey)) {
+      await this.bus.publish({
+        kind: "channel",
+        channelId: channel.id,
+        frame: frame(WsEvent.messageDeleted, { channelUri: uriOf(channel), uri: body.uri }),
+      });
+    }
+    return { success: true };
+  }
+}

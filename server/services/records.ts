@@ -1,0 +1,89 @@
+import {
+  type Channel,
+  Collections,
+  channelUri,
+  type Member,
+  type MessageRecord,
+  messageUri,
+  type NotifyRecord,
+  notifyUri,
+  type TimelineRecord,
+} from "../../core/protocol/index.ts";
+import type {
+  ChannelRow,
+  ChannelSummary,
+  MemberRow,
+  MessageRow,
+  NotifyRow,
+  TimelineRow,
+} from "../storage/types.ts";
+import { iso } from "../util/clock.ts";
+
+/** Storage rows → the wire shapes of protocol §3. */
+
+export const uriOf = (c: Pick<ChannelRow, "creatorDid" | "id">) => channelUri(c.creatorDid, c.id);
+
+export function toChannel(s: ChannelSummary): Channel {
+  return {
+    id: s.id,
+    uri: uriOf(s),
+    value: {
+      $type: Collections.channel,
+      name: s.name,
+      type: s.type,
+      description: s.description,
+      createdAt: iso(s.createdAt),
+    },
+    owner: s.ownerDid && s.ownerHandle ? { did: s.ownerDid, handle: s.ownerHandle } : null,
+    memberCount: s.memberCount,
+    messageCount: s.messageCount,
+    lastActivity: s.lastActivity === null ? null : iso(s.lastActivity),
+    isMember: s.role !== null,
+    role: s.role,
+  };
+}
+
+export function toMember(m: MemberRow, online: boolean): Member {
+  return {
+    did: m.did,
+    handle: m.handle,
+    isOwner: m.role === "owner",
+    online,
+    publicKey: m.publicKey,
+    fingerprint: m.fingerprint,
+  };
+}
+
+export function toMessageRecord(r: MessageRow, chUri: string): MessageRecord {
+  return {
+    uri: messageUri(r.authorDid, r.rkey),
+    channelUri: chUri,
+    seq: r.seq,
+    indexedAt: iso(r.createdAt),
+    value: {
+      $type: Collections.message,
+      author: { did: r.authorDid, handle: r.authorHandle },
+      createdAt: iso(r.createdAt),
+      content: r.content,
+    },
+  };
+}
+
+export function toNotifyRecord(r: NotifyRow, chUri: string): NotifyRecord {
+  return {
+    uri: notifyUri(r.subjectDid, r.rkey),
+    channelUri: chUri,
+    seq: r.seq,
+    indexedAt: iso(r.createdAt),
+    value: {
+      $type: Collections.notify,
+      subject: { did: r.subjectDid, handle: r.subjectHandle },
+      action: r.action,
+      createdAt: iso(r.createdAt),
+    },
+  };
+}
+
+export function toRecord(r: TimelineRow, chUri: string): TimelineRecord {
+  return r.kind === "message" ? toMessageRecord(r, chUri) : toNotifyRecord(r, chUri);
+}

@@ -1,0 +1,98 @@
+import type { Database } from "bun:sqlite";
+import { type AccountRow, type AccountStore, DuplicateError } from "../types.ts";
+
+interface Row {
+  did: string;
+  handle: string;
+  email: string;
+  password_hash: string;
+  public_key: string | null;
+  fingerprint: string | null;
+  created_at: number;
+}
+
+const toAccount = (r: Row): AccountRow => ({
+  did: r.did,
+  handle: r.handle,
+  email: r.email,
+  passwordHash: r.password_hash,
+  publicKey: r.public_key,
+  fingerprint: r.fingerprint,
+  createdAt: r.created_at,
+});
+
+export class SqliteAccounts implements AccountStore {
+  constructor(private readonly db: Database) {}
+
+  async create(a: AccountRow): Promise<void> {
+    try {
+      this.db
+        .query(
+          `INSERT INTO accounts (did, handle, email, password_hash, public_key, fingerprint, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(a.did, a.handle, a.email, a.passwordHash, a.publicKey, a.fingerprint, a.createdAt);
+    } catch (e) {
+      const msg = String((e as Error).message);
+      if (msg.includes("accounts.handle")) throw new DuplicateError("handle");
+      if (msg.includes("accounts.email")) throw new DuplicateError("email");
+      throw e;
+    }
+  }
+
+  private one(where: string, value: string): AccountRow | null {
+    const r = this.db.query(`SELECT * FROM accounts WHERE ${where} = ?`).get(value) as Row | null;
+    return r ? toAccount(r) : null;
+  }
+
+  async byDid(did: string) {
+    return this.one("did", did);
+  }
+  async byHandle(handle: string) {
+    return this.one("handle", handle);
+  }
+  async byEmail(email: string) {
+    return this.one("email", email);
+  }
+
+  private many(column: "did" | "handle", values: string[]): AccountRow[] {
+    if (values.length === 0) return [];
+    const rows = this.db
+      .query(`SELECT * FROM accounts WHERE ${column} IN (SELECT value FROM json_each(?))`)
+      .all(JSON.stringify(values)) as Row[];
+    return rows.map(toAccount);
+  }
+
+  async byDids(dids: string[]) {
+    return this.many("did", dids);
+  }
+  async byHandles(handles: string[]) {
+    return this.many("handle", handles);
+  }
+
+  async setFirstPublicKey(did: string, publicKey: string, fingerprint: string): Promise<boolean> {
+    const res = this.db
+      .query("UPDATE accounts SET public_key = ?, fingerprint = ? WHERE did = ? AND public_key IS NULL")
+      .run(publicKey, fingerprint, did);
+    return res.changes === 1;
+  }
+
+  async replacePublicKey(did: string, publicKey: string, fingerprint: string): Promise<string[]> {
+    return this.db
+      .transaction(() => {
+        this.db
+          .query("UPDATE accounts SET public_key = ?, fingerprint = ? WHERE did = ?")
+          .run(publicKey, fingerprint, did);
+        const ids = (
+          this.db.query("SELECT channel_id FROM members WHERE did = ?").all(did) as { channel_id: string }[]
+        ).map((r) => r.channel_id);
+        this.db
+          .query(
+            "UPDATE channels SET member_version = member_version + 1 WHERE id IN (SELECT channel_id FROM members WHERE did = ?)",
+          )
+          .run(did);
+        return ids;
+      })
+      .immediate();
+  }
+}

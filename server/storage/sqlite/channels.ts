@@ -1,0 +1,253 @@
+import type { Database } from "bun:sqlite";
+import type { ChannelType } from "../../../core/protocol/index.ts";
+import type {
+  ChannelRow,
+  ChannelStore,
+  ChannelSummary,
+  InviteRow,
+  MemberRow,
+  MembershipChange,
+} from "../types.ts";
+
+interface Row {
+  id: string;
+  name: string;
+  description: string;
+  type: ChannelType;
+  creator_did: string;
+  owner_did: string | null;
+  created_at: number;
+  join_token_hash: string | null;
+  member_version: number;
+}
+
+interface SummaryRow extends Row {
+  owner_handle: string | null;
+  member_count: number;
+  message_count: number;
+  last_activity: number | null;
+  role: "owner" | "member" | null;
+}
+
+interface MRow {
+  channel_id: string;
+  did: string;
+  handle: string;
+  role: "owner" | "member";
+  joined_at: number;
+  public_key: string | null;
+  fingerprint: string | null;
+}
+
+const toChannel = (r: Row): ChannelRow => ({
+  id: r.id,
+  name: r.name,
+  description: r.description,
+  type: r.type,
+  creatorDid: r.creator_did,
+  ownerDid: r.owner_did,
+  createdAt: r.created_at,
+  joinTokenHash: r.join_token_hash,
+  memberVersion: r.member_version,
+});
+
+const toSummary = (r: SummaryRow): ChannelSummary => ({
+  ...toChannel(r),
+  ownerHandle: r.owner_handle,
+  memberCount: r.member_count,
+  messageCount: r.message_count,
+  lastActivity: r.last_activity,
+  role: r.role,
+});
+
+const toMember = (r: MRow): MemberRow => ({
+  channelId: r.channel_id,
+  did: r.did,
+  handle: r.handle,
+  role: r.role,
+  joinedAt: r.joined_at,
+  publicKey: r.public_key,
+  fingerprint: r.fingerprint,
+});
+
+const SUMMARY = `
+  SELECT c.*, o.handle AS owner_handle,
+    (SELECT COUNT(*) FROM members m WHERE m.channel_id = c.id) AS member_count,
+    me.role AS role
+  FROM channels c
+  LEFT JOIN accounts o ON o.did = c.owner_did
+  LEFT JOIN members me ON me.channel_id = c.id AND me.did = $viewer`;
+
+const MEMBER = `
+  SELECT m.channel_id, m.did, a.handle, m.role, m.joined_at, a.public_key, a.fingerprint
+  FROM members m JOIN accounts a ON a.did = m.did`;
+
+export class SqliteChannels implements ChannelStore {
+  constructor(private readonly db: Database) {}
+
+  async create(c: ChannelRow, owner: { did: string; at: number }): Promise<void> {
+    this.db
+      .transaction(() => {
+        this.db
+          .query(
+            `INSERT INTO channels (id, name, description, type, creator_did, owner_did, created_at, join_token_hash, member_version)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          )
+          .run(
+            c.id,
+            c.name,
+            c.description,
+            c.type,
+            c.creatorDid,
+            c.ownerDid,
+            c.createdAt,
+            c.joinTokenHash,
+            c.memberVersion,
+          );
+        this.db
+          .query("INSERT INTO members (channel_id, did, role, joined_at) VALUES (?, ?, 'owner', ?)")
+          .run(c.id, owner.did, owner.at);
+      })
+      .immediate();
+  }
+
+  async get(id: string): Promise<ChannelRow | null> {
+    const r = this.db.query("SELECT * FROM channels WHERE id = ?").get(id) as Row | null;
+    return r ? toChannel(r) : null;
+  }
+
+  async summary(id: string, viewerDid: string): Promise<ChannelSummary | null> {
+    const r = this.db
+      .query(`${SUMMARY} WHERE c.id = $id`)
+      .get({ viewer: viewerDid, id }) as SummaryRow | null;
+    return r ? toSummary(r) : null;
+  }
+
+  async listVisible(viewerDid: string): Promise<ChannelSummary[]> {
+    // Secret channels appear only to their members (protocol §3).
+    const rows = this.db
+      .query(`${SUMMARY} WHERE c.type != 'secret' OR me.did IS NOT NULL ORDER BY c.created_at, c.id`)
+      .all({ viewer: viewerDid }) as SummaryRow[];
+    return rows.map(toSummary);
+  }
+
+  async member(channelId: string, did: string): Promise<MemberRow | null> {
+    const r = this.db
+      .query(`${MEMBER} WHERE m.channel_id = ? AND m.did = ?`)
+      .get(channelId, did) as MRow | null;
+    return r ? toMember(r) : null;
+  }
+
+  async members(channelId: string): Promise<MemberRow[]> {
+    const rows = this.db
+      .query(`${MEMBER} WHERE m.channel_id = ? ORDER BY m.joined_at, m.did`)
+      .all(channelId) as MRow[];
+    return rows.map(toMember);
+  }
+
+  async channelIdsOf(did: string): Promise<string[]> {
+    const rows = this.db.query("SELECT channel_id FROM members WHERE did = ?").all(did) as {
+      channel_id: string;
+    }[];
+    return rows.map((r) => r.channel_id);
+  }
+
+  async addMember(channelId: string, did: string, at: number, limit: number): Promise<MembershipChange> {
+    return this.db
+      .transaction((): MembershipChange => {
+        const existing = this.db
+          .query(`${MEMBER} WHERE m.channel_id = ? AND m.did = ?`)
+          .get(channelId, did) as MRow | null;
+        if (existing) return { kind: "already-member", member: toMember(existing) };
+        const count = (
+          this.db.query("SELECT COUNT(*) AS n FROM members WHERE channel_id = ?").get(channelId) as {
+            n: number;
+          }
+        ).n;
+        if (count >= limit) return { kind: "channel-full" };
+        // An empty channel has no owner left; whoever comes back first takes it over.
+        const ownerless =
+          (
+            this.db.query("SELECT owner_did FROM channels WHERE id = ?").get(channelId) as {
+              owner_did: string | null;
+            }
+          ).owner_did === null;
+        const role = ownerless ? "owner" : "member";
+        this.db
+          .query("INSERT INTO members (channel_id, did, role, joined_at) VALUES (?, ?, ?, ?)")
+          .run(channelId, did, role, at);
+        if (ownerless) this.db.query("UPDATE channels SET owner_did = ? WHERE id = ?").run(did, channelId);
+        this.db.query("DELETE FROM invites WHERE channel_id = ? AND invitee_did = ?").run(channelId, did);
+        this.db.query("UPDATE channels SET member_version = member_version + 1 WHERE id = ?").run(channelId);
+        const row = this.db
+          .query(`${MEMBER} WHERE m.channel_id = ? AND m.did = ?`)
+          .get(channelId, did) as MRow;
+        return { kind: "joined", member: toMember(row) };
+      })
+      .immediate();
+  }
+
+  async removeMember(channelId: string, did: string): Promise<boolean> {
+    return this.db
+      .transaction((): boolean => {
+        const res = this.db.query("DELETE FROM members WHERE channel_id = ? AND did = ?").run(channelId, did);
+        if (res.changes === 0) return false;
+        this.db.query("UPDATE channels SET member_version = member_version + 1 WHERE id = ?").run(channelId);
+        const owner = this.db.query("SELECT owner_did FROM channels WHERE id = ?").get(channelId) as {
+          owner_did: string | null;
+        };
+        if (owner.owner_did === did) {
+          const next = this.db
+            .query("SELECT did FROM members WHERE channel_id = ? ORDER BY joined_at, did LIMIT 1")
+            .get(channelId) as { did: string } | null;
+          this.db.query("UPDATE channels SET owner_did = ? WHERE id = ?").run(next?.did ?? null, channelId);
+          if (next) {
+            this.db
+              .query("UPDATE members SET role = 'owner' WHERE channel_id = ? AND did = ?")
+              .run(channelId, next.did);
+          }
+        }
+        return true;
+      })
+      .immediate();
+  }
+
+  async addInvite(i: Omit<InviteRow, "fromHandle">): Promise<void> {
+    this.db
+      .query(
+        `INSERT INTO invites (channel_id, invitee_did, from_did, created_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (channel_id, invitee_did) DO UPDATE SET from_did = excluded.from_did, created_at = excluded.created_at`,
+      )
+      .run(i.channelId, i.inviteeDid, i.fromDid, i.createdAt);
+  }
+
+  private invites(where: string, ...params: string[]): InviteRow[] {
+    const rows = this.db
+      .query(
+        `SELECT i.channel_id, i.invitee_did, i.from_did, a.handle AS from_handle, i.created_at
+         FROM invites i JOIN accounts a ON a.did = i.from_did WHERE ${where} ORDER BY i.created_at`,
+      )
+      .all(...params) as {
+      channel_id: string;
+      invitee_did: string;
+      from_did: string;
+      from_handle: string;
+      created_at: number;
+    }[];
+    return rows.map((r) => ({
+      channelId: r.channel_id,
+      inviteeDid: r.invitee_did,
+      fromDid: r.from_did,
+      fromHandle: r.from_handle,
+      createdAt: r.created_at,
+    }));
+  }
+
+  async invite(channelId: string, did: string): Promise<InviteRow | null> {
+    return this.invites("i.channel_id = ? AND i.invitee_did = ?", channelId, did)[0] ?? null;
+  }
+
+  async invitesFor(did: string): Promise<InviteRow[]> {
+    return this.invites("i.invitee_did = ?", did);
+  }
+}

@@ -1,0 +1,36 @@
+import { Database } from "bun:sqlite";
+import type { Storage } from "../types.ts";
+import { SqliteAccounts } from "./accounts.ts";
+import { SqliteChannels } from "./channels.ts";
+import { SqliteEpochs } from "./epochs.ts";
+import { migrate } from "./migrations.ts";
+import { SqliteSessions } from "./sessions.ts";
+import { SqliteTimeline } from "./timeline.ts";
+
+export interface SqliteOptions {
+  /** A file path, or ":memory:" for tests. */
+  path: string;
+  /** "full" fsyncs every commit (survives power loss); "normal" survives a killed process. */
+  synchronous?: "full" | "normal";
+}
+
+export function openSqliteStorage(opts: SqliteOptions): Storage {
+  const db = new Database(opts.path, { create: true, strict: true });
+  db.run("PRAGMA journal_mode = WAL");
+  db.run(`PRAGMA synchronous = ${opts.synchronous === "normal" ? "NORMAL" : "FULL"}`);
+  db.run("PRAGMA foreign_keys = ON");
+  db.run("PRAGMA busy_timeout = 5000");
+  // Deleted content is overwritten with zeros rather than left in free pages.
+  db.run("PRAGMA secure_delete = ON");
+  migrate(db);
+  return {
+    accounts: new SqliteAccounts(db),
+    sessions: new SqliteSessions(db),
+    channels: new SqliteChannels(db),
+    epochs: new SqliteEpochs(db),
+    timeline: new SqliteTimeline(db),
+    async close() {
+      db.close();
+    },
+  };
+}

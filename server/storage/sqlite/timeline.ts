@@ -1,0 +1,155 @@
+import type { Database } from "bun:sqlite";
+import type { NotifyAction } from "../../../core/protocol/index.ts";
+import type { AppendMessageResult, MessageRow, NotifyRow, TimelineRow, TimelineStore } from "../types.ts";
+
+interface Row {
+  channel_id: string;
+  seq: number;
+  rkey: string;
+  kind: "message" | "notify";
+  author_did: string;
+  author_handle: string;
+  client_msg_id: string | null;
+  content: string | null;
+  action: NotifyAction | null;
+  created_at: number;
+}
+
+const toRow = (r: Row): TimelineRow =>
+  r.kind === "message"
+    ? {
+        kind: "message",
+        channelId: r.channel_id,
+        seq: r.seq,
+        rkey: r.rkey,
+        authorDid: r.author_did,
+        authorHandle: r.author_handle,
+        clientMsgId: r.client_msg_id ?? "",
+        content: r.content ?? "",
+        createdAt: r.created_at,
+      }
+    : {
+        kind: "notify",
+        channelId: r.channel_id,
+        seq: r.seq,
+        rkey: r.rkey,
+        subjectDid: r.author_did,
+        subjectHandle: r.author_handle,
+        action: r.action ?? "joined",
+        createdAt: r.created_at,
+      };
+
+export class SqliteTimeline implements TimelineStore {
+  constructor(private readonly db: Database) {}
+
+  private nextSeq(channelId: string, at: number, isMessage: boolean): number {
+    const r = this.db
+      .query(
+        `UPDATE channels SET last_seq = last_seq + 1, last_activity = ?, message_count = message_count + ?
+         WHERE id = ? RETURNING last_seq`,
+      )
+      .get(at, isMessage ? 1 : 0, channelId) as { last_seq: number } | null;
+    if (!r) throw new Error("channel vanished during append");
+    return r.last_seq;
+  }
+
+  private findClientMsg(authorDid: string, clientMsgId: string): MessageRow | null {
+    const r = this.db
+      .query("SELECT * FROM timeline WHERE kind = 'message' AND author_did = ? AND client_msg_id = ?")
+      .get(authorDid, clientMsgId) as Row | null;
+    return r ? (toRow(r) as MessageRow) : null;
+  }
+
+  async appendMessage(m: Omit<MessageRow, "seq" | "kind">, epochId: string): Promise<AppendMessageResult> {
+    return this.db
+      .transaction((): AppendMessageResult => {
+        const dup = this.findClientMsg(m.authorDid, m.clientMsgId);
+        if (dup) return { kind: "duplicate", row: dup };
+        const state = this.db
+          .query(
+            `SELECT c.member_version AS channel_version, e.epoch_id, e.member_version AS epoch_version
+           FROM channels c LEFT JOIN epochs e ON e.channel_id = c.id
+             AND e.epoch_number = (SELECT MAX(epoch_number) FROM epochs WHERE channel_id = c.id)
+           WHERE c.id = ?`,
+          )
+          .get(m.channelId) as {
+          channel_version: number;
+          epoch_id: string | null;
+          epoch_version: number | null;
+        } | null;
+        if (!state) throw new Error("channel vanished during append");
+        // Rotation is enforced here, in the same transaction as the insert (protocol §5).
+        if (state.epoch_id === null || state.epoch_version !== state.channel_version) {
+          return { kind: "rotation-required" };
+        }
+        if (state.epoch_id !== epochId) return { kind: "stale-epoch", currentEpochId: state.epoch_id };
+        const seq = this.nextSeq(m.channelId, m.createdAt, true);
+        this.db
+          .query(
+            `INSERT INTO timeline (channel_id, seq, rkey, kind, author_did, author_handle, client_msg_id, content, created_at)
+           VALUES (?, ?, ?, 'message', ?, ?, ?, ?, ?)`,
+          )
+          .run(m.channelId, seq, m.rkey, m.authorDid, m.authorHandle, m.clientMsgId, m.content, m.createdAt);
+        return { kind: "ok", row: { ...m, kind: "message", seq } };
+      })
+      .immediate();
+  }
+
+  async appendNotify(n: Omit<NotifyRow, "seq" | "kind">): Promise<NotifyRow> {
+    return this.db
+      .transaction((): NotifyRow => {
+        const seq = this.nextSeq(n.channelId, n.createdAt, false);
+        this.db
+          .query(
+            `INSERT INTO timeline (channel_id, seq, rkey, kind, author_did, author_handle, action, created_at)
+           VALUES (?, ?, ?, 'notify', ?, ?, ?, ?)`,
+          )
+          .run(n.channelId, seq, n.rkey, n.subjectDid, n.subjectHandle, n.action, n.createdAt);
+        return { ...n, kind: "notify", seq };
+      })
+      .immediate();
+  }
+
+  async byClientMsgId(authorDid: string, clientMsgId: string): Promise<MessageRow | null> {
+    return this.findClientMsg(authorDid, clientMsgId);
+  }
+
+  async page(channelId: string, limit: number, beforeSeq: number | null): Promise<TimelineRow[]> {
+    const rows = this.db
+      .query(
+        `SELECT * FROM timeline WHERE channel_id = ? AND seq < ? AND deleted = 0 ORDER BY seq DESC LIMIT ?`,
+      )
+      .all(channelId, beforeSeq ?? Number.MAX_SAFE_INTEGER, limit) as Row[];
+    return rows.map(toRow);
+  }
+
+  async since(channelId: string, sinceSeq: number, limit: number): Promise<TimelineRow[]> {
+    const rows = this.db
+      .query(
+        `SELECT * FROM timeline WHERE channel_id = ? AND seq > ? AND deleted = 0 ORDER BY seq ASC LIMIT ?`,
+      )
+      .all(channelId, sinceSeq, limit) as Row[];
+    return rows.map(toRow);
+  }
+
+  async byRkey(rkey: string): Promise<TimelineRow | null> {
+    const r = this.db.query("SELECT * FROM timeline WHERE rkey = ? AND deleted = 0").get(rkey) as Row | null;
+    return r ? toRow(r) : null;
+  }
+
+  async deleteMessage(rkey: string): Promise<boolean> {
+    return this.db
+      .transaction((): boolean => {
+        // The row stays as a tombstone so seq never repeats; its ciphertext is wiped (secure_delete is on).
+        const r = this.db
+          .query(
+            "UPDATE timeline SET deleted = 1, content = NULL WHERE rkey = ? AND kind = 'message' AND deleted = 0 RETURNING channel_id",
+          )
+          .get(rkey) as { channel_id: string } | null;
+        if (!r) return false;
+        this.db.query("UPDATE channels SET message_count = message_count - 1 WHERE id = ?").run(r.channel_id);
+        return true;
+      })
+      .immediate();
+  }
+}

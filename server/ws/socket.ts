@@ -1,0 +1,225 @@
+import { TypeCompiler } from "@sinclair/typebox/compiler";
+import {
+  ApiError,
+  ClientFrames,
+  type ClientFrameType,
+  Frame,
+  Limits,
+  type ServerFrame,
+  WsClose,
+  WsEvent,
+} from "../../core/protocol/index.ts";
+import type { Services } from "../app.ts";
+import { mapError } from "../http/errors.ts";
+import { frame } from "../realtime/bus.ts";
+import type { Connection } from "../realtime/hub.ts";
+import type { AuthContext } from "../services/auth-service.ts";
+import { uriOf } from "../services/records.ts";
+
+const frameCheck = TypeCompiler.Compile(Frame);
+const dataChecks = Object.fromEntries(
+  Object.entries(ClientFrames).map(([type, schema]) => [type, TypeCompiler.Compile(schema)]),
+) as { [T in ClientFrameType]: ReturnType<typeof TypeCompiler.Compile<(typeof ClientFrames)[T]>> };
+
+interface SocketState {
+  auth: AuthContext | null;
+  conn: Connection | null;
+  timer: ReturnType<typeof setTimeout> | null;
+  /** Frames of one socket are handled in order, one at a time. */
+  queue: Promise<void>;
+  closed: boolean;
+}
+
+/** The part of Bun's ServerWebSocket this adapter uses (Elysia's bundled type omits some of it). */
+interface RawSocket {
+  readonly readyState: number;
+  send(data: string): number;
+  close(code?: number, reason?: string): void;
+}
+
+interface ElysiaSocket {
+  raw: RawSocket;
+}
+
+/** Bytes queued for a socket: Bun's getBufferedAmount(), where the runtime provides it. */
+function buffered(ws: RawSocket): number {
+  const fn = (ws as { getBufferedAmount?: () => number }).getBufferedAmount;
+  return typeof fn === "function" ? fn.call(ws) : 0;
+}
+
+let nextId = 0;
+
+/** The WebSocket adapter of protocol §4: first-frame auth, acks, channel frames, presence. */
+export function socketHandlers(s: Services) {
+  const states = new WeakMap<object, SocketState>();
+
+  const sendRaw = (ws: RawSocket, f: ServerFrame) => {
+    if (ws.readyState === 1) ws.send(JSON.stringify(f));
+  };
+
+  const close = (ws: RawSocket, code: number, reason: string) => {
+    try {
+      ws.close(code, reason);
+    } catch {
+      // Already closing.
+    }
+  };
+
+  async function setPresence(ctx: AuthContext, online: boolean): Promise<void> {
+    for (const id of await s.storage.channels.channelIdsOf(ctx.did)) {
+      const channel = await s.storage.channels.get(id);
+      if (!channel) continue;
+      await s.bus.publish({
+        kind: "channel",
+        channelId: id,
+        frame: frame(WsEvent.presence, { channelUri: uriOf(channel), did: ctx.did, online }),
+      });
+    }
+  }
+
+  async function authenticate(ws: RawSocket, st: SocketState, f: Frame): Promise<void> {
+    if (f.type !== WsEvent.auth || !dataChecks[WsEvent.auth].Check(f.data ?? {})) {
+      close(ws, WsClose.unauthorized, "The first frame must be auth");
+      return;
+    }
+    let ctx: AuthContext;
+    try {
+      ctx = await s.auth.authenticate(`Bearer ${(f.data as { token: string }).token}`);
+    } catch {
+      close(ws, WsClose.unauthorized, "Invalid or expired token");
+      return;
+    }
+    if (st.closed) return;
+    if (st.timer) clearTimeout(st.timer);
+    st.timer = null;
+    st.auth = ctx;
+    const conn: Connection = {
+      id: String(++nextId),
+      did: ctx.did,
+      sessionId: ctx.sessionId,
+      send: (text) => {
+        if (ws.readyState === 1) ws.send(text);
+        return buffered(ws);
+      },
+      close: (code, reason) => close(ws, code, reason),
+    };
+    st.conn = conn;
+    const first = s.hub.add(conn);
+    sendRaw(ws, {
+      type: WsEvent.ready,
+      ...(f.id ? { id: f.id } : {}),
+      data: { did: ctx.did, handle: ctx.handle },
+    });
+    if (first) await setPresence(ctx, true);
+  }
+
+  async function handle(ws: RawSocket, st: SocketState, f: Frame): Promise<Record<string, unknown>> {
+    const ctx = st.auth as AuthContext;
+    // A logged-out session stops at its next frame even if the end-session event was missed.
+    const session = await s.storage.sessions.get(ctx.sessionId);
+    if (!session || session.revokedAt !== null || session.expiresAt <= s.clock.now()) {
+      close(ws, WsClose.sessionEnded, "Session ended");
+      throw new ApiError("Unauthorized", "Session is no longer valid");
+    }
+    const type = f.type as ClientFrameType;
+    const check = dataChecks[type];
+    if (!check || type === WsEvent.auth)
+      throw new ApiError("InvalidRequest", `type: unknown frame type "${f.type}"`);
+    const data = f.data ?? {};
+    if (!check.Check(data)) {
+      const first = check.Errors(data).First();
+      const path = first?.path.replace(/^\//, "").replaceAll("/", ".") || "data";
+      throw new ApiError("InvalidRequest", `${path}: ${first?.message ?? "invalid"}`);
+    }
+    switch (type) {
+      case WsEvent.ping:
+        return {};
+      case WsEvent.channelJoin: {
+        const body = data as { channelUri: string; joinToken?: string };
+        const { channel, members } = await s.channels.join(ctx, body);
+        if (st.conn) s.hub.subscribe(st.conn, channel.id);
+        sendRaw(ws, {
+          type: WsEvent.channelJoined,
+          data: { channelUri: channel.uri, channel, members, epochInfo: await s.epochs.info(channel.id) },
+        });
+        return { channelUri: channel.uri };
+      }
+      case WsEvent.channelLeave:
+        await s.channels.leave(ctx, data as { channelUri: string });
+        return {};
+      case WsEvent.channelMessage:
+        return await s.messages.send(
+          ctx,
+          data as { channelUri: string; content: string; clientMsgId: string },
+        );
+      default:
+        throw new ApiError("InvalidRequest", `type: unknown frame type "${f.type}"`);
+    }
+  }
+
+  async function onFrame(ws: RawSocket, st: SocketState, message: unknown): Promise<void> {
+    let parsed: unknown = message;
+    if (typeof message === "string") {
+      try {
+        parsed = JSON.parse(message);
+      } catch {
+        parsed = undefined;
+      }
+    }
+    if (!frameCheck.Check(parsed)) {
+      if (!st.auth) return close(ws, WsClose.unauthorized, "The first frame must be auth");
+      sendRaw(ws, {
+        type: WsEvent.error,
+        data: { error: "BadRequest", message: "Frame is not {type, id?, data}" },
+      });
+      return;
+    }
+    const f = parsed;
+    if (!st.auth) return authenticate(ws, st, f);
+    try {
+      const result = await handle(ws, st, f);
+      if (f.id) sendRaw(ws, { type: WsEvent.ack, id: f.id, data: result });
+    } catch (e) {
+      const mapped = mapError("UNKNOWN", e, s.log);
+      sendRaw(ws, { type: WsEvent.error, ...(f.id ? { id: f.id } : {}), data: mapped.body });
+    }
+  }
+
+  return {
+    open(ws: ElysiaSocket) {
+      const raw = ws.raw;
+      const st: SocketState = {
+        auth: null,
+        conn: null,
+        timer: null,
+        queue: Promise.resolve(),
+        closed: false,
+      };
+      st.timer = setTimeout(
+        () => close(raw, WsClose.unauthorized, "No auth frame in time"),
+        Limits.wsAuthTimeoutMs,
+      );
+      states.set(raw, st);
+    },
+    message(ws: ElysiaSocket, message: unknown) {
+      const raw = ws.raw;
+      const st = states.get(raw);
+      if (!st || st.closed) return;
+      st.queue = st.queue
+        .then(() => onFrame(raw, st, message))
+        .catch((e) => s.log(`ws frame failed: ${String(e)}`));
+    },
+    close(ws: ElysiaSocket) {
+      const raw = ws.raw;
+      const st = states.get(raw);
+      if (!st) return;
+      st.closed = true;
+      if (st.timer) clearTimeout(st.timer);
+      states.delete(raw);
+      if (st.conn && st.auth && s.hub.remove(st.conn)) {
+        const ctx = st.auth;
+        setPresence(ctx, false).catch((e) => s.log(`presence update failed: ${String(e)}`));
+      }
+    },
+  };
+}
