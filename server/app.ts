@@ -94,6 +94,7 @@ export function createServices(deps: AppDeps): Services {
       lon: deps.config.weather.lon,
       fetch: deps.fetch,
       now: () => clock.now(),
+      log,
     }),
   };
 }

@@ -18,7 +18,16 @@ export async function startServer(env: Record<string, string | undefined> = proc
   console.log(
     `wsync listening on http://${config.host}:${port} (public URL ${config.publicUrl}, data ${config.dataDir})`,
   );
+  // Expired and revoked sessions are only history: drop them hourly (and once at start).
+  const purge = () =>
+    storage.sessions
+      .purge(Date.now())
+      .catch((e) => console.error(`[wsync] session purge failed: ${String(e)}`));
+  purge();
+  const purgeTimer = setInterval(purge, 60 * 60 * 1000);
+  purgeTimer.unref();
   const shutdown = async () => {
+    clearInterval(purgeTimer);
     await app.stop();
     await services.bus.close();
     await storage.close();
