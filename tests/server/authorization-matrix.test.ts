@@ -186,9 +186,12 @@ let guest: Person;
 
 beforeAll(async () => {
   t = await startTestServer();
-  [owner, member, victim, invited, outsider, guest] = await Promise.all(
-    ["owner", "member", "victim", "invited", "outsider", "guest"].map((n) => person(t.url, n)),
-  );
+  owner = await person(t.url, "owner");
+  member = await person(t.url, "member");
+  victim = await person(t.url, "victim");
+  invited = await person(t.url, "invited");
+  outsider = await person(t.url, "outsider");
+  guest = await person(t.url, "guest");
 });
 afterAll(() => t.stop());
 

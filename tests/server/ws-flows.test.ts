@@ -242,7 +242,7 @@ test("an invite reaches the invitee's sockets", async () => {
 test("a socket that falls too far behind is closed instead of buffering without bound", () => {
   const hub = new Hub(1000);
   let queued = 0;
-  let closedWith: number | null = null;
+  let closedWith = null as number | null;
   const conn = {
     id: "1",
     did: "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa",
