@@ -128,7 +128,9 @@ export const EncryptedContent = Type.Object(
   {
     v: Type.Literal(1),
     epochId: Hex32,
-    epochNumber: Type.Integer({ minimum: 1 }),
+    // Optional: the independent implementation behind the shared vectors omits it (and then does
+    // not sign it). This project always writes and signs it; the server only needs epochId.
+    epochNumber: Type.Optional(Type.Integer({ minimum: 1 })),
     iv: Base64(24),
     encrypted: Base64(Limits.contentMaxChars),
     senderDid: Did,

@@ -1,0 +1,140 @@
+import type { Commit } from "../protocol/index.ts";
+import { isDid } from "../protocol/index.ts";
+import { fromBase64, toBase64 } from "./base64.ts";
+import { utf8 } from "./bytes.ts";
+import { canon } from "./canon.ts";
+import { isCryptoChannelId } from "./channel-id.ts";
+import { CryptoError, CryptoText } from "./errors.ts";
+import { fingerprintRaw } from "./fingerprint.ts";
+import type { Identity } from "./identity.ts";
+import { importVerifyKey, rawPublicKeyFromBase64 } from "./public-key.ts";
+
+const SIGN = { name: "ECDSA", hash: "SHA-256" } as const;
+const HEX32 = /^[0-9a-f]{32}$/;
+const COMMIT_KEYS = [
+  "channelId",
+  "createdAt",
+  "creatorDid",
+  "epochId",
+  "epochNumber",
+  "members",
+  "prevEpochId",
+  "v",
+];
+
+export interface CommitMemberInput {
+  did: string;
+  /** fingerprint(publicKey) of the key the epoch key is wrapped to. */
+  fp: string;
+}
+
+export interface BuildCommitInput {
+  channelId: string;
+  epochNumber: number;
+  epochId: string;
+  prevEpochId: string | null;
+  creatorDid: string;
+  members: readonly CommitMemberInput[];
+  createdAt: number;
+}
+
+function invalid(detail: string): never {
+  throw new CryptoError("invalid-commit", CryptoText.invalidCommit(detail));
+}
+
+/**
+ * A commit exactly as protocol §5 shapes it: only the listed fields (the signature covers every
+ * field, and the server schema refuses extras), members reduced to {did, fp} and sorted by did, so
+ * the creator and every verifier canonicalise the same bytes.
+ */
+export function buildCommit(input: BuildCommitInput): Commit {
+  const members = input.members.map((m) => ({ did: m.did, fp: m.fp }));
+  members.sort((a, b) => (a.did < b.did ? -1 : a.did > b.did ? 1 : 0));
+  const commit: Commit = {
+    v: 1,
+    channelId: input.channelId,
+    epochNumber: input.epochNumber,
+    epochId: input.epochId,
+    prevEpochId: input.prevEpochId,
+    creatorDid: input.creatorDid,
+    members,
+    createdAt: input.createdAt,
+  };
+  const problem = commitProblem(commit);
+  if (problem) invalid(problem);
+  return commit;
+}
+
+/** Why a commit is not well formed, or null. Shared by builder and verifier so both apply one rule. */
+function commitProblem(commit: Commit): string | null {
+  if (typeof commit !== "object" || commit === null) return "not an object";
+  const keys = Object.keys(commit).sort();
+  if (keys.length !== COMMIT_KEYS.length || keys.some((k, i) => k !== COMMIT_KEYS[i]))
+    return "unexpected fields";
+  if (commit.v !== 1) return "unsupported version";
+  if (!isCryptoChannelId(commit.channelId)) return "bad channelId";
+  if (!Number.isSafeInteger(commit.epochNumber) || commit.epochNumber < 1) return "bad epochNumber";
+  if (typeof commit.epochId !== "string" || !HEX32.test(commit.epochId)) return "bad epochId";
+  if (
+    commit.prevEpochId !== null &&
+    (typeof commit.prevEpochId !== "string" || !HEX32.test(commit.prevEpochId))
+  ) {
+    return "bad prevEpochId";
+  }
+  if (!Number.isSafeInteger(commit.createdAt) || commit.createdAt < 0) return "bad createdAt";
+  if (typeof commit.creatorDid !== "string" || !isDid(commit.creatorDid)) return "bad creatorDid";
+  if (!Array.isArray(commit.members) || commit.members.length === 0) return "no members";
+  let previous = "";
+  for (const member of commit.members) {
+    if (typeof member !== "object" || member === null || Object.keys(member).length !== 2)
+      return "bad member";
+    if (typeof member.did !== "string" || !isDid(member.did)) return "bad member did";
+    if (typeof member.fp !== "string" || !HEX32.test(member.fp)) return "bad member fingerprint";
+    // Strictly ascending: sorted as §5 requires, and nobody listed twice.
+    if (member.did <= previous) return "members not sorted by did or duplicated";
+    previous = member.did;
+  }
+  // Only a member may announce who holds the next epoch key.
+  if (!commit.members.some((m) => m.did === commit.creatorDid)) return "creator is not a member";
+  return null;
+}
+
+/** The bytes a commit signature covers: utf8(canon(commit)). */
+export function commitSigningBytes(commit: Commit): Uint8Array<ArrayBuffer> {
+  return utf8(canon(commit));
+}
+
+/** ECDSA P-256/SHA-256 over utf8(canon(commit)), as base64 of the 64-byte r‖s. */
+export async function signCommit(identity: Identity, commit: Commit): Promise<string> {
+  if (!identity?.signingKey)
+    throw new CryptoError("key-pair-not-initialized", CryptoText.keyPairNotInitialized);
+  const problem = commitProblem(commit);
+  if (problem) invalid(problem);
+  const signature = await crypto.subtle.sign(SIGN, identity.signingKey, commitSigningBytes(commit));
+  return toBase64(new Uint8Array(signature));
+}
+
+/**
+ * True only if the commit is well formed, its creator is among its members, the creator's listed
+ * fingerprint is the key we were given (so a creator cannot list one key and sign with another),
+ * and the signature verifies under that key, which the caller must take from its pins, never from
+ * the commit's sender. Never throws: anything malformed is simply not verified.
+ */
+export async function verifyCommit(
+  commit: Commit,
+  signatureB64: string,
+  creatorPublicKeyB64: string,
+): Promise<boolean> {
+  try {
+    if (commitProblem(commit) !== null) return false;
+    const raw = rawPublicKeyFromBase64(creatorPublicKeyB64);
+    const creator = commit.members.find((m) => m.did === commit.creatorDid);
+    if (!creator || creator.fp !== (await fingerprintRaw(raw))) return false;
+    const signature = fromBase64(signatureB64);
+    if (signature.length !== 64) return false;
+    const key = await importVerifyKey(raw);
+    return await crypto.subtle.verify(SIGN, key, signature, commitSigningBytes(commit));
+  } catch {
+    return false;
+  }
+}

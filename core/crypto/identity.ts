@@ -1,0 +1,109 @@
+import type { EcPublicJwk } from "../protocol/index.ts";
+import { fromBase64, toBase64 } from "./base64.ts";
+import { type Bytes, bytesEqual, utf8 } from "./bytes.ts";
+import { CryptoError, CryptoText } from "./errors.ts";
+import { generateEcdhKeyPair } from "./keypair.ts";
+import { importVerifyKey, publicJwkFromRaw, rawFromPublicJwk } from "./public-key.ts";
+
+/** A new identity in its storable forms (spec §3 "Key pair"). */
+export interface GeneratedIdentity {
+  /** base64 of the 65-byte uncompressed point. */
+  publicKey: string;
+  /** base64 of PKCS8. */
+  privateKey: string;
+  publicKeyJwk: EcPublicJwk;
+}
+
+/** A usable identity: the one private key imported for both of its jobs (protocol §5). */
+export interface Identity {
+  /** base64 of the 65-byte uncompressed point, derived from the private key itself. */
+  publicKey: string;
+  publicKeyRaw: Bytes;
+  publicKeyJwk: EcPublicJwk;
+  /** ECDH, for unwrapping epoch keys. Not extractable. */
+  ecdhKey: CryptoKey;
+  /** ECDSA P-256/SHA-256, for signing commits and messages. Not extractable. */
+  signingKey: CryptoKey;
+}
+
+const ECDH = { name: "ECDH", namedCurve: "P-256" } as const;
+const ECDSA = { name: "ECDSA", namedCurve: "P-256" } as const;
+const SIGN = { name: "ECDSA", hash: "SHA-256" } as const;
+
+export async function generateIdentity(): Promise<GeneratedIdentity> {
+  const pair = await generateEcdhKeyPair(true);
+  const pkcs8 = new Uint8Array(await crypto.subtle.exportKey("pkcs8", pair.privateKey));
+  return {
+    publicKey: toBase64(pair.publicRaw),
+    privateKey: toBase64(pkcs8),
+    publicKeyJwk: publicJwkFromRaw(pair.publicRaw),
+  };
+}
+
+function initFailed(): never {
+  throw new CryptoError("invalid-private-key", CryptoText.initKeysFailed);
+}
+
+/**
+ * Imports a base64 PKCS8 private key. The public key is derived from the private key rather than
+ * taken from storage or the server, so a pasted private key alone restores the identity, and a
+ * stored public key that does not belong to it can never be published or trusted by mistake.
+ */
+export async function importIdentity(privateKeyB64: string): Promise<Identity> {
+  const pkcs8 = fromBase64(privateKeyB64);
+  let identity: Identity;
+  try {
+    const extractable = await crypto.subtle.importKey("pkcs8", pkcs8, ECDH, true, ["deriveBits"]);
+    const publicKeyRaw = rawFromPublicJwk(await crypto.subtle.exportKey("jwk", extractable));
+    const [ecdhKey, signingKey] = await Promise.all([
+      crypto.subtle.importKey("pkcs8", pkcs8, ECDH, false, ["deriveBits"]),
+      crypto.subtle.importKey("pkcs8", pkcs8, ECDSA, false, ["sign"]),
+    ]);
+    identity = {
+      publicKey: toBase64(publicKeyRaw),
+      publicKeyRaw,
+      publicKeyJwk: publicJwkFromRaw(publicKeyRaw),
+      ecdhKey,
+      signingKey,
+    };
+  } catch {
+    initFailed();
+  }
+  // A PKCS8 may carry a public key that does not match its scalar. Bun and Chromium refuse such
+  // keys on import, but a signing round trip proves the pair on any engine before we publish it.
+  const probe = utf8("wsync/v1/identity-self-check");
+  const signature = await crypto.subtle.sign(SIGN, identity.signingKey, probe);
+  const verifyKey = await importVerifyKey(identity.publicKeyRaw);
+  if (!(await crypto.subtle.verify(SIGN, verifyKey, signature, probe))) initFailed();
+  return identity;
+}
+
+/** True when `publicKeyB64` is this identity's own key (compared as bytes, so spelling is irrelevant). */
+export function isOwnPublicKey(identity: Identity, publicKeyB64: string): boolean {
+  try {
+    return bytesEqual(fromBase64(publicKeyB64), identity.publicKeyRaw);
+  } catch {
+    return false;
+  }
+}
+
+/** Shown when a private key decoded from a Shadow Cipher image fails the format rule (spec §5). */
+export const PRIVATE_KEY_FROM_IMAGE_INVALID = CryptoText.privateKeyFromImageInvalid;
+
+const PRIVATE_KEY_CHARS = /^[A-Za-z0-9+/=]+$/;
+
+/**
+ * The spec §5 format rule for a typed private key: the error text to show, or null when the text
+ * may be tried. Passing this rule says nothing about the key; `importIdentity` decides that.
+ */
+export function validatePrivateKeyText(text: string): string | null {
+  const value = text.trim();
+  if (value.length === 0) return CryptoText.privateKeyEmpty;
+  if (value.length <= 50 || !PRIVATE_KEY_CHARS.test(value)) return CryptoText.privateKeyInvalidFormat;
+  return null;
+}
+
+/** The same rule for a key read from an image, which has its own message (spec §5). */
+export function validatePrivateKeyFromImage(text: string): string | null {
+  return validatePrivateKeyText(text) === null ? null : PRIVATE_KEY_FROM_IMAGE_INVALID;
+}

@@ -1,0 +1,24 @@
+// The public surface of wsync's client cryptography (protocol §5). p256.ts, chacha20.ts and
+// keypair.ts stay internal: they are the machinery behind deterministic test keys, and p256.ts's
+// arithmetic is not constant-time, so nothing outside this folder should be able to reach it.
+export * from "./base64.ts";
+export * from "./bytes.ts";
+export * from "./canon.ts";
+export * from "./channel-id.ts";
+export * from "./commit.ts";
+export * from "./create-epoch.ts";
+export * from "./epoch.ts";
+export * from "./errors.ts";
+export * from "./fingerprint.ts";
+export * from "./identity.ts";
+export * from "./message.ts";
+export {
+  type AadFields,
+  messageAad,
+  messageSigningBytes,
+  newClientMsgId,
+  type TextPlaintext,
+} from "./message-format.ts";
+export * from "./public-key.ts";
+export * from "./random.ts";
+export * from "./wrap.ts";

@@ -1,0 +1,206 @@
+import type { EncryptedContent } from "../protocol/index.ts";
+import { isDid, Limits } from "../protocol/index.ts";
+import { fromBase64, toBase64 } from "./base64.ts";
+import { utf8 } from "./bytes.ts";
+import { canon } from "./canon.ts";
+import { resolveChannelId } from "./channel-id.ts";
+import { type EpochKeyInput, importEpochKey } from "./epoch.ts";
+import { CryptoError, CryptoText, reasonOf } from "./errors.ts";
+import type { Identity } from "./identity.ts";
+import {
+  decryptFailed,
+  HEX32,
+  messageAad,
+  messageSigningBytes,
+  newClientMsgId,
+  parseContent,
+  parsePlaintext,
+  type TextPlaintext,
+} from "./message-format.ts";
+import { importVerifyKey, rawPublicKeyFromBase64 } from "./public-key.ts";
+import { randomBytes } from "./random.ts";
+
+const SIGN = { name: "ECDSA", hash: "SHA-256" } as const;
+const IV_LENGTH = 12;
+/** The AES-GCM tag alone is 16 bytes, so anything shorter cannot be a ciphertext (spec §5). */
+const MIN_ENCRYPTED_LENGTH = 16;
+
+export interface EncryptMessageInput {
+  identity: Identity;
+  senderDid: string;
+  channelId: string;
+  epochId: string;
+  epochNumber: number;
+  epochKey: EpochKeyInput;
+  text: string;
+  /** Reuse the id of a failed send so the server's idempotency returns the first record. */
+  clientMsgId?: string;
+  /** Milliseconds; defaults to the local clock. */
+  timestamp?: number;
+}
+
+export interface EncryptedMessage {
+  content: EncryptedContent;
+  /** The string to send as `content` (protocol §3). */
+  contentJson: string;
+  clientMsgId: string;
+}
+
+function encryptFailed(reason: string): never {
+  throw new CryptoError("encrypt-message-failed", CryptoText.encryptMessageFailed(reason));
+}
+
+export async function encryptMessage(input: EncryptMessageInput): Promise<EncryptedMessage> {
+  if (!input.identity?.signingKey) {
+    throw new CryptoError("key-pair-not-initialized", CryptoText.keyPairNotInitialized);
+  }
+  const channelId = resolveChannelId(input.channelId);
+  const { senderDid, epochId, epochNumber, text } = input;
+  if (typeof text !== "string") encryptFailed("text must be a string");
+  if (!isDid(senderDid)) encryptFailed("invalid sender did");
+  if (typeof epochId !== "string" || !HEX32.test(epochId)) encryptFailed("invalid epoch id");
+  if (!Number.isSafeInteger(epochNumber) || epochNumber < 1) encryptFailed("invalid epoch number");
+  const clientMsgId = input.clientMsgId ?? newClientMsgId();
+  if (!HEX32.test(clientMsgId)) encryptFailed("invalid clientMsgId");
+  const timestamp = input.timestamp ?? Date.now();
+  if (!Number.isSafeInteger(timestamp) || timestamp < 0) encryptFailed("invalid timestamp");
+  // A fresh random 96-bit IV per message; with at most 10,000 messages per epoch (then rotation)
+  // the chance of an IV collision under one key is negligible.
+  const iv = randomBytes(IV_LENGTH);
+
+  const key = await importEpochKey(input.epochKey);
+  const plaintext = utf8(canon({ type: "text", text }));
+  const aad = messageAad({ channelId, epochId, senderDid, clientMsgId, timestamp });
+  let encrypted: string;
+  try {
+    const sealed = await crypto.subtle.encrypt(
+      { name: "AES-GCM", iv, additionalData: utf8(aad) },
+      key,
+      plaintext,
+    );
+    encrypted = toBase64(new Uint8Array(sealed));
+  } catch (error) {
+    encryptFailed(reasonOf(error));
+  }
+  const unsigned = {
+    v: 1 as const,
+    epochId,
+    epochNumber,
+    iv: toBase64(iv),
+    encrypted,
+    senderDid,
+    clientMsgId,
+    timestamp,
+  };
+  let signature: string;
+  try {
+    const sig = await crypto.subtle.sign(
+      SIGN,
+      input.identity.signingKey,
+      messageSigningBytes(channelId, unsigned),
+    );
+    signature = toBase64(new Uint8Array(sig));
+  } catch (error) {
+    encryptFailed(reasonOf(error));
+  }
+  const content: EncryptedContent = { ...unsigned, signature };
+  const contentJson = JSON.stringify(content);
+  // The server refuses larger contents (413); failing here keeps the text in the input box.
+  if (contentJson.length > Limits.contentMaxChars) encryptFailed("message is too long");
+  return { content, contentJson, clientMsgId };
+}
+
+export interface DecryptMessageInput {
+  /** The record's `value.content` string; or pass the parsed `content`. */
+  contentJson?: string;
+  content?: unknown;
+  /** The channel the record was fetched from (uri or id), never a value taken from the content. */
+  channelId: string;
+  /** `value.author.did` of the record: who the server says posted it. */
+  recordAuthorDid: string;
+  /** The epoch key for `content.epochId`. */
+  epochKey: EpochKeyInput;
+  /** The record author's pinned public key (base64 raw), or null when none is pinned yet. */
+  senderPublicKey: string | null;
+}
+
+export interface DecryptedMessage {
+  plaintext: TextPlaintext;
+  /**
+   * True when the signature verified under the pinned key of the record's author and the content's
+   * senderDid is that author. False only when no key was pinned yet: the text is then authentic to
+   * the epoch's members but not to one person, and UIs must show it as unverified.
+   */
+  verified: boolean;
+  senderDid: string;
+  epochId: string;
+  /** null when the content omitted it (it is then not covered by the signature). */
+  epochNumber: number | null;
+  clientMsgId: string;
+  timestamp: number;
+}
+
+/**
+ * Decrypts and authenticates a message record (protocol §5). Policy, as a reader must see it:
+ * - not decryptable (bad IV, too short, wrong key, tampered, replayed into another channel, relabelled
+ *   AAD fields): throws, with the spec's texts;
+ * - decryptable but the content's senderDid is not the record's author, or the signature does not
+ *   verify under the author's pinned key: throws "Failed to decrypt message: …". Only a member holding
+ *   the epoch key can produce such a message, and it is a forgery or a replay under another account,
+ *   so its text is never handed out where it could be shown as someone's words. (A sender whose key
+ *   changed lands here too until the reader accepts the new key and retries.)
+ * - decryptable and no key pinned for the author yet: returned with verified: false.
+ */
+export async function decryptMessage(input: DecryptMessageInput): Promise<DecryptedMessage> {
+  const channelId = resolveChannelId(input.channelId);
+  const c = parseContent(input);
+  const iv = fromBase64(c.iv);
+  if (iv.length !== IV_LENGTH) {
+    throw new CryptoError("invalid-iv-length", CryptoText.invalidIvLength(iv.length));
+  }
+  const encrypted = fromBase64(c.encrypted);
+  if (encrypted.length < MIN_ENCRYPTED_LENGTH) {
+    throw new CryptoError("encrypted-too-short", CryptoText.encryptedTooShort(encrypted.length));
+  }
+  const signature = fromBase64(c.signature);
+  if (signature.length !== 64) decryptFailed("malformed signature");
+  // Pinned key shape is checked before any decryption so a caller bug cannot look like a forgery.
+  const senderRaw = input.senderPublicKey === null ? null : rawPublicKeyFromBase64(input.senderPublicKey);
+  const key = await importEpochKey(input.epochKey);
+
+  const aad = messageAad({
+    channelId,
+    epochId: c.epochId,
+    senderDid: c.senderDid,
+    clientMsgId: c.clientMsgId,
+    timestamp: c.timestamp,
+  });
+  let plainBytes: Uint8Array;
+  try {
+    plainBytes = new Uint8Array(
+      await crypto.subtle.decrypt({ name: "AES-GCM", iv, additionalData: utf8(aad) }, key, encrypted),
+    );
+  } catch {
+    throw new CryptoError("decryption-failed", CryptoText.decryptionFailed);
+  }
+  const plaintext = parsePlaintext(plainBytes);
+
+  // The server authenticates who posted a record; the signature proves who wrote it. Both must name
+  // the same person, or a member could re-post someone else's ciphertext as their own (or the reverse).
+  if (c.senderDid !== input.recordAuthorDid) decryptFailed("sender does not match the record author");
+  let verified = false;
+  if (senderRaw !== null) {
+    const verifyKey = await importVerifyKey(senderRaw);
+    verified = await crypto.subtle.verify(SIGN, verifyKey, signature, messageSigningBytes(channelId, c));
+    if (!verified) decryptFailed("signature does not match the sender's key");
+  }
+  return {
+    plaintext,
+    verified,
+    senderDid: c.senderDid,
+    epochId: c.epochId,
+    epochNumber: c.epochNumber ?? null,
+    clientMsgId: c.clientMsgId,
+    timestamp: c.timestamp,
+  };
+}
