@@ -1,4 +1,4 @@
-import { ValidationError } from "elysia";
+import { ParseError, ValidationError } from "elysia";
 import { ApiError, type ErrorBody } from "../../core/protocol/index.ts";
 
 export interface MappedError {
@@ -7,12 +7,20 @@ export interface MappedError {
   headers: Record<string, string>;
 }
 
+/** A JSON pointer ("/commit/members/0/did") as a dotted field name ("commit.members.0.did"). */
+export function fieldName(pointer: string): string {
+  const segments = pointer
+    .split("/")
+    .slice(1)
+    .map((s) => s.replaceAll("~1", "/").replaceAll("~0", "~"));
+  return segments.join(".") || "body";
+}
+
 /** Names the first failing field, e.g. "channelUri: Expected string" or "joinTokn: Unexpected property". */
 function validationMessage(e: ValidationError): string {
   const first = e.valueError;
   if (!first) return "body: invalid";
-  const path = first.path.replace(/^\//, "").replaceAll("/", ".") || "body";
-  return `${path}: ${first.message}`;
+  return `${fieldName(first.path)}: ${first.message}`;
 }
 
 /**
@@ -21,6 +29,9 @@ function validationMessage(e: ValidationError): string {
  * generic 500.
  */
 export function mapError(code: string | number, error: unknown, log: (msg: string) => void): MappedError {
+  // Elysia wraps anything a parse hook throws in a ParseError (400); readJsonBody's own answers, such
+  // as 413 TooLarge, travel as its cause.
+  if (error instanceof ParseError && error.cause instanceof ApiError) return mapError(code, error.cause, log);
   if (error instanceof ApiError) {
     return {
       status: error.status,

@@ -10,7 +10,7 @@ import {
   WsEvent,
 } from "../../core/protocol/index.ts";
 import { type Bus, frame } from "../realtime/bus.ts";
-import type { Storage } from "../storage/types.ts";
+import type { MessageRow, Storage } from "../storage/types.ts";
 import type { Clock } from "../util/clock.ts";
 import { newRkey } from "../util/ids.ts";
 import type { AuthContext } from "./auth-service.ts";
@@ -77,12 +77,7 @@ export class MessageService {
     // A retry of a message that was committed (but whose ack was lost) returns the first record,
     // even if an epoch rotation happened since.
     const previous = await this.storage.timeline.byClientMsgId(ctx.did, body.clientMsgId);
-    if (previous) {
-      if (previous.channelId !== channel.id) {
-        throw new ApiError("InvalidRequest", "clientMsgId: already used for a message in another channel");
-      }
-      return { record: toMessageRecord(previous, chUri) };
-    }
+    if (previous) return { record: this.replay(previous, channel.id, chUri) };
     let content: unknown;
     try {
       content = JSON.parse(body.content);
@@ -116,7 +111,7 @@ export class MessageService {
     );
     switch (result.kind) {
       case "duplicate":
-        return { record: toMessageRecord(result.row, chUri) };
+        return { record: this.replay(result.row, channel.id, chUri) };
       case "rotation-required":
         throw new ApiError(
           "RotationRequired",
@@ -137,6 +132,16 @@ export class MessageService {
         return { record };
       }
     }
+  }
+
+  /** The first record of a retried clientMsgId, as long as it is this channel's and still exists. */
+  private replay(previous: MessageRow, channelId: string, chUri: string): MessageRecord {
+    if (previous.channelId !== channelId) {
+      throw new ApiError("InvalidRequest", "clientMsgId: already used for a message in another channel");
+    }
+    // A real message never has empty content (the schema requires it), so empty means deleted.
+    if (previous.content === "") throw new ApiError("NotFound", "That message was deleted");
+    return toMessageRecord(previous, chUri);
   }
 
   /** The author, or an owner of the channel, may delete a message. */

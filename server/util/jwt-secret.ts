@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /**
@@ -16,11 +16,17 @@ export function loadJwtSecret(dataDir: string, env: Record<string, string | unde
   const file = join(dataDir, "jwt-secret");
   if (!existsSync(file)) {
     const secret = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64");
+    // Written whole under a private name, then published with link(), which fails if the file exists:
+    // a process starting at the same moment never reads a half-written (empty) secret.
+    const tmp = `${file}.${process.pid}.${Buffer.from(crypto.getRandomValues(new Uint8Array(6))).toString("hex")}`;
+    writeFileSync(tmp, `${secret}\n`, { mode: 0o600, flag: "wx" });
     try {
-      writeFileSync(file, `${secret}\n`, { mode: 0o600, flag: "wx" });
+      linkSync(tmp, file);
     } catch (e) {
       // Another process won the race to create it: read theirs.
       if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    } finally {
+      rmSync(tmp, { force: true });
     }
   }
   chmodSync(file, 0o600);

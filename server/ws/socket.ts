@@ -17,9 +17,11 @@ import type { AuthContext } from "../services/auth-service.ts";
 import { uriOf } from "../services/records.ts";
 
 const frameCheck = TypeCompiler.Compile(Frame);
-const dataChecks = Object.fromEntries(
-  Object.entries(ClientFrames).map(([type, schema]) => [type, TypeCompiler.Compile(schema)]),
-) as { [T in ClientFrameType]: ReturnType<typeof TypeCompiler.Compile<(typeof ClientFrames)[T]>> };
+// A Map, not an object: a frame type such as "constructor" must not find Object.prototype members.
+const dataChecks = new Map(
+  Object.entries(ClientFrames).map(([type, schema]) => [type, TypeCompiler.Compile(schema)] as const),
+);
+const authCheck = TypeCompiler.Compile(ClientFrames[WsEvent.auth]);
 
 interface SocketState {
   auth: AuthContext | null;
@@ -78,7 +80,7 @@ export function socketHandlers(s: Services) {
   }
 
   async function authenticate(ws: RawSocket, st: SocketState, f: Frame): Promise<void> {
-    if (f.type !== WsEvent.auth || !dataChecks[WsEvent.auth].Check(f.data ?? {})) {
+    if (f.type !== WsEvent.auth || !authCheck.Check(f.data ?? {})) {
       close(ws, WsClose.unauthorized, "The first frame must be auth");
       return;
     }
@@ -122,7 +124,7 @@ export function socketHandlers(s: Services) {
       throw new ApiError("Unauthorized", "Session is no longer valid");
     }
     const type = f.type as ClientFrameType;
-    const check = dataChecks[type];
+    const check = dataChecks.get(type);
     if (!check || type === WsEvent.auth)
       throw new ApiError("InvalidRequest", `type: unknown frame type "${f.type}"`);
     const data = f.data ?? {};
@@ -168,8 +170,12 @@ export function socketHandlers(s: Services) {
     }
     if (!frameCheck.Check(parsed)) {
       if (!st.auth) return close(ws, WsClose.unauthorized, "The first frame must be auth");
+      // Echo a usable id even from a malformed envelope, so a client waiting on it is answered.
+      const id = (parsed as { id?: unknown } | null)?.id;
+      const echo = typeof id === "string" && id.length > 0 && id.length <= 64 ? { id } : {};
       sendRaw(ws, {
         type: WsEvent.error,
+        ...echo,
         data: { error: "BadRequest", message: "Frame is not {type, id?, data}" },
       });
       return;

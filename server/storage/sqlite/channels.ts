@@ -88,22 +88,14 @@ export class SqliteChannels implements ChannelStore {
   async create(c: ChannelRow, owner: { did: string; at: number }): Promise<void> {
     this.db
       .transaction(() => {
+        // owner_did always names the one member whose role is 'owner' (removeMember hands it on by
+        // that column), and every channel starts at member version 1 with no epoch, whatever the row says.
         this.db
           .query(
             `INSERT INTO channels (id, name, description, type, creator_did, owner_did, created_at, join_token_hash, member_version)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1)`,
           )
-          .run(
-            c.id,
-            c.name,
-            c.description,
-            c.type,
-            c.creatorDid,
-            c.ownerDid,
-            c.createdAt,
-            c.joinTokenHash,
-            c.memberVersion,
-          );
+          .run(c.id, c.name, c.description, c.type, c.creatorDid, owner.did, c.createdAt, c.joinTokenHash);
         this.db
           .query("INSERT INTO members (channel_id, did, role, joined_at) VALUES (?, ?, 'owner', ?)")
           .run(c.id, owner.did, owner.at);

@@ -14,15 +14,22 @@ export interface SqliteOptions {
   synchronous?: "full" | "normal";
 }
 
-export function openSqliteStorage(opts: SqliteOptions): Storage {
+/** Opens the database with the connection settings every store relies on, and migrates it. */
+export function openSqliteDatabase(opts: SqliteOptions): Database {
   const db = new Database(opts.path, { create: true, strict: true });
+  // First, so that a second process opening the same file waits instead of failing at once.
+  db.run("PRAGMA busy_timeout = 5000");
   db.run("PRAGMA journal_mode = WAL");
   db.run(`PRAGMA synchronous = ${opts.synchronous === "normal" ? "NORMAL" : "FULL"}`);
   db.run("PRAGMA foreign_keys = ON");
-  db.run("PRAGMA busy_timeout = 5000");
   // Deleted content is overwritten with zeros rather than left in free pages.
   db.run("PRAGMA secure_delete = ON");
   migrate(db);
+  return db;
+}
+
+export function openSqliteStorage(opts: SqliteOptions): Storage {
+  const db = openSqliteDatabase(opts);
   return {
     accounts: new SqliteAccounts(db),
     sessions: new SqliteSessions(db),

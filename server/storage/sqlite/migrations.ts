@@ -94,11 +94,16 @@ export const migrations: { version: number; sql: string }[] = [
   },
 ];
 
+const userVersion = (db: Database) =>
+  (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+
 export function migrate(db: Database): void {
-  const current = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
   for (const m of migrations) {
-    if (m.version <= current) continue;
+    if (m.version <= userVersion(db)) continue;
     db.transaction(() => {
+      // Read again under the write lock: another process opening the same file may have applied
+      // this migration since the check above, and running it twice would fail ("table exists").
+      if (m.version <= userVersion(db)) return;
       db.run(m.sql);
       db.run(`PRAGMA user_version = ${m.version}`);
     }).immediate();

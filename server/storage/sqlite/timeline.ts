@@ -138,7 +138,7 @@ export class SqliteTimeline implements TimelineStore {
   }
 
   async deleteMessage(rkey: string): Promise<boolean> {
-    return this.db
+    const deleted = this.db
       .transaction((): boolean => {
         // The row stays as a tombstone so seq never repeats; its ciphertext is wiped (secure_delete is on).
         const r = this.db
@@ -151,5 +151,10 @@ export class SqliteTimeline implements TimelineStore {
         return true;
       })
       .immediate();
+    // secure_delete only zeroes the database file's pages; the WAL still holds the page images written
+    // when the message was stored, and a crash leaves them on disk. Copy the wiped pages back into the
+    // database and truncate the WAL. Best effort: if a reader blocks it, the next checkpoint finishes it.
+    if (deleted) this.db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+    return deleted;
   }
 }
