@@ -1,0 +1,134 @@
+import { type Bytes, fromBase64, type Identity, importIdentity, toBase64Url } from "../crypto/index.ts";
+import { type KeyValueStore, readJson, StoreKeys } from "./store.ts";
+
+/** Spec §3 "Stored epoch key (local)": one entry per epoch in a per-channel store. */
+export interface StoredEpochKey {
+  epochId: string;
+  epochNumber: number;
+  symmetricKeyJwk: { kty: "oct"; k: string; alg: "A256GCM" };
+  createdAt: number;
+}
+
+export interface EpochKey {
+  epochId: string;
+  epochNumber: number;
+  key: Bytes;
+}
+
+/**
+ * What this client holds secretly: the identity key pair, the epoch keys it unwrapped, and the public
+ * keys it pinned for other people on first sight. All of it lives only in the client's store.
+ */
+export class Keyring {
+  identity: Identity | null = null;
+  private readonly epochs = new Map<string, Map<string, EpochKey>>();
+  private pins: Record<string, string> | null = null;
+
+  constructor(private readonly store: KeyValueStore) {}
+
+  async loadIdentity(): Promise<Identity | null> {
+    const privateKey = await this.store.get(StoreKeys.privateKey);
+    this.identity = privateKey ? await importIdentity(privateKey) : null;
+    return this.identity;
+  }
+
+  async saveIdentity(privateKey: string, publicKey: string): Promise<Identity> {
+    const identity = await importIdentity(privateKey);
+    await this.store.set(StoreKeys.privateKey, privateKey);
+    await this.store.set(StoreKeys.publicKey, publicKey);
+    this.identity = identity;
+    return identity;
+  }
+
+  /** Spec §4.3: clearing all key data wipes in-memory epoch keys and the key pair. */
+  async clear(channelIds: Iterable<string>): Promise<void> {
+    this.identity = null;
+    for (const id of new Set([...channelIds, ...this.epochs.keys()]))
+      await this.store.delete(StoreKeys.epochs(id));
+    this.epochs.clear();
+    this.pins = null;
+    await this.store.delete(StoreKeys.privateKey);
+    await this.store.delete(StoreKeys.publicKey);
+    await this.store.delete(StoreKeys.pins);
+  }
+
+  private async channelKeys(channelId: string): Promise<Map<string, EpochKey>> {
+    let map = this.epochs.get(channelId);
+    if (map) return map;
+    map = new Map();
+    const stored = (await readJson<StoredEpochKey[]>(this.store, StoreKeys.epochs(channelId))) ?? [];
+    for (const s of stored) {
+      try {
+        map.set(s.epochId, {
+          epochId: s.epochId,
+          epochNumber: s.epochNumber,
+          key: fromBase64(s.symmetricKeyJwk.k),
+        });
+      } catch {
+        // A damaged entry is skipped; the key is fetched and unwrapped again.
+      }
+    }
+    this.epochs.set(channelId, map);
+    return map;
+  }
+
+  async epochKey(channelId: string, epochId: string): Promise<EpochKey | null> {
+    return (await this.channelKeys(channelId)).get(epochId) ?? null;
+  }
+
+  async hasEpoch(channelId: string, epochId: string): Promise<boolean> {
+    return (await this.channelKeys(channelId)).has(epochId);
+  }
+
+  /** The lowest epoch number this client holds a key for: older epochs are before it joined. */
+  async firstEpochNumber(channelId: string): Promise<number | null> {
+    let min: number | null = null;
+    for (const k of (await this.channelKeys(channelId)).values()) {
+      if (min === null || k.epochNumber < min) min = k.epochNumber;
+    }
+    return min;
+  }
+
+  async addEpochKeys(channelId: string, keys: EpochKey[]): Promise<void> {
+    if (keys.length === 0) return;
+    const map = await this.channelKeys(channelId);
+    for (const k of keys) map.set(k.epochId, k);
+    const stored: StoredEpochKey[] = [...map.values()].map((k) => ({
+      epochId: k.epochId,
+      epochNumber: k.epochNumber,
+      symmetricKeyJwk: { kty: "oct", k: toBase64Url(k.key), alg: "A256GCM" },
+      createdAt: Date.now(),
+    }));
+    await this.store.set(StoreKeys.epochs(channelId), JSON.stringify(stored));
+  }
+
+  private async loadPins(): Promise<Record<string, string>> {
+    this.pins ??= (await readJson<Record<string, string>>(this.store, StoreKeys.pins)) ?? {};
+    return this.pins;
+  }
+
+  async pinned(did: string): Promise<string | null> {
+    return (await this.loadPins())[did] ?? null;
+  }
+
+  /**
+   * Trust on first use: the first key seen for a did is pinned. Returns "pinned" (new), "same", or
+   * "changed" (the offered key differs from the pin; the pin is kept until the user accepts).
+   */
+  async pin(did: string, publicKey: string): Promise<"pinned" | "same" | "changed"> {
+    const pins = await this.loadPins();
+    const current = pins[did];
+    if (current === publicKey) return "same";
+    if (current !== undefined) return "changed";
+    pins[did] = publicKey;
+    await this.store.set(StoreKeys.pins, JSON.stringify(pins));
+    return "pinned";
+  }
+
+  /** The user accepted a changed key (after comparing safety numbers): pin the new one. */
+  async repin(did: string, publicKey: string): Promise<void> {
+    const pins = await this.loadPins();
+    pins[did] = publicKey;
+    await this.store.set(StoreKeys.pins, JSON.stringify(pins));
+  }
+}

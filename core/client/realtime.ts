@@ -1,0 +1,206 @@
+import {
+  ApiError,
+  type ClientFrameData,
+  type ClientFrameType,
+  isErrorBody,
+  Reconnect,
+  type ServerFrame,
+  WS_PATH,
+  WsClose,
+  WsEvent,
+} from "../protocol/index.ts";
+
+/** The standard WebSocket surface the engine needs (browser, Bun and Node all provide it). */
+export interface SocketLike {
+  readonly readyState: number;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  addEventListener(type: "open" | "close" | "error" | "message", listener: (ev: never) => void): void;
+}
+export type WebSocketCtor = new (url: string) => SocketLike;
+
+export type ConnectionStatus = "disconnected" | "connecting" | "connected";
+
+export interface RealtimeOptions {
+  baseUrl: string;
+  WebSocket: WebSocketCtor;
+  /** A valid access token for the next connection (refreshing first if needed), or null to stay offline. */
+  token(): Promise<string | null>;
+  onFrame(frame: ServerFrame): void;
+  onStatus(status: ConnectionStatus): void;
+  /** After each successful (re)connection: re-subscribe and fill gaps. */
+  onConnected(): void | Promise<void>;
+  /** The server ended the session (logout elsewhere, revocation): stop for good. */
+  onSessionEnded(): void;
+  random?: () => number;
+}
+
+interface Pending {
+  resolve(data: Record<string, unknown>): void;
+  reject(e: Error): void;
+}
+
+/** Delay before reconnection attempt `attempt` (0-based), spec §9: 1 s doubling to 5 s, ±50 %. */
+export function reconnectDelay(attempt: number, random: () => number = Math.random): number {
+  const base = Math.min(Reconnect.maxDelayMs, Reconnect.initialDelayMs * 2 ** attempt);
+  const spread = base * Reconnect.randomization;
+  return Math.round(base - spread + random() * 2 * spread);
+}
+
+/**
+ * One authenticated WebSocket that reconnects forever (spec: unlimited attempts) until stopped.
+ * Requests carry an id and resolve with the ack; requests made while offline fail at once with
+ * NetworkError-like ApiError "Not connected" so callers can fall back or retry.
+ */
+export class Realtime {
+  private socket: SocketLike | null = null;
+  private status: ConnectionStatus = "disconnected";
+  private attempt = 0;
+  private running = false;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private readonly pending = new Map<string, Pending>();
+  private nextId = 0;
+
+  constructor(private readonly o: RealtimeOptions) {}
+
+  get connectionStatus(): ConnectionStatus {
+    return this.status;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    void this.connect();
+  }
+
+  stop(): void {
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const s = this.socket;
+    this.socket = null;
+    s?.close(1000, "bye");
+    this.setStatus("disconnected");
+    this.failPending("Not connected");
+  }
+
+  /** Drops the current socket and reconnects at once (e.g. after a token refresh). */
+  reconnectNow(): void {
+    if (!this.running) return;
+    this.socket?.close(1000, "reconnect");
+  }
+
+  private setStatus(s: ConnectionStatus): void {
+    if (this.status === s) return;
+    this.status = s;
+    this.o.onStatus(s);
+  }
+
+  private failPending(message: string): void {
+    for (const p of this.pending.values()) p.reject(new ApiError("BadRequest", message));
+    this.pending.clear();
+  }
+
+  private scheduleReconnect(): void {
+    if (!this.running || this.timer) return;
+    const delay = reconnectDelay(this.attempt++, this.o.random);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.connect();
+    }, delay);
+  }
+
+  private async connect(): Promise<void> {
+    if (!this.running) return;
+    this.setStatus("connecting");
+    let token: string | null;
+    try {
+      token = await this.o.token();
+    } catch {
+      token = null;
+    }
+    if (!this.running) return;
+    if (!token) {
+      this.setStatus("disconnected");
+      this.scheduleReconnect();
+      return;
+    }
+    const url = `${this.o.baseUrl.replace(/\/+$/, "").replace(/^http/, "ws")}${WS_PATH}`;
+    let socket: SocketLike;
+    try {
+      socket = new this.o.WebSocket(url);
+    } catch {
+      this.setStatus("disconnected");
+      this.scheduleReconnect();
+      return;
+    }
+    this.socket = socket;
+    let ready = false;
+    const connectTimer = setTimeout(() => {
+      if (!ready) socket.close(4000, "connect timeout");
+    }, Reconnect.connectTimeoutMs);
+    socket.addEventListener("open", () => {
+      // The token travels in the first frame, never in the URL, so it stays out of access logs.
+      socket.send(JSON.stringify({ type: WsEvent.auth, data: { token } }));
+    });
+    socket.addEventListener("message", (ev: { data: unknown }) => {
+      let frame: ServerFrame;
+      try {
+        frame = JSON.parse(String(ev.data)) as ServerFrame;
+      } catch {
+        return;
+      }
+      if (frame.type === WsEvent.ready) {
+        ready = true;
+        clearTimeout(connectTimer);
+        this.attempt = 0;
+        this.setStatus("connected");
+        void Promise.resolve(this.o.onConnected()).catch(() => undefined);
+        return;
+      }
+      if (frame.id && (frame.type === WsEvent.ack || frame.type === WsEvent.error)) {
+        const p = this.pending.get(frame.id);
+        if (p) {
+          this.pending.delete(frame.id);
+          const data = frame.data as unknown;
+          if (frame.type === WsEvent.ack) p.resolve(data as Record<string, unknown>);
+          else
+            p.reject(
+              isErrorBody(data)
+                ? new ApiError(data.error, data.message)
+                : new ApiError("BadRequest", "Error"),
+            );
+          return;
+        }
+      }
+      this.o.onFrame(frame);
+    });
+    socket.addEventListener("close", (ev: { code: number }) => {
+      clearTimeout(connectTimer);
+      if (this.socket !== socket) return;
+      this.socket = null;
+      this.setStatus("disconnected");
+      this.failPending("Connection lost");
+      if (ev.code === WsClose.sessionEnded) {
+        this.running = false;
+        this.o.onSessionEnded();
+        return;
+      }
+      this.scheduleReconnect();
+    });
+    socket.addEventListener("error", () => {
+      // A close event follows; reconnection is handled there.
+    });
+  }
+
+  request<T extends ClientFrameType>(type: T, data: ClientFrameData<T>): Promise<Record<string, unknown>> {
+    const socket = this.socket;
+    if (!socket || this.status !== "connected")
+      return Promise.reject(new ApiError("BadRequest", "Not connected"));
+    const id = `c${++this.nextId}`;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      socket.send(JSON.stringify({ type, id, data }));
+    });
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * A small key-value store the engine persists through: localStorage in a browser, a 0600 JSON file in
+ * the CLI, a Map in tests. Values are strings; the engine owns their format.
+ */
+export interface KeyValueStore {
+  get(key: string): Promise<string | null>;
+  set(key: string, value: string): Promise<void>;
+  delete(key: string): Promise<void>;
+}
+
+export class MemoryStore implements KeyValueStore {
+  readonly data = new Map<string, string>();
+  async get(key: string) {
+    return this.data.get(key) ?? null;
+  }
+  async set(key: string, value: string) {
+    this.data.set(key, value);
+  }
+  async delete(key: string) {
+    this.data.delete(key);
+  }
+}
+
+/** Storage keys (spec §3: token, auth, privateKey, publicKey, and a per-channel epoch store). */
+export const StoreKeys = {
+  token: "token",
+  auth: "auth",
+  privateKey: "privateKey",
+  publicKey: "publicKey",
+  pins: "wsync-pins",
+  epochs: (channelId: string) => `wsync-epochs:${channelId}`,
+} as const;
+
+export async function readJson<T>(store: KeyValueStore, key: string): Promise<T | null> {
+  const raw = await store.get(key);
+  if (raw === null) return null;
+  try {
+    return JSON.parse(raw) as T;
+  } catch {
+    return null;
+  }
+}

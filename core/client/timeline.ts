@@ -1,0 +1,65 @@
+import type { TimelineRecord } from "../protocol/index.ts";
+import type { ChannelView, TimelineItem } from "./state.ts";
+
+/** A record as an item before decryption (notifications need none). */
+export function itemFromRecord(record: TimelineRecord, isNew = false): TimelineItem {
+  const v = record.value;
+  if (v.$type === "chat.wsync.notify") {
+    return {
+      uri: record.uri,
+      seq: record.seq,
+      kind: "notify",
+      author: v.subject,
+      createdAt: v.createdAt,
+      action: v.action,
+      text: null,
+      state: "success",
+      verified: false,
+      error: null,
+      ...(isNew ? { isNew } : {}),
+    };
+  }
+  return {
+    uri: record.uri,
+    seq: record.seq,
+    kind: "message",
+    author: v.author,
+    createdAt: v.createdAt,
+    text: null,
+    state: "pending",
+    verified: false,
+    error: null,
+    ...(isNew ? { isNew } : {}),
+  };
+}
+
+/**
+ * Puts an item into the view in seq order, unless its uri is already there (spec §4.5: no record is
+ * shown twice). An own message still being sent (same clientMsgId) is replaced by its record.
+ * Returns the item now in the view, or null when it was a duplicate.
+ */
+export function insertItem(view: ChannelView, item: TimelineItem): TimelineItem | null {
+  if (view.items.some((i) => i.uri === item.uri)) return null;
+  if (item.clientMsgId) {
+    const idx = view.items.findIndex((i) => i.sending && i.clientMsgId === item.clientMsgId);
+    if (idx >= 0) view.items.splice(idx, 1);
+  }
+  if (item.seq > view.lastSeq) view.lastSeq = item.seq;
+  // Committed items sort by seq; own unsent ones (seq 0) stay at the end.
+  const committed = item.seq > 0;
+  let i = view.items.length;
+  while (i > 0) {
+    const prev = view.items[i - 1] as TimelineItem;
+    if (committed && (prev.seq === 0 || prev.seq > item.seq)) i--;
+    else break;
+  }
+  view.items.splice(i, 0, item);
+  return item;
+}
+
+export function removeItem(view: ChannelView, uri: string): boolean {
+  const idx = view.items.findIndex((i) => i.uri === uri);
+  if (idx < 0) return false;
+  view.items.splice(idx, 1);
+  return true;
+}
