@@ -342,7 +342,8 @@ export class WsyncClient {
         const channelId = idOf(record.channelUri);
         const view = this.channels.view(channelId);
         await this.channels.receive(channelId, record, true);
-        if (view && view.epoch && record.value.action !== "joined") view.epoch.rotationRequired = true;
+        // Every notification (joined, left, kicked, key-changed) changes who holds the epoch key.
+        if (view?.epoch) view.epoch.rotationRequired = true;
         if (view && record.value.action === "key-changed") {
           this.channels.forgetAuthorKey(record.value.subject.did);
           const { members } = await this.api.call("getMembers", { channelUri: channelId });
