@@ -7,6 +7,8 @@ import { loadJwtSecret } from "./util/jwt-secret.ts";
 /** Starts the server from the environment (protocol §2) and prints where it listens. */
 export async function startServer(env: Record<string, string | undefined> = process.env) {
   const config = loadConfig(env);
+  // Everything the server writes (database, WAL, secret) is readable by its owner only.
+  process.umask(0o077);
   if (config.databaseUrl)
     throw new Error("WSYNC_DATABASE_URL (PostgreSQL storage) is not available in this build yet");
   if (config.redisUrl) throw new Error("WSYNC_REDIS_URL (Redis fan-out) is not available in this build yet");

@@ -537,6 +537,22 @@ export class WsyncClient {
     };
   }
 
+  /**
+   * The did of a handle among the people this user shares a channel with (the protocol has no
+   * directory lookup, by design: handles are only resolved where the user already sees them).
+   */
+  async didOf(handle: string): Promise<string> {
+    const wanted = handle.trim().toLowerCase().replace(/^@/, "");
+    const matches = (h: string) => h === wanted || h.slice(0, h.indexOf(".")) === wanted;
+    const channels = (await this.refreshChannels()).filter((c) => c.isMember);
+    for (const c of channels) {
+      const { members } = await this.api.call("getMembers", { channelUri: c.id });
+      const m = members.find((x) => matches(x.handle));
+      if (m) return m.did;
+    }
+    throw new ApiError("NotFound", `No one called ${handle} in your channels`);
+  }
+
   /** After comparing safety numbers: trust the member's current key from now on. */
   async acceptKeyChange(did: string): Promise<void> {
     const { keys } = await this.api.call("getKeys", { dids: [did] });

@@ -1,5 +1,6 @@
 export * from "./api.ts";
 export * from "./client.ts";
+export * from "./display.ts";
 export * from "./keyring.ts";
 export * from "./realtime.ts";
 export * from "./session.ts";

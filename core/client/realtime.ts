@@ -40,11 +40,11 @@ interface Pending {
   reject(e: Error): void;
 }
 
-/** Delay before reconnection attempt `attempt` (0-based), spec §9: 1 s doubling to 5 s, ±50 %. */
+/** Delay before reconnection attempt `attempt` (0-based), spec §9: 1 s doubling, ±50 %, never above 5 s. */
 export function reconnectDelay(attempt: number, random: () => number = Math.random): number {
   const base = Math.min(Reconnect.maxDelayMs, Reconnect.initialDelayMs * 2 ** attempt);
   const spread = base * Reconnect.randomization;
-  return Math.round(base - spread + random() * 2 * spread);
+  return Math.min(Reconnect.maxDelayMs, Math.round(base - spread + random() * 2 * spread));
 }
 
 /**

@@ -1,0 +1,104 @@
+import type { Command } from "commander";
+import type { TimelineItem } from "../../core/client/index.ts";
+import { type GlobalOptions, resolveChannel, signedInClient } from "../context.ts";
+import { usageError } from "../errors.ts";
+import { itemJson, itemLine } from "../format.ts";
+import { textFromStdin } from "../prompt.ts";
+
+interface Opts extends GlobalOptions {
+  json?: boolean;
+  limit?: string;
+}
+
+const opts = (cmd: Command) => cmd.optsWithGlobals() as Opts;
+
+export function registerMessageCommands(program: Command): void {
+  program
+    .command("send <channel> [text]")
+    .description("send a message (use - to read it from standard input)")
+    .action(async (ref: string, text: string | undefined, _o, cmd: Command) => {
+      const body = text === undefined || text === "-" ? await textFromStdin() : text;
+      if (!body.trim()) throw usageError("send: the message is empty");
+      const { client } = await signedInClient(opts(cmd));
+      const ch = await resolveChannel(client, ref);
+      await client.open(ch.id);
+      const item = await client.send(ch.id, body.replace(/\n$/, ""));
+      process.stdout.write(`${item.uri}\n`);
+    });
+
+  program
+    .command("read <channel>")
+    .description("print the latest messages, decrypted and verified")
+    .option("--limit <n>", "how many records (1-100)", "50")
+    .option("--json", "print JSON")
+    .action(async (ref: string, _o, cmd: Command) => {
+      const o = opts(cmd);
+      const limit = Number(o.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw usageError("--limit must be 1 to 100");
+      const { client } = await signedInClient(o);
+      const ch = await resolveChannel(client, ref);
+      const view = await client.open(ch.id);
+      const items = view.items.slice(-limit);
+      if (o.json) process.stdout.write(`${JSON.stringify(items.map(itemJson))}\n`);
+      else process.stdout.write(items.map((i) => `${itemLine(i)}\n`).join(""));
+    });
+
+  program
+    .command("tail <channel>")
+    .description("follow live messages (NDJSON with --json); Ctrl+C stops")
+    .option("--json", "one JSON object per line")
+    .action(async (ref: string, _o, cmd: Command) => {
+      const o = opts(cmd);
+      const { client } = await signedInClient(o);
+      const ch = await resolveChannel(client, ref);
+      const print = (i: TimelineItem) =>
+        process.stdout.write(o.json ? `${JSON.stringify(itemJson(i))}\n` : `${itemLine(i)}\n`);
+      client.events.on("item", ({ channelId, item }) => {
+        if (channelId === ch.id && !item.sending) print(item);
+      });
+      client.events.on("session-ended", () => {
+        process.stderr.write("The session ended\n");
+        process.exit(3);
+      });
+      client.connect();
+      await new Promise<void>((resolve) => {
+        const off = client.events.on("change", (s) => {
+          if (s.connection === "connected") {
+            off();
+            resolve();
+          }
+        });
+      });
+      await client.open(ch.id);
+      process.stderr.write(`Following ${ch.id}; Ctrl+C to stop\n`);
+      await new Promise<void>((resolve) => {
+        process.once("SIGINT", resolve);
+        process.once("SIGTERM", resolve);
+      });
+      client.disconnect();
+    });
+
+  program
+    .command("verify <handle>")
+    .description("show both safety numbers, to compare out of band")
+    .option("--accept", "trust this person's current key (after comparing)")
+    .action(async (handle: string, _o, cmd: Command) => {
+      const o = cmd.optsWithGlobals() as GlobalOptions & { accept?: boolean };
+      const { client } = await signedInClient(o);
+      const did = await client.didOf(handle);
+      const n = await client.safetyNumbers(did);
+      process.stdout.write(
+        `Your safety number:        ${n.mine}\n${handle}'s safety number: ${n.theirs}\nTogether: ${n.pair}\n`,
+      );
+      if (n.theirKeyChanged) {
+        if (o.accept) {
+          await client.acceptKeyChange(did);
+          process.stdout.write("Accepted their new key.\n");
+        } else {
+          process.stderr.write(
+            "Their key changed since you first saw it. Compare, then run again with --accept.\n",
+          );
+        }
+      }
+    });
+}

@@ -1,0 +1,33 @@
+import { NetworkError } from "../core/client/index.ts";
+import { ApiError } from "../core/protocol/index.ts";
+
+/** Exit codes (documented in docs/cli.md): usage 2, auth 3, not found 4, network 5, other 1. */
+export const ExitCode = { ok: 0, other: 1, usage: 2, auth: 3, notFound: 4, network: 5 } as const;
+
+/** A failure the CLI reports as one line on stderr with a specific exit code. */
+export class CliError extends Error {
+  override readonly name = "CliError";
+  constructor(
+    message: string,
+    readonly code: number = ExitCode.other,
+  ) {
+    super(message);
+  }
+}
+
+export const usageError = (message: string) => new CliError(message, ExitCode.usage);
+export const notSignedIn = () =>
+  new CliError("Not signed in: run `wsync login` (or `wsync register`) first", ExitCode.auth);
+
+/** Maps any error to the message and exit code the user sees. */
+export function describeError(e: unknown): { message: string; code: number } {
+  if (e instanceof CliError) return { message: e.message, code: e.code };
+  if (e instanceof NetworkError) return { message: e.message, code: ExitCode.network };
+  if (e instanceof ApiError) {
+    if (e.status === 401) return { message: `${e.message} (run \`wsync login\`)`, code: ExitCode.auth };
+    if (e.status === 404) return { message: e.message, code: ExitCode.notFound };
+    if (e.status === 422 || e.status === 400) return { message: e.message, code: ExitCode.usage };
+    return { message: e.message, code: ExitCode.other };
+  }
+  return { message: e instanceof Error ? e.message : String(e), code: ExitCode.other };
+}

@@ -1,0 +1,8 @@
+#!/usr/bin/env bun
+import { lifetime, run } from "./program.ts";
+
+// No top-level await: the compiled binary is bytecode-compiled, which needs a plain module body.
+run(process.argv.slice(2)).then((code) => {
+  // `serve` keeps running; everything else (tail and the screen included, once they return) exits.
+  if (code !== 0 || !lifetime.keepAlive) process.exit(code);
+});

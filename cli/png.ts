@@ -1,0 +1,60 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { decode, encode } from "fast-png";
+import { decodeKeyImageToBase64, encodeKeyImageFromBase64 } from "../core/shadow-cipher/index.ts";
+import { CliError, ExitCode } from "./errors.ts";
+
+/** The private key as a Shadow Cipher PNG, the same picture the browser's Download QR makes. */
+export function writeKeyPng(path: string, privateKeyB64: string): void {
+  const img = encodeKeyImageFromBase64(privateKeyB64);
+  writeFileSync(
+    path,
+    encode({ width: img.width, height: img.height, data: img.data, channels: 4, depth: 8 }),
+    {
+      mode: 0o600,
+    },
+  );
+}
+
+function toRgba(png: ReturnType<typeof decode>): Uint8ClampedArray {
+  const { width, height, channels } = png;
+  const src = png.data;
+  const max = png.depth === 16 ? 257 : 1;
+  const out = new Uint8ClampedArray(width * height * 4);
+  const palette = png.palette;
+  for (let i = 0; i < width * height; i++) {
+    let r: number;
+    let g: number;
+    let b: number;
+    let a = 255;
+    if (palette) {
+      const entry = palette[src[i] as number] ?? [0, 0, 0];
+      [r, g, b] = entry as [number, number, number];
+      a = (entry as number[])[3] ?? 255;
+    } else if (channels >= 3) {
+      r = (src[i * channels] as number) / max;
+      g = (src[i * channels + 1] as number) / max;
+      b = (src[i * channels + 2] as number) / max;
+      if (channels === 4) a = (src[i * channels + 3] as number) / max;
+    } else {
+      r = g = b = (src[i * channels] as number) / max;
+      if (channels === 2) a = (src[i * channels + 1] as number) / max;
+    }
+    out.set([r, g, b, a], i * 4);
+  }
+  return out;
+}
+
+/** Reads a Shadow Cipher PNG back into the base64 private key. */
+export function readKeyPng(path: string): string {
+  let png: ReturnType<typeof decode>;
+  try {
+    png = decode(readFileSync(path));
+  } catch (e) {
+    throw new CliError(`Cannot read ${path} as a PNG: ${(e as Error).message}`, ExitCode.usage);
+  }
+  try {
+    return decodeKeyImageToBase64({ width: png.width, height: png.height, data: toRgba(png) });
+  } catch (e) {
+    throw new CliError((e as Error).message, ExitCode.usage);
+  }
+}

@@ -1,0 +1,50 @@
+import { Command, CommanderError } from "commander";
+import { VERSION } from "../server/version.ts";
+import { registerAuthCommands } from "./commands/auth.ts";
+import { registerChannelCommands } from "./commands/channels.ts";
+import { registerKeyCommands } from "./commands/keys.ts";
+import { registerMessageCommands } from "./commands/messages.ts";
+import { registerServeCommand } from "./commands/serve.ts";
+import { describeError, ExitCode } from "./errors.ts";
+
+/** Set by commands that keep the process running after their action returns (serve). */
+export const lifetime = { keepAlive: false };
+
+export function buildProgram(): Command {
+  const program = new Command()
+    .name("wsync")
+    .description(
+      "wsync: end-to-end encrypted channel chat in the terminal. Run without a command for the interactive screen.",
+    )
+    .version(VERSION)
+    .option("--server <url>", "server URL (default $WSYNC_SERVER or http://localhost:3000)")
+    .exitOverride()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) })
+    .action(async (_o, cmd: Command) => {
+      const { runInteractive } = await import("./tui/run.tsx");
+      await runInteractive(cmd.optsWithGlobals());
+    });
+  registerServeCommand(program);
+  registerAuthCommands(program);
+  registerKeyCommands(program);
+  registerChannelCommands(program);
+  registerMessageCommands(program);
+  return program;
+}
+
+/** Runs argv; returns the exit code (errors become one line on stderr). */
+export async function run(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv, { from: "user" });
+    return ExitCode.ok;
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      // --help and --version end here too, with exit code 0.
+      return e.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
+    }
+    const { message, code } = describeError(e);
+    process.stderr.write(`wsync: ${message}\n`);
+    return code;
+  }
+}

@@ -1,0 +1,196 @@
+import { Box, Text, useApp, useInput, useStdout } from "ink";
+import Spinner from "ink-spinner";
+import TextInput from "ink-text-input";
+import { useEffect, useState } from "react";
+import { handleWithoutSuffix, type WsyncClient } from "../../core/client/index.ts";
+import { parseCommandLine } from "../../core/commands/index.ts";
+import { ChannelList } from "./ChannelList.tsx";
+import { perform } from "./commands.ts";
+import { MembersPane } from "./MembersPane.tsx";
+import { MessagePane } from "./MessagePane.tsx";
+import { useClientState } from "./use-client-state.ts";
+
+type Pane = "channels" | "messages" | "members" | "input";
+const PANES: Pane[] = ["channels", "messages", "members", "input"];
+
+function useTerminalSize(): { rows: number; columns: number } {
+  const { stdout: raw } = useStdout();
+  // A TTY stream in a terminal; ink-testing-library's fake has neither field (defaults apply).
+  const stdout = raw as typeof raw & { rows?: number; columns?: number };
+  const [size, setSize] = useState({ rows: stdout.rows || 24, columns: stdout.columns || 80 });
+  useEffect(() => {
+    const onResize = () => setSize({ rows: stdout.rows || 24, columns: stdout.columns || 80 });
+    stdout.on("resize", onResize);
+    return () => {
+      stdout.off("resize", onResize);
+    };
+  }, [stdout]);
+  return size;
+}
+
+/** The interactive screen: channels, messages, members, an input line and a status line. */
+export function App({ client }: { client: WsyncClient }) {
+  const state = useClientState(client);
+  const { exit } = useApp();
+  const { rows, columns } = useTerminalSize();
+  const [focus, setFocus] = useState<Pane>("input");
+  const [selected, setSelected] = useState(0);
+  const [input, setInput] = useState("");
+  const [output, setOutput] = useState<string[]>(["Type /wsync/help for commands; Tab moves between panes."]);
+  const [status, setStatus] = useState<{ text: string; error: boolean }>({ text: "", error: false });
+  const [busy, setBusy] = useState<string | null>(null);
+  const [scroll, setScroll] = useState(0);
+
+  const current = state.currentChannelId ? (state.open[state.currentChannelId] ?? null) : null;
+
+  useEffect(
+    () => client.events.on("error", ({ message }) => setStatus({ text: message, error: true })),
+    [client],
+  );
+  useEffect(
+    () =>
+      client.events.on("key-changed", ({ handle }) =>
+        setStatus({ text: `${handle}'s key changed: compare with \`wsync verify ${handle}\``, error: true }),
+      ),
+    [client],
+  );
+
+  async function task(label: string, fn: () => Promise<void>): Promise<void> {
+    setBusy(label);
+    try {
+      await fn();
+    } catch (e) {
+      setStatus({ text: e instanceof Error ? e.message : String(e), error: true });
+    } finally {
+      setBusy(null);
+    }
+  }
+
+  const openChannel = (id: string) =>
+    task("Loading history", async () => {
+      await client.open(id);
+      setScroll(0);
+      setStatus({ text: `#${client.view(id)?.channel.value.name ?? id}`, error: false });
+    });
+
+  async function submit(line: string): Promise<void> {
+    setInput("");
+    const text = line.trim();
+    if (!text) return;
+    if (text.startsWith("/")) {
+      const parsed = parseCommandLine(text);
+      if ("error" in parsed) {
+        setStatus({ text: parsed.message, error: true });
+        return;
+      }
+      await task(
+        parsed.name === "create" ? "Creating channel" : parsed.name === "join" ? "Joining" : "Working",
+        async () => {
+          const r = await perform(client, parsed);
+          if (r.clear) setOutput([]);
+          if (r.output) setOutput(r.output);
+          if (r.openChannelId) setScroll(0);
+          if (r.status) setStatus({ text: r.status, error: false });
+          if (!r.openChannelId && r.output) client.state.currentChannelId = null;
+        },
+      );
+      return;
+    }
+    const channelId = state.currentChannelId;
+    if (!channelId) {
+      setStatus({ text: "Open a channel first (Tab to the channel list, or /wsync/join)", error: true });
+      return;
+    }
+    await task("Sending", async () => {
+      await client.send(channelId, text);
+      setScroll(0);
+    });
+  }
+
+  useInput((ch, key) => {
+    if (key.escape) {
+      exit();
+      return;
+    }
+    if (key.tab) {
+      const i = PANES.indexOf(focus);
+      setFocus(PANES[(i + (key.shift ? PANES.length - 1 : 1)) % PANES.length] as Pane);
+      return;
+    }
+    if (focus === "input") {
+      // Spec §5: Ctrl+U (or Cmd+U) clears the input.
+      if (key.ctrl && ch === "u") setInput("");
+      return;
+    }
+    if (focus === "channels") {
+      if (key.upArrow) setSelected((s) => Math.max(0, s - 1));
+      if (key.downArrow) setSelected((s) => Math.min(state.channels.length - 1, s + 1));
+      if (key.return) {
+        const c = state.channels[selected];
+        if (c) void openChannel(c.id);
+      }
+      return;
+    }
+    if (focus === "messages" && current) {
+      if (key.upArrow || key.pageUp) {
+        const next = scroll + (key.pageUp ? 10 : 1);
+        setScroll(Math.min(next, current.items.length));
+        if (next >= current.items.length - 1 && current.hasMore && !current.loadingMore) {
+          void task("Loading older messages", () => client.loadMore(current.channel.id));
+        }
+      }
+      if (key.downArrow || key.pageDown) setScroll((s) => Math.max(0, s - (key.pageDown ? 10 : 1)));
+    }
+  });
+
+  const side = Math.min(30, Math.max(18, Math.floor(columns / 5)));
+  const paneHeight = Math.max(6, rows - 4);
+  const user = state.auth.user;
+  return (
+    <Box flexDirection="column" width={columns} height={rows}>
+      <Box height={paneHeight}>
+        <ChannelList
+          channels={state.channels}
+          selected={selected}
+          activeId={state.currentChannelId}
+          focused={focus === "channels"}
+          width={side}
+        />
+        <MessagePane
+          view={current}
+          output={output}
+          focused={focus === "messages"}
+          height={paneHeight}
+          scroll={scroll}
+        />
+        {current ? (
+          <MembersPane members={current.members} focused={focus === "members"} width={side} />
+        ) : null}
+      </Box>
+      <Box borderStyle="single" borderColor={focus === "input" ? "green" : "gray"} paddingX={1}>
+        <Text color="green">{"> "}</Text>
+        <TextInput
+          value={input}
+          onChange={setInput}
+          onSubmit={(v) => void submit(v)}
+          focus={focus === "input"}
+          placeholder="message, or /wsync/help"
+        />
+      </Box>
+      <Box paddingX={1} justifyContent="space-between">
+        <Text color={status.error ? "red" : "gray"} wrap="truncate">
+          {busy ? (
+            <Text color="cyan">
+              <Spinner type="dots" /> {busy}…{" "}
+            </Text>
+          ) : null}
+          {status.text}
+        </Text>
+        <Text color={state.connection === "connected" ? "green" : "red"}>
+          {user ? handleWithoutSuffix(user.handle) : ""} ·{" "}
+          {state.connection === "connected" ? "CONNECTED" : "DISCONNECTED"}
+        </Text>
+      </Box>
+    </Box>
+  );
+}

@@ -1,0 +1,44 @@
+import { Box, Text } from "ink";
+import { displaySafe } from "../../core/commands/index.ts";
+import type { Channel } from "../../core/protocol/index.ts";
+
+interface Props {
+  channels: Channel[];
+  selected: number;
+  activeId: string | null;
+  focused: boolean;
+  width: number;
+}
+
+/** Spec §2.9: #name, a lock for non-public channels, the active one highlighted. */
+export function ChannelList({ channels, selected, activeId, focused, width }: Props) {
+  return (
+    <Box
+      flexDirection="column"
+      width={width}
+      borderStyle="single"
+      borderColor={focused ? "green" : "gray"}
+      paddingX={1}
+    >
+      <Text bold color="green">
+        Channels
+      </Text>
+      {channels.length === 0 ? <Text dimColor>No channels available</Text> : null}
+      {channels.map((c, i) => {
+        const active = c.id === activeId;
+        const cursor = focused && i === selected ? ">" : " ";
+        return (
+          <Text
+            key={c.id}
+            color={active ? "black" : c.isMember ? "green" : "gray"}
+            backgroundColor={active ? "green" : undefined}
+            wrap="truncate"
+          >
+            {cursor}#{displaySafe(c.value.name)}
+            {c.value.type !== "public" ? " 🔒" : ""}
+          </Text>
+        );
+      })}
+    </Box>
+  );
+}
