@@ -1,7 +1,7 @@
 import { Box, Text, useApp, useInput, useStdout } from "ink";
 import Spinner from "ink-spinner";
 import TextInput from "ink-text-input";
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { handleWithoutSuffix, type WsyncClient } from "../../core/client/index.ts";
 import { parseCommandLine } from "../../core/commands/index.ts";
 import { ChannelList } from "./ChannelList.tsx";
@@ -40,6 +40,12 @@ export function App({ client }: { client: WsyncClient }) {
   const [status, setStatus] = useState<{ text: string; error: boolean }>({ text: "", error: false });
   const [busy, setBusy] = useState<string | null>(null);
   const [scroll, setScroll] = useState(0);
+  // Ctrl+U reaches the text field too, which would insert a "u": swallow that one change.
+  const clearing = useRef(false);
+  const onInputChange = (v: string) => {
+    if (clearing.current) return;
+    setInput(v);
+  };
 
   const current = state.currentChannelId ? (state.open[state.currentChannelId] ?? null) : null;
 
@@ -57,6 +63,7 @@ export function App({ client }: { client: WsyncClient }) {
 
   async function task(label: string, fn: () => Promise<void>): Promise<void> {
     setBusy(label);
+    setStatus({ text: "", error: false });
     try {
       await fn();
     } catch (e) {
@@ -119,7 +126,13 @@ export function App({ client }: { client: WsyncClient }) {
     }
     if (focus === "input") {
       // Spec §5: Ctrl+U (or Cmd+U) clears the input.
-      if (key.ctrl && ch === "u") setInput("");
+      if (key.ctrl && ch === "u") {
+        clearing.current = true;
+        setInput("");
+        queueMicrotask(() => {
+          clearing.current = false;
+        });
+      }
       return;
     }
     if (focus === "channels") {
@@ -143,7 +156,7 @@ export function App({ client }: { client: WsyncClient }) {
     }
   });
 
-  const side = Math.min(30, Math.max(18, Math.floor(columns / 5)));
+  const side = Math.min(32, Math.max(24, Math.floor(columns / 4.5)));
   const paneHeight = Math.max(6, rows - 4);
   const user = state.auth.user;
   return (
@@ -171,22 +184,24 @@ export function App({ client }: { client: WsyncClient }) {
         <Text color="green">{"> "}</Text>
         <TextInput
           value={input}
-          onChange={setInput}
+          onChange={onInputChange}
           onSubmit={(v) => void submit(v)}
           focus={focus === "input"}
           placeholder="message, or /wsync/help"
         />
       </Box>
       <Box paddingX={1} justifyContent="space-between">
-        <Text color={status.error ? "red" : "gray"} wrap="truncate">
-          {busy ? (
-            <Text color="cyan">
-              <Spinner type="dots" /> {busy}…{" "}
-            </Text>
-          ) : null}
-          {status.text}
-        </Text>
-        <Text color={state.connection === "connected" ? "green" : "red"}>
+        <Box flexShrink={1} flexGrow={1}>
+          <Text color={status.error ? "red" : "gray"} wrap="truncate">
+            {busy ? (
+              <Text color="cyan">
+                <Spinner type="dots" /> {busy}…{" "}
+              </Text>
+            ) : null}
+            {status.text}
+          </Text>
+        </Box>
+        <Text wrap="truncate" color={state.connection === "connected" ? "green" : "red"}>
           {user ? handleWithoutSuffix(user.handle) : ""} ·{" "}
           {state.connection === "connected" ? "CONNECTED" : "DISCONNECTED"}
         </Text>

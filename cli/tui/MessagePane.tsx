@@ -67,6 +67,12 @@ export function MessagePane({ view, output, focused, height, scroll }: Props) {
       }
       rows.push({ key: i.uri, node: messageRow(i) });
     }
+    if (view.keysLoaded && !view.loading && !view.items.some((i) => i.kind === "message")) {
+      rows.push({
+        key: "empty",
+        node: <Text dimColor>No messages yet. Say something: it is encrypted before it leaves.</Text>,
+      });
+    }
     if (!view.keysLoaded)
       rows.push({
         key: "keys",
