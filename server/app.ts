@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import { API_BASE, Limits, type RouteName, Routes } from "../core/protocol/index.ts";
+import { API_BASE, ApiError, Limits, type RouteName, Routes } from "../core/protocol/index.ts";
 import type { Config } from "./config.ts";
 import { readJsonBody } from "./http/body.ts";
 import { mapError } from "./http/errors.ts";
@@ -16,6 +16,7 @@ import { TokenService } from "./services/tokens.ts";
 import type { Storage } from "./storage/types.ts";
 import { type Clock, systemClock } from "./util/clock.ts";
 import { createWeatherService } from "./weather/index.ts";
+import { renderPage, serveAsset } from "./web/render.tsx";
 import { socketHandlers } from "./ws/socket.ts";
 
 export interface AppDeps {
@@ -99,6 +100,9 @@ export function createServices(deps: AppDeps): Services {
   };
 }
 
+const FAVICON_SVG =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" fill="#000"/><path d="M2 4l3 8 3-6 3 6 3-8" stroke="#00ff9c" stroke-width="1.6" fill="none"/></svg>';
+
 const SECURITY_HEADERS = {
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
@@ -160,9 +164,26 @@ export function createApp(deps: AppDeps) {
 
   app.ws(API_BASE + "/ws", socketHandlers(s));
 
-  app.get("/", ({ set }) => {
-    set.headers["content-type"] = "text/html; charset=utf-8";
-    return `<!doctype html><meta charset="utf-8"><title>wsync</title><body style="background:#000;color:#0f0;font-family:monospace"><h1>wsync</h1><p>The server is running. API: <code>/api</code>, WebSocket: <code>/api/ws</code>.</p></body>`;
+  // The landing page comes later; until then the root leads into the messaging area.
+  app.get("/", ({ redirect }) => redirect("/sync", 302));
+  app.get(
+    "/favicon.svg",
+    () =>
+      new Response(FAVICON_SVG, {
+        headers: { "content-type": "image/svg+xml", "cache-control": "public, max-age=86400" },
+      }),
+  );
+  app.get("/favicon.ico", ({ redirect }) => redirect("/favicon.svg", 301));
+  app.get("/assets/*", async ({ request, path }) => {
+    const res = await serveAsset(path, request.headers.get("accept-encoding"));
+    return res ?? new Response("Not found", { status: 404, headers: { "content-type": "text/plain" } });
+  });
+  app.get("/*", ({ request, path }) => {
+    if (path.startsWith(API_BASE)) throw new ApiError("NotFound", "Not found");
+    return renderPage(new URL(request.url), {
+      handleSuffix: deps.config.handleSuffix,
+      weather: () => s.weather.get(),
+    });
   });
 
   return { app, services: s };

@@ -38,6 +38,12 @@ export function registerMessageCommands(program: Command): void {
       const { client } = await signedInClient(o);
       const ch = await resolveChannel(client, ref);
       const view = await client.open(ch.id);
+      // Opening loads one page (50 records); older pages until --limit is met or history ends.
+      while (view.items.length < limit && view.hasMore) {
+        const before = view.items.length;
+        await client.loadMore(ch.id);
+        if (view.items.length === before) break;
+      }
       const items = view.items.slice(-limit);
       if (o.json) process.stdout.write(`${JSON.stringify(items.map(itemJson))}\n`);
       else process.stdout.write(items.map((i) => `${itemLine(i)}\n`).join(""));
@@ -92,7 +98,7 @@ export function registerMessageCommands(program: Command): void {
       );
       if (n.theirKeyChanged) {
         if (o.accept) {
-          await client.acceptKeyChange(did);
+          await client.acceptKeyChange(did, n.theirKey);
           process.stdout.write("Accepted their new key.\n");
         } else {
           process.stderr.write(

@@ -4,10 +4,10 @@ import {
   type ErrorCode,
   isErrorBody,
   type RouteBody,
+  RouteMeta,
   type RouteName,
   type RouteResponse,
-  Routes,
-} from "../protocol/index.ts";
+} from "../protocol/runtime.ts";
 
 /** Spec §7/§9: the HTTP timeout. */
 export const HTTP_TIMEOUT_MS = 100_000;
@@ -45,7 +45,7 @@ export class ApiClient {
     body?: RouteBody<N>,
     opts: { token?: string | null; retry?: boolean } = {},
   ): Promise<RouteResponse<N>> {
-    const def = Routes[name];
+    const def = RouteMeta[name];
     const token = opts.token !== undefined ? opts.token : this.o.accessToken();
     const headers: Record<string, string> = { accept: "application/json" };
     if (def.method === "POST") headers["content-type"] = "application/json";
@@ -86,7 +86,8 @@ export class ApiClient {
       code === "ExpiredToken" &&
       opts.token === undefined &&
       opts.retry !== false &&
-      (await this.o.refresh())
+      // A token that changed since this call was sent was refreshed by another call: just retry.
+      (token !== this.o.accessToken() || (await this.o.refresh()))
     ) {
       return this.call(name, body, { ...opts, retry: false });
     }

@@ -13,12 +13,13 @@ import {
 import {
   ApiError,
   type Channel,
+  type Commit,
   type EpochInfo,
   Limits,
   type Member,
   type MessageRecord,
   type TimelineRecord,
-} from "../protocol/index.ts";
+} from "../protocol/runtime.ts";
 import type { ApiClient } from "./api.ts";
 import type { EpochKey, Keyring } from "./keyring.ts";
 import type { Realtime } from "./realtime.ts";
@@ -39,6 +40,8 @@ export interface EngineContext {
 
 const MAX_ROTATION_ATTEMPTS = 5;
 const MAX_SEND_ATTEMPTS = 4;
+/** A second record of one signed (sender, clientMsgId): the server re-sent an old message. */
+const REPLAYED_TEXT = "Failed to decrypt message: replay of an earlier message";
 
 function emptyView(channel: Channel): ChannelView {
   return {
@@ -64,7 +67,10 @@ export class ChannelEngine {
   private readonly rotations = new Map<string, Promise<void>>();
   private readonly keyLoads = new Map<string, Promise<void>>();
   private readonly authorKeys = new Map<string, Promise<string | null>>();
-  /** Epoch ids whose commit this client verified (signature, creator, membership). */
+  /**
+   * `channelId|epochId` of commits this client verified (signature, creator, pinned keys). Keyed by
+   * channel: an epoch verified in one channel proves nothing about another channel's epoch info.
+   */
   private readonly verifiedCommits = new Set<string>();
 
   constructor(private readonly c: EngineContext) {}
@@ -151,21 +157,47 @@ export class ChannelEngine {
 
   /**
    * A commit is trusted only if its creator is one of its members, its signature checks against the
-   * creator's pinned key, and it lists this client with this client's own key.
+   * creator's pinned key, it lists this client with this client's own key, and every member it lists
+   * is a member of the channel (no hidden recipient) under the key this client pinned for them (no
+   * key the server swapped in).
    */
   async verifyEpoch(channelId: string, info: EpochInfo): Promise<boolean> {
     if (!info.commit || !info.signature || !info.epochId) return false;
-    if (this.verifiedCommits.has(info.epochId)) return true;
     const commit = info.commit;
     if (commit.channelId !== channelId || commit.epochId !== info.epochId) return false;
+    if (commit.epochNumber !== info.epochNumber) return false;
+    // Checked on every send, not cached: a member who left since must not keep receiving.
+    if (!(await this.recipientsAreMembers(channelId, commit))) return false;
+    const cacheKey = `${channelId}|${info.epochId}`;
+    if (this.verifiedCommits.has(cacheKey)) return true;
     const creatorKey = await this.authorKey(commit.creatorDid);
     if (!creatorKey || !(await verifyCommit(commit, info.signature, creatorKey))) return false;
     const identity = this.c.keyring.identity;
     const mine = commit.members.find((m) => m.did === this.c.me().did);
     if (!identity || !mine) return false;
     if (mine.fp !== (await fingerprint(identity.publicKey))) return false;
-    this.verifiedCommits.add(info.epochId);
+    for (const m of commit.members) {
+      const pinned = await this.c.keyring.pinned(m.did);
+      if (!pinned || (await fingerprint(pinned)) !== m.fp) return false;
+    }
+    this.verifiedCommits.add(cacheKey);
     return true;
+  }
+
+  /** Every recipient of the commit is in the channel's member list (fetched again once if not). */
+  private async recipientsAreMembers(channelId: string, commit: Commit): Promise<boolean> {
+    const view = this.view(channelId);
+    if (!view) return false;
+    const listed = (members: Member[]) => {
+      const dids = new Set(members.map((m) => m.did));
+      return commit.members.every((m) => dids.has(m.did));
+    };
+    if (listed(view.members)) return true;
+    // The view may only be behind (a join not seen yet): ask once more before distrusting the epoch.
+    const { members } = await this.c.api.call("getMembers", { channelUri: channelId });
+    view.members = members;
+    await this.checkMemberKeys(channelId, members);
+    return listed(members);
   }
 
   async refreshEpoch(channelId: string): Promise<EpochInfo> {
@@ -230,7 +262,7 @@ export class ChannelEngine {
         await this.c.keyring.addEpochKeys(channelId, [
           { epochId: created.epochId, epochNumber: created.commit.epochNumber, key: created.epochKey },
         ]);
-        this.verifiedCommits.add(created.epochId);
+        this.verifiedCommits.add(`${channelId}|${created.epochId}`);
         const view = this.view(channelId);
         if (view) {
           view.epoch = res.epochInfo;
@@ -303,7 +335,7 @@ export class ChannelEngine {
       });
       if (reset) view.items = [];
       const items = await Promise.all(page.records.map((r) => this.decryptRecord(channelId, r, false)));
-      for (const item of items) insertItem(view, item);
+      for (const item of items) insertItem(view, this.flagReplay(view, item));
       view.cursor = page.cursor;
       view.hasMore = page.hasMore;
     } finally {
@@ -335,13 +367,37 @@ export class ChannelEngine {
   async receive(channelId: string, record: TimelineRecord, isNew: boolean): Promise<TimelineItem | null> {
     const view = this.view(channelId);
     if (!view || view.items.some((i) => i.uri === record.uri)) return null;
-    const item = await this.decryptRecord(channelId, record, isNew);
+    const item = this.flagReplay(view, await this.decryptRecord(channelId, record, isNew));
     const placed = insertItem(view, item);
     if (placed) {
       this.c.changed();
       this.c.emit("item", { channelId, item: placed });
     }
     return placed;
+  }
+
+  /**
+   * Sending is idempotent on (author, clientMsgId) and a clientMsgId is never reused in another
+   * channel, so two records carrying one signed (sender, clientMsgId) mean the server replayed a
+   * message: of the two, the one with the higher seq is marked failed.
+   */
+  private flagReplay(view: ChannelView, item: TimelineItem): TimelineItem {
+    if (item.kind !== "message" || item.state !== "success" || !item.clientMsgId) return item;
+    const idx = view.items.findIndex(
+      (i) =>
+        i.kind === "message" &&
+        i.state === "success" &&
+        !i.sending &&
+        i.uri !== item.uri &&
+        i.clientMsgId === item.clientMsgId &&
+        i.author.did === item.author.did,
+    );
+    const twin = view.items[idx];
+    if (!twin) return item;
+    const failed = { state: "failed" as const, text: null, verified: false, error: REPLAYED_TEXT };
+    if (twin.seq <= item.seq) return { ...item, ...failed };
+    view.items[idx] = { ...twin, ...failed };
+    return item;
   }
 
   /** Decrypts and verifies one record; failures become the spec's texts, never plaintext guesses. */

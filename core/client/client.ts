@@ -17,7 +17,7 @@ import {
   type ServerFrame,
   type Session,
   WsEvent,
-} from "../protocol/index.ts";
+} from "../protocol/runtime.ts";
 import { ApiClient, type FetchFn } from "./api.ts";
 import { ChannelEngine } from "./channel-engine.ts";
 import { Keyring } from "./keyring.ts";
@@ -35,6 +35,11 @@ import type { KeyValueStore } from "./store.ts";
 import { removeItem } from "./timeline.ts";
 
 export interface ClientOptions {
+  /**
+   * The object the engine keeps its state in. Pass an observable one (a valtio proxy of
+   * `initialState()`) and every engine mutation is observed without copying.
+   */
+  state?: ClientState;
   baseUrl: string;
   fetch: FetchFn;
   WebSocket: WebSocketCtor;
@@ -48,7 +53,7 @@ export interface ClientOptions {
  * plain object (mirror it into valtio, or read it from an Ink screen); `events` tells what changed.
  */
 export class WsyncClient {
-  readonly state: ClientState = initialState();
+  readonly state: ClientState;
   readonly events = new Emitter<ClientEvents>();
   readonly api: ApiClient;
   private readonly session: SessionStore;
@@ -61,6 +66,7 @@ export class WsyncClient {
   private pendingKeys: { publicKey: string; privateKey: string } | null = null;
 
   constructor(private readonly o: ClientOptions) {
+    this.state = o.state ?? initialState();
     this.now = o.now ?? (() => Date.now());
     this.log = o.log ?? (() => undefined);
     this.session = new SessionStore(o.store);
@@ -519,20 +525,28 @@ export class WsyncClient {
 
   // ---- verification -----------------------------------------------------------------------------
 
-  /** Both safety numbers (mine and theirs, and the pair) for comparing out of band. */
-  async safetyNumbers(
-    did: string,
-  ): Promise<{ mine: string; theirs: string; pair: string; theirKeyChanged: boolean }> {
+  /**
+   * Both safety numbers (mine and theirs, and the pair) for comparing out of band, with the exact key
+   * they were computed for: pass that key to `acceptKeyChange`, so what gets trusted is what was shown.
+   */
+  async safetyNumbers(did: string): Promise<{
+    mine: string;
+    theirs: string;
+    pair: string;
+    theirKey: string;
+    theirKeyChanged: boolean;
+  }> {
     const me = this.state.auth.user;
     if (!me?.publicKey) throw new Error(CryptoText.noKeys);
     const { keys } = await this.api.call("getKeys", { dids: [did] });
-    const current = keys[0]?.publicKey;
+    const current = keys.find((k) => k.did === did)?.publicKey;
     if (!current) throw new Error("That user has no encryption key");
     const pinned = (await this.keyring.pinned(did)) ?? current;
     return {
       mine: await safetyNumber(me.did, me.publicKey),
       theirs: await safetyNumber(did, current),
       pair: await pairSafetyNumber({ did: me.did, publicKey: me.publicKey }, { did, publicKey: current }),
+      theirKey: current,
       theirKeyChanged: pinned !== current,
     };
   }
@@ -553,12 +567,17 @@ export class WsyncClient {
     throw new ApiError("NotFound", `No one called ${handle} in your channels`);
   }
 
-  /** After comparing safety numbers: trust the member's current key from now on. */
-  async acceptKeyChange(did: string): Promise<void> {
+  /**
+   * After comparing safety numbers: trust `publicKey` (the key the numbers were shown for) from now
+   * on. The server's current key must still be that key, or nothing is accepted.
+   */
+  async acceptKeyChange(did: string, publicKey: string): Promise<void> {
     const { keys } = await this.api.call("getKeys", { dids: [did] });
-    const current = keys[0]?.publicKey;
+    const current = keys.find((k) => k.did === did)?.publicKey;
     if (!current) throw new Error("That user has no encryption key");
-    await this.keyring.repin(did, current);
+    if (current !== publicKey)
+      throw new Error("Their key changed again; compare the new safety numbers first");
+    await this.keyring.repin(did, publicKey);
     this.channels.forgetAuthorKey(did);
     for (const view of Object.values(this.state.open))
       view.warnings = view.warnings.filter((w) => w.did !== did);

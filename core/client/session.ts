@@ -1,5 +1,5 @@
 import { fromBase64, fromUtf8 } from "../crypto/index.ts";
-import type { Session } from "../protocol/index.ts";
+import type { Session } from "../protocol/runtime.ts";
 import { type KeyValueStore, readJson, StoreKeys } from "./store.ts";
 
 /** Seconds before expiry at which the access token is refreshed proactively. */

@@ -1,4 +1,4 @@
-import type { TimelineRecord } from "../protocol/index.ts";
+import type { TimelineRecord } from "../protocol/runtime.ts";
 import type { ChannelView, TimelineItem } from "./state.ts";
 
 /** A record as an item before decryption (notifications need none). */

@@ -1,4 +1,4 @@
-import { type ChannelType, ChannelTypes, Limits } from "../protocol/index.ts";
+import { type ChannelType, ChannelTypes, Limits } from "../protocol/runtime.ts";
 import { defineCommand } from "./define.ts";
 import type { CreateCommand } from "./types.ts";
 

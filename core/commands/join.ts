@@ -1,4 +1,4 @@
-import { parseJoinLink } from "../protocol/index.ts";
+import { parseJoinLink } from "../protocol/runtime.ts";
 import { commandWord, defineCommand } from "./define.ts";
 import type { JoinCommand } from "./types.ts";
 

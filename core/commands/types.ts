@@ -1,4 +1,4 @@
-import type { ChannelType } from "../protocol/index.ts";
+import type { ChannelType } from "../protocol/runtime.ts";
 
 /**
  * Every terminal command starts with this word prefix (spec §5: "only input starting with /wsync/

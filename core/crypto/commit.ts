@@ -1,5 +1,5 @@
-import type { Commit } from "../protocol/index.ts";
-import { isDid } from "../protocol/index.ts";
+import type { Commit } from "../protocol/runtime.ts";
+import { isDid } from "../protocol/runtime.ts";
 import { fromBase64, toBase64 } from "./base64.ts";
 import { utf8 } from "./bytes.ts";
 import { canon } from "./canon.ts";

@@ -1,4 +1,4 @@
-import type { Commit, WrappedEpochKey } from "../protocol/index.ts";
+import type { Commit, WrappedEpochKey } from "../protocol/runtime.ts";
 import type { Bytes } from "./bytes.ts";
 import { resolveChannelId } from "./channel-id.ts";
 import { buildCommit, signCommit } from "./commit.ts";

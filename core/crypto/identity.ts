@@ -1,4 +1,4 @@
-import type { EcPublicJwk } from "../protocol/index.ts";
+import type { EcPublicJwk } from "../protocol/runtime.ts";
 import { fromBase64, toBase64 } from "./base64.ts";
 import { type Bytes, bytesEqual, utf8 } from "./bytes.ts";
 import { CryptoError, CryptoText } from "./errors.ts";

@@ -1,5 +1,5 @@
-import type { EncryptedContent } from "../protocol/index.ts";
-import { isDid } from "../protocol/index.ts";
+import type { EncryptedContent } from "../protocol/runtime.ts";
+import { isDid } from "../protocol/runtime.ts";
 import { fromUtf8, toHex, utf8 } from "./bytes.ts";
 import { canon } from "./canon.ts";
 import { CryptoError, CryptoText } from "./errors.ts";

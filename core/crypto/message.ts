@@ -1,5 +1,5 @@
-import type { EncryptedContent } from "../protocol/index.ts";
-import { isDid, Limits } from "../protocol/index.ts";
+import type { EncryptedContent } from "../protocol/runtime.ts";
+import { isDid, Limits } from "../protocol/runtime.ts";
 import { fromBase64, toBase64 } from "./base64.ts";
 import { utf8 } from "./bytes.ts";
 import { canon } from "./canon.ts";

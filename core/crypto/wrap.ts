@@ -1,5 +1,5 @@
-import type { WrappedEpochKey } from "../protocol/index.ts";
-import { isDid } from "../protocol/index.ts";
+import type { WrappedEpochKey } from "../protocol/runtime.ts";
+import { isDid } from "../protocol/runtime.ts";
 import { fromBase64, toBase64 } from "./base64.ts";
 import { type Bytes, utf8 } from "./bytes.ts";
 import { resolveChannelId } from "./channel-id.ts";

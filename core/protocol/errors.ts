@@ -1,5 +1,3 @@
-import { type Static, Type } from "@sinclair/typebox";
-
 /** Every error code of protocol §3, with the HTTP status it travels with. */
 export const ErrorStatus = {
   BadRequest: 400,
@@ -24,11 +22,11 @@ export const ErrorStatus = {
 export type ErrorCode = keyof typeof ErrorStatus;
 export const ErrorCodes = Object.keys(ErrorStatus) as ErrorCode[];
 
-export const ErrorBody = Type.Object({
-  error: Type.Union(ErrorCodes.map((c) => Type.Literal(c))),
-  message: Type.String(),
-});
-export type ErrorBody = Static<typeof ErrorBody>;
+/** The body of every error answer (its schema is `ErrorBodySchema` in models.ts). */
+export interface ErrorBody {
+  error: ErrorCode;
+  message: string;
+}
 
 /** An expected failure that maps one-to-one onto the wire's `{error, message}`. */
 export class ApiError extends Error {

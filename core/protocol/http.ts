@@ -19,13 +19,11 @@ import {
   Weather,
   WrappedEpochKey,
 } from "./models.ts";
+import { type RouteAuth, RouteMeta } from "./routes.ts";
 
 const strict = { additionalProperties: false } as const;
 const Empty = Type.Object({}, strict);
 const Success = Type.Object({ success: Type.Literal(true) });
-
-/** How a route authenticates: an access token, the refresh token, or nothing. */
-export type RouteAuth = "access" | "refresh" | "none";
 
 interface RouteDef<B extends TSchema | null, R extends TSchema> {
   method: "GET" | "POST";
@@ -45,9 +43,7 @@ function route<B extends TSchema | null, R extends TSchema>(def: RouteDef<B, R>)
 /** Every HTTP call of protocol §3, defined once. The server validates with these; clients infer types. */
 export const Routes = {
   register: route({
-    method: "POST",
-    path: "/auth/register",
-    auth: "none",
+    ...RouteMeta.register,
     body: Type.Object(
       {
         handle: Type.String({ minLength: 1, maxLength: 253 }),
@@ -59,9 +55,7 @@ export const Routes = {
     response: Session,
   }),
   login: route({
-    method: "POST",
-    path: "/auth/login",
-    auth: "none",
+    ...RouteMeta.login,
     body: Type.Object(
       {
         identifier: Type.String({ minLength: 1, maxLength: 254 }),
@@ -71,47 +65,35 @@ export const Routes = {
     ),
     response: Session,
   }),
-  session: route({ method: "POST", path: "/auth/session", auth: "access", body: null, response: User }),
-  refresh: route({ method: "POST", path: "/auth/refresh", auth: "refresh", body: null, response: Session }),
+  session: route({ ...RouteMeta.session, body: null, response: User }),
+  refresh: route({ ...RouteMeta.refresh, body: null, response: Session }),
   authorize: route({
-    method: "POST",
-    path: "/auth/authorize",
-    auth: "none",
+    ...RouteMeta.authorize,
     body: Type.Object({ did: Did, accessJwt: Type.String({ minLength: 1, maxLength: 2048 }) }, strict),
     response: Session,
   }),
   logout: route({
-    method: "POST",
-    path: "/auth/logout",
-    auth: "none",
+    ...RouteMeta.logout,
     body: Type.Object({ did: Did, refreshJwt: Type.String({ minLength: 1, maxLength: 2048 }) }, strict),
     response: Success,
   }),
   savePublicKey: route({
-    method: "POST",
-    path: "/auth/save-public-key",
-    auth: "access",
+    ...RouteMeta.savePublicKey,
     body: Type.Object({ publicKey: Base64(120), replace: Type.Optional(Type.Boolean()) }, strict),
     response: Type.Object({ success: Type.Literal(true), publicKey: Type.String() }),
   }),
   getKeys: route({
-    method: "POST",
-    path: "/users/get-keys",
-    auth: "access",
+    ...RouteMeta.getKeys,
     body: Type.Object({ dids: Type.Array(Did, { maxItems: Limits.getKeysMaxDids }) }, strict),
     response: Type.Object({ keys: Type.Array(PublicKeyRecord) }),
   }),
   getChannels: route({
-    method: "POST",
-    path: "/channel/get-channels",
-    auth: "access",
+    ...RouteMeta.getChannels,
     body: Empty,
     response: Type.Object({ channels: Type.Array(Channel) }),
   }),
   createChannel: route({
-    method: "POST",
-    path: "/channel/create",
-    auth: "access",
+    ...RouteMeta.createChannel,
     body: Type.Object(
       {
         name: Type.String({ minLength: 1, maxLength: Limits.channelNameMax }),
@@ -126,9 +108,7 @@ export const Routes = {
     }),
   }),
   joinChannel: route({
-    method: "POST",
-    path: "/channel/join",
-    auth: "access",
+    ...RouteMeta.joinChannel,
     body: Type.Object(
       { channelUri: ChannelUri, joinToken: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })) },
       strict,
@@ -136,16 +116,12 @@ export const Routes = {
     response: Type.Object({ channel: Channel, members: Type.Array(Member) }),
   }),
   leaveChannel: route({
-    method: "POST",
-    path: "/channel/leave",
-    auth: "access",
+    ...RouteMeta.leaveChannel,
     body: Type.Object({ channelUri: ChannelUri }, strict),
     response: Success,
   }),
   invite: route({
-    method: "POST",
-    path: "/channel/invite",
-    auth: "access",
+    ...RouteMeta.invite,
     body: Type.Object(
       { channelUri: ChannelUri, handle: Type.String({ minLength: 1, maxLength: 253 }) },
       strict,
@@ -153,30 +129,22 @@ export const Routes = {
     response: Success,
   }),
   getInvites: route({
-    method: "POST",
-    path: "/channel/get-invites",
-    auth: "access",
+    ...RouteMeta.getInvites,
     body: Empty,
     response: Type.Object({ invites: Type.Array(Invite) }),
   }),
   kick: route({
-    method: "POST",
-    path: "/channel/kick",
-    auth: "access",
+    ...RouteMeta.kick,
     body: Type.Object({ channelUri: ChannelUri, did: Did }, strict),
     response: Success,
   }),
   getMembers: route({
-    method: "POST",
-    path: "/channel/get-members",
-    auth: "access",
+    ...RouteMeta.getMembers,
     body: Type.Object({ channelUri: ChannelUri }, strict),
     response: Type.Object({ members: Type.Array(Member) }),
   }),
   getEpochKeys: route({
-    method: "POST",
-    path: "/channel/get-epoch-keys",
-    auth: "access",
+    ...RouteMeta.getEpochKeys,
     body: Type.Object({ channelUri: ChannelUri }, strict),
     response: Type.Object({
       success: Type.Literal(true),
@@ -185,17 +153,12 @@ export const Routes = {
     }),
   }),
   getEpochInfo: route({
-    method: "POST",
-    path: "/channel/get-epoch-info",
-    auth: "access",
+    ...RouteMeta.getEpochInfo,
     body: Type.Object({ channelUri: ChannelUri }, strict),
     response: Type.Object({ success: Type.Literal(true), epochInfo: EpochInfo }),
   }),
   createEpoch: route({
-    method: "POST",
-    path: "/channel/create-epoch",
-    auth: "access",
-    maxBytes: Limits.epochBodyMaxBytes,
+    ...RouteMeta.createEpoch,
     body: Type.Object(
       {
         channelUri: ChannelUri,
@@ -208,9 +171,7 @@ export const Routes = {
     response: Type.Object({ success: Type.Literal(true), epochInfo: EpochInfo }),
   }),
   getMessages: route({
-    method: "POST",
-    path: "/channel/get-messages",
-    auth: "access",
+    ...RouteMeta.getMessages,
     body: Type.Object(
       {
         channelUri: ChannelUri,
@@ -227,9 +188,7 @@ export const Routes = {
     }),
   }),
   send: route({
-    method: "POST",
-    path: "/channel/send",
-    auth: "access",
+    ...RouteMeta.send,
     body: Type.Object(
       {
         channelUri: ChannelUri,
@@ -242,23 +201,17 @@ export const Routes = {
     response: Type.Object({ record: TimelineRecord }),
   }),
   deleteMessage: route({
-    method: "POST",
-    path: "/channel/delete-message",
-    auth: "access",
+    ...RouteMeta.deleteMessage,
     body: Type.Object({ uri: Type.String({ minLength: 1, maxLength: 300 }) }, strict),
     response: Success,
   }),
   weather: route({
-    method: "GET",
-    path: "/board/weather",
-    auth: "none",
+    ...RouteMeta.weather,
     body: null,
     response: Type.Object({ data: Weather }),
   }),
   health: route({
-    method: "GET",
-    path: "/health",
-    auth: "none",
+    ...RouteMeta.health,
     body: null,
     response: Type.Object({ ok: Type.Literal(true), version: Type.String() }),
   }),
@@ -270,5 +223,3 @@ export type RouteBody<N extends RouteName> = Routes[N]["body"] extends TSchema
   ? Static<Routes[N]["body"]>
   : undefined;
 export type RouteResponse<N extends RouteName> = Static<Routes[N]["response"]>;
-
-export const API_BASE = "/api";

@@ -1,4 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { ErrorCodes } from "./errors.ts";
 import { Patterns } from "./ids.ts";
 import { ChannelTypes, Collections, Limits, NotifyActions } from "./limits.ts";
 
@@ -192,3 +193,8 @@ export const Weather = Type.Object({
   sunset: Type.Union([Type.String(), Type.Null()]),
 });
 export type Weather = Static<typeof Weather>;
+
+export const ErrorBodySchema = Type.Object({
+  error: Type.Union(ErrorCodes.map((c) => Type.Literal(c))),
+  message: Type.String(),
+});

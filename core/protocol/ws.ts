@@ -1,5 +1,5 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
-import { ErrorBody } from "./errors.ts";
+import { WsEvent } from "./events.ts";
 import {
   Author,
   Channel,
@@ -7,6 +7,7 @@ import {
   ChannelUri,
   Did,
   EpochInfo,
+  ErrorBodySchema,
   Hex32,
   Member,
   MessageRecord,
@@ -15,38 +16,6 @@ import {
 } from "./models.ts";
 
 const strict = { additionalProperties: false } as const;
-
-/** Every frame name of protocol §4. No other module spells these strings. */
-export const WsEvent = {
-  auth: "auth",
-  ready: "ready",
-  ack: "ack",
-  error: "error",
-  ping: "ping",
-  channelJoin: "channel:join",
-  channelLeave: "channel:leave",
-  channelMessage: "channel:message",
-  channelJoined: "channel:joined",
-  memberJoined: "channel:member:joined",
-  memberLeft: "channel:member:left",
-  presence: "channel:presence",
-  notifyJoined: "channel:notify:joined",
-  messageDeleted: "channel:message:deleted",
-  epochCreated: "epoch:created",
-  invited: "channel:invited",
-} as const;
-
-export const WS_PATH = "/api/ws";
-
-/** Close codes: 4401 for missing/invalid auth (protocol §4), the rest are this project's. */
-export const WsClose = {
-  unauthorized: 4401,
-  /** The socket fell too far behind and was dropped; reconnect and fill the gap. */
-  backpressure: 4408,
-  /** The session was logged out or revoked. */
-  sessionEnded: 4403,
-  badFrame: 4400,
-} as const;
 
 /** The envelope every frame shares. */
 export const Frame = Type.Object(
@@ -80,7 +49,7 @@ export type ClientFrameData<T extends ClientFrameType> = Static<(typeof ClientFr
 export const ServerFrames = {
   [WsEvent.ready]: Type.Object({ did: Did, handle: Type.String() }),
   [WsEvent.ack]: Type.Record(Type.String(), Type.Unknown()),
-  [WsEvent.error]: ErrorBody,
+  [WsEvent.error]: ErrorBodySchema,
   [WsEvent.channelJoined]: Type.Object({
     channelUri: Type.String(),
     channel: Channel,

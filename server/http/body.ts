@@ -7,6 +7,14 @@ import { ApiError } from "../../core/protocol/index.ts";
  */
 export const MAX_JSON_DEPTH = 32;
 
+/**
+ * Keys refused anywhere in a body. Elysia 1.4's ValidationError builds its summary with
+ * `${value}`, which throws a TypeError (answered 500) when the value is an object, or an array
+ * holding one, with its own non-function `toString`. Every body schema is strict and none has such a
+ * field, so refusing them here gives the answer validation would have given, without the crash.
+ */
+const REFUSED_KEYS = new Set(["toString", "valueOf"]);
+
 const tooLarge = (maxBytes: number) => new ApiError("TooLarge", `Body is larger than ${maxBytes} bytes`);
 
 /**
@@ -32,9 +40,8 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
   } catch {
     throw new ApiError("BadRequest", "Body is not JSON");
   }
-  const deep = tooDeep(value, MAX_JSON_DEPTH);
-  if (deep !== null)
-    throw new ApiError("InvalidRequest", `${deep}: nested deeper than ${MAX_JSON_DEPTH} levels`);
+  const problem = shapeProblem(value, MAX_JSON_DEPTH);
+  if (problem !== null) throw new ApiError("InvalidRequest", problem);
   return value;
 }
 
@@ -64,25 +71,22 @@ async function readCapped(request: Request, maxBytes: number): Promise<Uint8Arra
 }
 
 /**
- * The name of the top-level field (or "body") under which `value` nests deeper than `limit`, or null.
- * Iterative, so the check itself cannot overflow the stack (JSON.parse in Bun is iterative too).
+ * What no schema would accept and Elysia's validator cannot report safely: nesting deeper than
+ * `limit` (named by its top-level field) or a refused key (named by its path). Iterative, and it stops
+ * at the depth limit, so the walk itself cannot overflow the stack (JSON.parse in Bun is iterative).
  */
-function tooDeep(value: unknown, limit: number): string | null {
+function shapeProblem(value: unknown, limit: number): string | null {
   if (typeof value !== "object" || value === null) return null;
-  const tops: [string, unknown][] = Array.isArray(value)
-    ? [["body", value]]
-    : Object.entries(value).map(([k, v]) => [k, v]);
-  for (const [name, top] of tops) {
-    const startDepth = Array.isArray(value) ? 1 : 2;
-    if (typeof top !== "object" || top === null) continue;
-    const stack: [unknown, number][] = [[top, startDepth]];
-    while (stack.length > 0) {
-      const [node, depth] = stack.pop() as [unknown, number];
-      if (depth > limit) return name;
-      const children = Array.isArray(node) ? node : Object.values(node as object);
-      for (const child of children) {
-        if (typeof child === "object" && child !== null) stack.push([child, depth + 1]);
-      }
+  const top = Array.isArray(value) ? "body" : null;
+  const stack: { node: object; depth: number; path: string[] }[] = [{ node: value, depth: 1, path: [] }];
+  while (stack.length > 0) {
+    const { node, depth, path } = stack.pop() as (typeof stack)[number];
+    if (depth > limit) return `${top ?? path[0] ?? "body"}: nested deeper than ${limit} levels`;
+    const isArray = Array.isArray(node);
+    for (const [key, child] of Object.entries(node)) {
+      if (!isArray && REFUSED_KEYS.has(key)) return `${[...path, key].join(".")}: Unexpected property`;
+      if (typeof child === "object" && child !== null)
+        stack.push({ node: child, depth: depth + 1, path: [...path, key] });
     }
   }
   return null;

@@ -7,13 +7,17 @@ export interface MappedError {
   headers: Record<string, string>;
 }
 
-/** A JSON pointer ("/commit/members/0/did") as a dotted field name ("commit.members.0.did"). */
+/**
+ * A JSON pointer ("/commit/members/0/did") as a dotted field name ("commit.members.0.did"); the
+ * root is "body" and an empty key is shown as "".
+ */
 export function fieldName(pointer: string): string {
-  const segments = pointer
+  if (pointer === "") return "body";
+  return pointer
     .split("/")
     .slice(1)
-    .map((s) => s.replaceAll("~1", "/").replaceAll("~0", "~"));
-  return segments.join(".") || "body";
+    .map((s) => s.replaceAll("~1", "/").replaceAll("~0", "~") || '""')
+    .join(".");
 }
 
 /** Names the first failing field, e.g. "channelUri: Expected string" or "joinTokn: Unexpected property". */

@@ -1,49 +1,81 @@
 import { Limits } from "../../core/protocol/index.ts";
 import type { Clock } from "../util/clock.ts";
 
+interface Attempts {
+  /** When each failure in the window happened. */
+  failures: number[];
+  /** When each attempt that was let through but has not yet been decided started. */
+  pending: number[];
+}
+
 /**
  * Failed logins per identifier in a sliding window (protocol: 5 in 15 minutes, then 429 with
  * Retry-After). Kept in memory: it resets on restart and is per process, which bounds guessing at
  * 5 × processes per window; bounded in size so a flood of identifiers cannot exhaust memory.
+ *
+ * An attempt that is let through counts against the limit from that moment, not from when its
+ * password check (argon2, hundreds of milliseconds) fails: otherwise a burst of concurrent guesses
+ * would all pass the check before the first failure was recorded, and the limit would not hold.
  */
 export class LoginThrottle {
-  private readonly failures = new Map<string, number[]>();
+  private readonly attempts = new Map<string, Attempts>();
 
   constructor(
     private readonly clock: Clock,
-    private readonly maxFailures = Limits.loginMaxFailures,
-    private readonly windowMs = Limits.loginFailureWindowMs,
+    private readonly maxFailures: number = Limits.loginMaxFailures,
+    private readonly windowMs: number = Limits.loginFailureWindowMs,
     private readonly maxKeys = 100_000,
   ) {}
 
-  private recent(key: string): number[] {
+  private recent(key: string): Attempts {
     const cutoff = this.clock.now() - this.windowMs;
-    const list = (this.failures.get(key) ?? []).filter((t) => t > cutoff);
-    if (list.length === 0) this.failures.delete(key);
-    else this.failures.set(key, list);
-    return list;
+    const found = this.attempts.get(key);
+    const a: Attempts = {
+      failures: (found?.failures ?? []).filter((t) => t > cutoff),
+      // An attempt never decided (its request died) counts as a failure until the window passes.
+      pending: (found?.pending ?? []).filter((t) => t > cutoff),
+    };
+    if (a.failures.length === 0 && a.pending.length === 0) this.attempts.delete(key);
+    else this.attempts.set(key, a);
+    return a;
   }
 
-  /** Seconds until another attempt is allowed, or 0 when one is allowed now. */
-  retryAfter(key: string): number {
-    const list = this.recent(key);
-    if (list.length < this.maxFailures) return 0;
-    const oldest = list[list.length - this.maxFailures] ?? this.clock.now();
-    return Math.max(1, Math.ceil((oldest + this.windowMs - this.clock.now()) / 1000));
-  }
-
-  fail(key: string): void {
-    const list = this.recent(key);
-    list.push(this.clock.now());
-    this.failures.delete(key);
-    this.failures.set(key, list);
-    if (this.failures.size > this.maxKeys) {
-      const first = this.failures.keys().next().value;
-      if (first !== undefined) this.failures.delete(first);
+  private store(key: string, a: Attempts): void {
+    // Re-inserted, so the map's order is least recently attempted first: that is what gets evicted.
+    this.attempts.delete(key);
+    this.attempts.set(key, a);
+    if (this.attempts.size > this.maxKeys) {
+      const first = this.attempts.keys().next().value;
+      if (first !== undefined) this.attempts.delete(first);
     }
   }
 
+  /**
+   * Seconds until another attempt is allowed, or 0 when one is allowed now. A 0 reserves that
+   * attempt: the caller must follow with `fail` or `succeed` for the same key.
+   */
+  retryAfter(key: string): number {
+    const a = this.recent(key);
+    const used = [...a.failures, ...a.pending].sort((x, y) => x - y);
+    if (used.length < this.maxFailures) {
+      a.pending.push(this.clock.now());
+      this.store(key, a);
+      return 0;
+    }
+    const oldest = used[used.length - this.maxFailures] ?? this.clock.now();
+    return Math.max(1, Math.ceil((oldest + this.windowMs - this.clock.now()) / 1000));
+  }
+
+  /** Records a failed attempt (consuming the reservation `retryAfter` made for it). */
+  fail(key: string): void {
+    const a = this.recent(key);
+    a.pending.shift();
+    a.failures.push(this.clock.now());
+    this.store(key, a);
+  }
+
+  /** A correct password clears the identifier's record. */
   succeed(key: string): void {
-    this.failures.delete(key);
+    this.attempts.delete(key);
   }
 }

@@ -58,13 +58,17 @@ try {
   for (let s = 0; s < senders; s++) {
     const p = people[s] as Person;
     const msgs = [];
-    for (let i = 0; i < perSender; i++) msgs.push(await seal(p, channel, epoch, `bench message ${s}/${i} ${"x".repeat(100)}`));
+    for (let i = 0; i < perSender; i++)
+      msgs.push(await seal(p, channel, epoch, `bench message ${s}/${i} ${"x".repeat(100)}`));
     sealed.push({ p, msgs });
   }
   const total = perSender * senders;
-  const recvSockets = await Promise.all(people.slice(0, receivers).map((p) => TestSocket.connect(wsUrl, p.token)));
+  const recvSockets = await Promise.all(
+    people.slice(0, receivers).map((p) => TestSocket.connect(wsUrl, p.token)),
+  );
   const sendSockets = await Promise.all(sealed.map(({ p }) => TestSocket.connect(wsUrl, p.token)));
-  for (const s of [...recvSockets, ...sendSockets]) await s.request("channel:join", { channelUri: channel.uri });
+  for (const s of [...recvSockets, ...sendSockets])
+    await s.request("channel:join", { channelUri: channel.uri });
   const counted = recvSockets.map(() => 0);
   const allDelivered = Promise.all(
     recvSockets.map(
@@ -94,10 +98,15 @@ try {
   await allDelivered;
   const deliveredMs = performance.now() - start;
   ackTimes.sort((a, b) => a - b);
-  const pct = (q: number) => (ackTimes[Math.min(ackTimes.length - 1, Math.floor(q * ackTimes.length))] ?? 0).toFixed(2);
-  console.log(`server-messages: ${total} messages, ${senders} senders, ${receivers} subscribers, sqlite synchronous=${sync}`);
+  const pct = (q: number) =>
+    (ackTimes[Math.min(ackTimes.length - 1, Math.floor(q * ackTimes.length))] ?? 0).toFixed(2);
+  console.log(
+    `server-messages: ${total} messages, ${senders} senders, ${receivers} subscribers, sqlite synchronous=${sync}`,
+  );
   console.log(`  persisted (acked):      ${(total / (persistedMs / 1000)).toFixed(0)} messages/s`);
-  console.log(`  persisted + fanned out: ${(total / (deliveredMs / 1000)).toFixed(0)} messages/s (${((total * receivers) / (deliveredMs / 1000)).toFixed(0)} deliveries/s)`);
+  console.log(
+    `  persisted + fanned out: ${(total / (deliveredMs / 1000)).toFixed(0)} messages/s (${((total * receivers) / (deliveredMs / 1000)).toFixed(0)} deliveries/s)`,
+  );
   console.log(`  ack latency ms: p50 ${pct(0.5)}  p99 ${pct(0.99)}  max ${pct(1)}`);
   for (const s of [...recvSockets, ...sendSockets]) s.close();
 } finally {

@@ -1,0 +1,31 @@
+/** Every frame name of protocol §4. No other module spells these strings. */
+export const WsEvent = {
+  auth: "auth",
+  ready: "ready",
+  ack: "ack",
+  error: "error",
+  ping: "ping",
+  channelJoin: "channel:join",
+  channelLeave: "channel:leave",
+  channelMessage: "channel:message",
+  channelJoined: "channel:joined",
+  memberJoined: "channel:member:joined",
+  memberLeft: "channel:member:left",
+  presence: "channel:presence",
+  notifyJoined: "channel:notify:joined",
+  messageDeleted: "channel:message:deleted",
+  epochCreated: "epoch:created",
+  invited: "channel:invited",
+} as const;
+
+export const WS_PATH = "/api/ws";
+
+/** Close codes: 4401 for missing/invalid auth (protocol §4), the rest are this project's. */
+export const WsClose = {
+  unauthorized: 4401,
+  /** The socket fell too far behind and was dropped; reconnect and fill the gap. */
+  backpressure: 4408,
+  /** The session was logged out or revoked. */
+  sessionEnded: 4403,
+  badFrame: 4400,
+} as const;

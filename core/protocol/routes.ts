@@ -1,0 +1,52 @@
+import { Limits } from "./limits.ts";
+
+/** How a route authenticates: an access token, the refresh token, or nothing. */
+export type RouteAuth = "access" | "refresh" | "none";
+
+export interface RouteMetaDef {
+  method: "GET" | "POST";
+  /** Relative to the `/api` base path. */
+  path: string;
+  auth: RouteAuth;
+  /** Body limit in bytes when it differs from the default. */
+  maxBytes?: number;
+}
+
+/**
+ * Method, path and authentication of every call of protocol §3: the part of the route table that
+ * clients need at run time (the schemas live in http.ts, which spreads these in). Kept free of
+ * TypeBox so browser bundles stay small.
+ */
+export const RouteMeta = {
+  register: { method: "POST", path: "/auth/register", auth: "none" },
+  login: { method: "POST", path: "/auth/login", auth: "none" },
+  session: { method: "POST", path: "/auth/session", auth: "access" },
+  refresh: { method: "POST", path: "/auth/refresh", auth: "refresh" },
+  authorize: { method: "POST", path: "/auth/authorize", auth: "none" },
+  logout: { method: "POST", path: "/auth/logout", auth: "none" },
+  savePublicKey: { method: "POST", path: "/auth/save-public-key", auth: "access" },
+  getKeys: { method: "POST", path: "/users/get-keys", auth: "access" },
+  getChannels: { method: "POST", path: "/channel/get-channels", auth: "access" },
+  createChannel: { method: "POST", path: "/channel/create", auth: "access" },
+  joinChannel: { method: "POST", path: "/channel/join", auth: "access" },
+  leaveChannel: { method: "POST", path: "/channel/leave", auth: "access" },
+  invite: { method: "POST", path: "/channel/invite", auth: "access" },
+  getInvites: { method: "POST", path: "/channel/get-invites", auth: "access" },
+  kick: { method: "POST", path: "/channel/kick", auth: "access" },
+  getMembers: { method: "POST", path: "/channel/get-members", auth: "access" },
+  getEpochKeys: { method: "POST", path: "/channel/get-epoch-keys", auth: "access" },
+  getEpochInfo: { method: "POST", path: "/channel/get-epoch-info", auth: "access" },
+  createEpoch: {
+    method: "POST",
+    path: "/channel/create-epoch",
+    auth: "access",
+    maxBytes: Limits.epochBodyMaxBytes,
+  },
+  getMessages: { method: "POST", path: "/channel/get-messages", auth: "access" },
+  send: { method: "POST", path: "/channel/send", auth: "access" },
+  deleteMessage: { method: "POST", path: "/channel/delete-message", auth: "access" },
+  weather: { method: "GET", path: "/board/weather", auth: "none" },
+  health: { method: "GET", path: "/health", auth: "none" },
+} as const satisfies Record<string, RouteMetaDef>;
+
+export const API_BASE = "/api";

@@ -1,0 +1,108 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { gzipSync } from "node:zlib";
+
+/** One built browser file, kept in memory with its gzip form. */
+export interface Asset {
+  body: Uint8Array;
+  gzip: Uint8Array;
+  type: string;
+}
+
+/** The page entry scripts (web/entries/<name>.tsx). */
+export const ENTRIES = ["login", "register", "sync"] as const;
+export type EntryName = (typeof ENTRIES)[number];
+
+export interface WebAssets {
+  /** URL path → asset, e.g. "/assets/login-3f9a.js". */
+  files: Map<string, Asset>;
+  /** URL path of each page's entry script. */
+  entries: Record<EntryName, string>;
+  /** URL path of the stylesheet. */
+  css: string;
+}
+
+const TYPES: Record<string, string> = {
+  js: "text/javascript; charset=utf-8",
+  css: "text/css; charset=utf-8",
+  json: "application/json",
+  png: "image/png",
+  svg: "image/svg+xml",
+  woff2: "font/woff2",
+};
+
+function asset(name: string, body: Uint8Array): Asset {
+  const ext = name.slice(name.lastIndexOf(".") + 1);
+  return { body, gzip: gzipSync(body, { level: 9 }), type: TYPES[ext] ?? "application/octet-stream" };
+}
+
+const root = join(import.meta.dir, "..", "..");
+
+/** True inside the single binary, whose files live in Bun's embedded file system. */
+export const inBinary = import.meta.dir.startsWith("/$bunfs") || import.meta.dir.includes("~BUN");
+
+/**
+ * Builds the browser bundles from web/ in memory: code-split per route, minified, content-hashed
+ * names. Used by `npm start` and the tests; `npm run build` writes the same output to dist/web for
+ * the single binary.
+ */
+export async function buildWebAssets(opts: { outdir?: string } = {}): Promise<WebAssets> {
+  const result = await Bun.build({
+    entrypoints: [
+      ...ENTRIES.map((e) => join(root, "web", "entries", `${e}.tsx`)),
+      join(root, "web", "styles.css"),
+    ],
+    target: "browser",
+    format: "esm",
+    splitting: true,
+    // WSYNC_WEB_DEV=1 builds readable React development bundles (full hydration messages).
+    minify: process.env.WSYNC_WEB_DEV !== "1",
+    sourcemap: "none",
+    naming: { entry: "[name]-[hash].[ext]", chunk: "chunk-[hash].[ext]", asset: "[name]-[hash].[ext]" },
+    define: { "process.env.NODE_ENV": process.env.WSYNC_WEB_DEV === "1" ? '"development"' : '"production"' },
+    ...(opts.outdir ? { outdir: opts.outdir } : {}),
+  });
+  if (!result.success) throw new AggregateError(result.logs, "web build failed");
+  const files = new Map<string, Asset>();
+  const entries: Partial<Record<EntryName, string>> = {};
+  let css = "";
+  for (const out of result.outputs) {
+    const name = out.path.slice(out.path.lastIndexOf("/") + 1);
+    const url = `/assets/${name}`;
+    files.set(url, asset(name, new Uint8Array(await out.arrayBuffer())));
+    const entry = ENTRIES.find((e) => name.startsWith(`${e}-`) && name.endsWith(".js"));
+    if (out.kind === "entry-point" && entry) entries[entry] = url;
+    if (name.startsWith("styles-") && name.endsWith(".css")) css = url;
+  }
+  if (ENTRIES.some((e) => !entries[e]) || !css)
+    throw new Error("web build is missing an entry script or the stylesheet");
+  return { files, entries: entries as Record<EntryName, string>, css };
+}
+
+/** The prebuilt assets embedded in the single binary (dist/web with its manifest). */
+function loadPrebuilt(dir: string): WebAssets {
+  const manifest = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8")) as {
+    entries: Record<EntryName, string>;
+    css: string;
+    files: string[];
+  };
+  const files = new Map<string, Asset>();
+  for (const name of manifest.files)
+    files.set(`/assets/${name}`, asset(name, new Uint8Array(readFileSync(join(dir, name)))));
+  return { files, entries: manifest.entries, css: manifest.css };
+}
+
+let loading: Promise<WebAssets> | null = null;
+
+/** The assets for this process, built once on first use. */
+export function webAssets(): Promise<WebAssets> {
+  loading ??= (async () => {
+    const embedded = join(import.meta.dir, "dist", "web");
+    if (inBinary && existsSync(join(embedded, "manifest.json"))) return loadPrebuilt(embedded);
+    return buildWebAssets();
+  })();
+  loading.catch(() => {
+    loading = null;
+  });
+  return loading;
+}

@@ -1,0 +1,195 @@
+import { createMemoryHistory } from "@tanstack/react-router";
+import type { ReactNode } from "react";
+import { renderToReadableStream } from "react-dom/server";
+import type { Weather } from "../../core/protocol/index.ts";
+import { SyncIsland } from "../../web/features/chat/SyncIsland.tsx";
+import { createSyncRouter } from "../../web/features/chat/sync-router.tsx";
+import { WeatherWidget } from "../../web/features/weather/WeatherWidget.tsx";
+import { type IslandName, Islands, propsId, serializeProps } from "../../web/islands.ts";
+import { LoginIsland, RegisterIsland } from "../../web/pages.tsx";
+import { AuthShell } from "../../web/shell/AuthShell.tsx";
+import { type EntryName, webAssets } from "./assets.ts";
+import { Document } from "./Document.tsx";
+
+/** A fresh nonce per response: 128 random bits, base64. */
+function nonce(): string {
+  return Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("base64");
+}
+
+/**
+ * Strict CSP: scripts only from this origin and only with this response's nonce (no inline or eval),
+ * connections only back to this origin (HTTP and WebSocket), no framing, no plugins, no base-uri
+ * tricks. Styles allow inline attributes, which React's `style` props and the toast library need.
+ */
+export function contentSecurityPolicy(n: string): string {
+  return [
+    "default-src 'self'",
+    `script-src 'self' 'nonce-${n}'`,
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data: blob:",
+    "font-src 'self'",
+    "connect-src 'self' ws: wss:",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join("; ");
+}
+
+export const PAGE_HEADERS = {
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "x-frame-options": "DENY",
+  "cross-origin-opener-policy": "same-origin",
+  "permissions-policy": "camera=(), microphone=(), geolocation=()",
+  "cache-control": "no-store",
+} as const;
+
+function Island({ name, props, children }: { name: IslandName; props?: unknown; children: ReactNode }) {
+  return (
+    <>
+      <div id={Islands[name]}>{children}</div>
+      {props === undefined ? null : (
+        <script
+          type="application/json"
+          id={propsId(name)}
+          // biome-ignore lint/security/noDangerouslySetInnerHtml: JSON data block, escaped by serializeProps; never executed.
+          dangerouslySetInnerHTML={{ __html: serializeProps(props) }}
+        />
+      )}
+    </>
+  );
+}
+
+function NotFound() {
+  return (
+    <main className="page-center">
+      <div className="panel">
+        <h1 className="glitch-title">404</h1>
+        <p>SIGNAL LOST: nothing lives at this address.</p>
+        <a href="/sync">Return to the network</a>
+      </div>
+    </main>
+  );
+}
+
+export interface PageContext {
+  handleSuffix: string;
+  weather(): Promise<Weather>;
+}
+
+interface Page {
+  status: number;
+  entry: EntryName | null;
+  bodyClass?: string;
+  title: string;
+  body: ReactNode;
+}
+
+async function pageFor(url: URL, ctx: PageContext): Promise<Page> {
+  const path = url.pathname.replace(/\/+$/, "") || "/";
+  if (path === "/login") {
+    return {
+      status: 200,
+      entry: "login",
+      title: "wsync — login",
+      body: (
+        <AuthShell tagline="Where digital dreams take flight">
+          <Island name="login">
+            <LoginIsland />
+          </Island>
+        </AuthShell>
+      ),
+    };
+  }
+  if (path === "/register") {
+    const props = { suffix: ctx.handleSuffix };
+    return {
+      status: 200,
+      entry: "register",
+      title: "wsync — register",
+      body: (
+        <AuthShell tagline="Join the digital frontier">
+          <Island name="register" props={props}>
+            <RegisterIsland {...props} />
+          </Island>
+        </AuthShell>
+      ),
+    };
+  }
+  if (path === "/sync" || path.startsWith("/sync/")) {
+    // The router decides which /sync paths exist (so unknown ones are real 404s); the island itself
+    // renders its loading state on the server (see SyncIsland).
+    const router = createSyncRouter(createMemoryHistory({ initialEntries: [url.pathname + url.search] }));
+    await router.load();
+    const notFound = router.state.matches.some(
+      (m) => m.status === "notFound" || Boolean((m as { globalNotFound?: boolean }).globalNotFound),
+    );
+    if (!notFound) {
+      const weather = { weather: await ctx.weather().catch(() => null) };
+      return {
+        status: 200,
+        entry: "sync",
+        bodyClass: "theme-black",
+        title: "wsync — sync",
+        body: (
+          <>
+            <header className="top-bar">
+              <span className="brand-small">wsync</span>
+              <Island name="weather" props={weather}>
+                <WeatherWidget initial={weather.weather} />
+              </Island>
+            </header>
+            <Island name="sync">
+              <SyncIsland />
+            </Island>
+          </>
+        ),
+      };
+    }
+  }
+  return { status: 404, entry: null, title: "wsync — not found", body: <NotFound /> };
+}
+
+/** Streams the page for `url`, with a real 404 status for paths no page matches. */
+export async function renderPage(url: URL, ctx: PageContext): Promise<Response> {
+  const assets = await webAssets();
+  const page = await pageFor(url, ctx);
+  const n = nonce();
+  const stream = await renderToReadableStream(
+    <Document
+      nonce={n}
+      title={page.title}
+      css={assets.css}
+      entry={page.entry ? assets.entries[page.entry] : null}
+      bodyClass={page.bodyClass}
+    >
+      {page.body}
+    </Document>,
+    { nonce: n },
+  );
+  return new Response(stream, {
+    status: page.status,
+    headers: {
+      ...PAGE_HEADERS,
+      "content-type": "text/html; charset=utf-8",
+      "content-security-policy": contentSecurityPolicy(n),
+    },
+  });
+}
+
+/** Serves a built asset: immutable (hashed name), gzip when the client accepts it. */
+export async function serveAsset(path: string, acceptEncoding: string | null): Promise<Response | null> {
+  const a = (await webAssets()).files.get(path);
+  if (!a) return null;
+  const gzip = /\bgzip\b/.test(acceptEncoding ?? "");
+  return new Response((gzip ? a.gzip : a.body) as Uint8Array<ArrayBuffer>, {
+    headers: {
+      "content-type": a.type,
+      "cache-control": "public, max-age=31536000, immutable",
+      "x-content-type-options": "nosniff",
+      vary: "accept-encoding",
+      ...(gzip ? { "content-encoding": "gzip" } : {}),
+    },
+  });
+}

@@ -1,0 +1,85 @@
+import { type FormEvent, useEffect, useState } from "react";
+import { useSnapshot } from "valtio";
+import { Spinner } from "../../components/Spinner.tsx";
+import { authState, authUi, login } from "../../state/auth.ts";
+import { KeysLostModal, PrivateKeyValidationModal } from "./lazy-modals.tsx";
+import { useSessionCheck } from "./use-session-check.ts";
+
+/** The /login island (spec §2.3). */
+export function LoginForm() {
+  const auth = useSnapshot(authState);
+  const ui = useSnapshot(authUi);
+  const phase = useSessionCheck();
+  const [identifier, setIdentifier] = useState("");
+  const [password, setPassword] = useState("");
+
+  // Authenticated with keys ready: on to the board.
+  useEffect(() => {
+    if (auth.isAuthenticated && auth.keyState === "ready") window.location.replace("/sync");
+  }, [auth.isAuthenticated, auth.keyState]);
+
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    if (!identifier.trim() || !password || auth.loading) return;
+    await login(identifier.trim(), password);
+  }
+
+  if (phase === "checking") {
+    return <Spinner label="Loading" />;
+  }
+  if (auth.isAuthenticated && auth.keyState === "validate") {
+    return (
+      <>
+        <p className="status-line">Validating your keys...</p>
+        <PrivateKeyValidationModal />
+      </>
+    );
+  }
+  if (auth.isAuthenticated && auth.keyState === "lost") return <KeysLostModal />;
+  if (auth.isAuthenticated && auth.keyState === "ready") return <Spinner label="Entering" />;
+
+  return (
+    <form className="auth-form" onSubmit={submit} noValidate>
+      {auth.error ? (
+        <div className="error-banner" role="alert">
+          {auth.error}
+        </div>
+      ) : null}
+      <label className="field">
+        <span>Email or Handle</span>
+        <input
+          name="identifier"
+          autoComplete="username"
+          value={identifier}
+          required
+          onChange={(e) => {
+            setIdentifier(e.target.value);
+            authUi.fieldErrors = { ...authUi.fieldErrors, identifier: "" };
+          }}
+        />
+        {ui.fieldErrors.identifier ? <span className="field-error">{ui.fieldErrors.identifier}</span> : null}
+      </label>
+      <label className="field">
+        <span>Password</span>
+        <input
+          name="password"
+          type="password"
+          autoComplete="current-password"
+          value={password}
+          required
+          onChange={(e) => {
+            setPassword(e.target.value);
+            authUi.fieldErrors = { ...authUi.fieldErrors, password: "" };
+          }}
+        />
+        {ui.fieldErrors.password ? <span className="field-error">{ui.fieldErrors.password}</span> : null}
+      </label>
+      <button type="submit" className="primary" disabled={auth.loading}>
+        {auth.loading ? "Connecting..." : "Enter"}
+      </button>
+      <p className="switch">
+        Don't have an account? <a href="/register">Register here</a>
+      </p>
+    </form>
+  );
+}

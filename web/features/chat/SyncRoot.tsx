@@ -1,0 +1,51 @@
+import { Outlet } from "@tanstack/react-router";
+import { useEffect, useState } from "react";
+import { useSnapshot } from "valtio";
+import { ApiError } from "../../../core/protocol/runtime.ts";
+import { Spinner } from "../../components/Spinner.tsx";
+import { Toasts } from "../../components/Toasts.tsx";
+import { authState } from "../../state/auth.ts";
+import { hasStoredAuth } from "../../state/browser-store.ts";
+import { loadClient } from "../../state/engine.ts";
+import { KeysLostModal, PrivateKeyValidationModal } from "../auth/lazy-modals.tsx";
+
+/**
+ * The guard of the messaging area (spec §2.1): no stored did + token → /login (replacing history);
+ * a spinner while the stored session is checked; a rejected session (401) → the site root. Keys that
+ * need validating, or are lost, show their modal instead of the board.
+ */
+export function SyncRoot() {
+  const auth = useSnapshot(authState);
+  const [checked, setChecked] = useState(false);
+  useEffect(() => {
+    if (!hasStoredAuth()) {
+      window.location.replace("/login");
+      return;
+    }
+    let offEnded = () => {};
+    void loadClient().then((client) => {
+      offEnded = client.events.on("session-ended", () => window.location.assign("/"));
+      return client
+        .restore()
+        .then(() => {
+          setChecked(true);
+          if (client.state.auth.keyState === "ready") client.connect();
+        })
+        .catch((e) => {
+          if (e instanceof ApiError && e.status === 401) window.location.assign("/");
+          else setChecked(true);
+        });
+    });
+    return () => offEnded();
+  }, []);
+
+  if (!checked || !auth.isAuthenticated) return <Spinner label="Loading" />;
+  if (auth.keyState === "validate") return <PrivateKeyValidationModal />;
+  if (auth.keyState === "lost") return <KeysLostModal />;
+  return (
+    <>
+      <Outlet />
+      <Toasts />
+    </>
+  );
+}

@@ -1,0 +1,36 @@
+import { proxy } from "valtio";
+import type { WebSocketCtor, WsyncClient } from "../../core/client/index.ts";
+import { type ClientState, initialState } from "../../core/client/state.ts";
+import { BrowserStore } from "./browser-store.ts";
+
+/**
+ * The engine's own state object is a valtio proxy: every mutation the engine makes is observed by
+ * the views directly, with no copying. The slices (auth, channel, message, epoch) are views of it.
+ */
+export const engineState: ClientState = proxy(initialState());
+
+let client: Promise<WsyncClient> | null = null;
+
+/**
+ * The one engine of this page. Its code (and the crypto under it) is a separate chunk, loaded on
+ * first use: a first-time visitor's /login ships only the form until they act.
+ */
+export function loadClient(): Promise<WsyncClient> {
+  client ??= import("../../core/client/client.ts").then(
+    ({ WsyncClient }) =>
+      new WsyncClient({
+        state: engineState,
+        baseUrl: window.location.origin,
+        fetch: (input, init) => window.fetch(input, init),
+        WebSocket: window.WebSocket as unknown as WebSocketCtor,
+        store: new BrowserStore(),
+        log: (m) => console.warn(`[wsync] ${m}`),
+      }),
+  );
+  return client;
+}
+
+/** Tests swap in an engine wired to a test server or fakes. */
+export function dangerouslySetClient(c: WsyncClient | null): void {
+  client = c ? Promise.resolve(c) : null;
+}
