@@ -1,0 +1,4 @@
+/** Placeholder: being built. */
+export function CreateChannelDialog() {
+  return <div className="todo">CreateChannelDialog</div>;
+}

@@ -1,0 +1,4 @@
+/** Placeholder: being built. */
+export function MobileChrome() {
+  return <div className="todo">MobileChrome</div>;
+}

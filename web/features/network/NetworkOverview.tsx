@@ -1,0 +1,4 @@
+/** Placeholder: being built. */
+export function NetworkOverview() {
+  return <div className="todo">NetworkOverview</div>;
+}

@@ -1,0 +1,4 @@
+/** Placeholder: being built. */
+export function TerminalView() {
+  return <div className="todo">TerminalView</div>;
+}

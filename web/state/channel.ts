@@ -1,0 +1,75 @@
+import toast from "react-hot-toast";
+import type { Channel, ChannelType } from "../../core/protocol/runtime.ts";
+import { engineState, loadClient } from "./engine.ts";
+
+/**
+ * The channel slice (spec §3 "Channel state"): the list, the current channel, and the actions on
+ * channels. The data is the engine's (engineState.channels, .currentChannelId); views read it with
+ * useSnapshot(engineState) and call these actions. Failures become the spec's texts (§8).
+ */
+export const channelState = engineState;
+
+function fail(text: string, e: unknown): never {
+  const detail = e instanceof Error && e.message ? e.message : text;
+  toast.error(detail);
+  throw e instanceof Error ? e : new Error(text);
+}
+
+export async function fetchChannels(): Promise<Channel[]> {
+  try {
+    return await (await loadClient()).refreshChannels();
+  } catch (e) {
+    return fail("Failed to fetch channels", e);
+  }
+}
+
+/** Selects and opens a channel (joins a public one): members, epoch keys, the last 50 records. */
+export async function selectChannel(channelId: string): Promise<void> {
+  try {
+    await (await loadClient()).open(channelId);
+  } catch (e) {
+    fail("Failed to join channel", e);
+  }
+}
+
+/** Back to the terminal / network view. */
+export function clearSelection(): void {
+  engineState.currentChannelId = null;
+}
+
+/** Joins by hash, uri, secret link or `{id}#{token}`, then opens it. */
+export async function joinChannel(input: string): Promise<void> {
+  try {
+    await (await loadClient()).join(input);
+  } catch (e) {
+    fail("Failed to join channel", e);
+  }
+}
+
+export async function createChannel(input: {
+  name: string;
+  type: ChannelType;
+  description?: string;
+}): Promise<{ channel: Channel; link: string | null }> {
+  try {
+    return await (await loadClient()).createChannel(input);
+  } catch (e) {
+    return fail("Failed to create channel", e);
+  }
+}
+
+export async function leaveChannel(channelId: string): Promise<void> {
+  try {
+    await (await loadClient()).leave(channelId);
+  } catch (e) {
+    fail("Failed to leave channel", e);
+  }
+}
+
+export async function inviteToChannel(channelId: string, handle: string): Promise<void> {
+  await (await loadClient()).invite(channelId, handle);
+}
+
+export async function kickMember(channelId: string, did: string): Promise<void> {
+  await (await loadClient()).kick(channelId, did);
+}
