@@ -89,8 +89,15 @@ export class ChannelEngine {
 
   /** Compares every member's key with its pin; a change becomes a warning in the channel. */
   async checkMemberKeys(channelId: string | null, members: Member[]): Promise<void> {
+    const identity = this.c.keyring.identity;
     for (const m of members) {
       if (!m.publicKey) continue;
+      // This client's own key is known first-hand: when the server shows it, just keep it pinned
+      // (a freshly replaced key races its own key-changed notice). Any other key for us is a warning.
+      if (m.did === this.c.me().did && identity?.publicKey === m.publicKey) {
+        await this.c.keyring.repin(m.did, m.publicKey);
+        continue;
+      }
       const result = await this.c.keyring.pin(m.did, m.publicKey);
       if (result !== "changed") continue;
       const view = channelId ? this.view(channelId) : undefined;

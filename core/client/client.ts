@@ -87,7 +87,7 @@ export class WsyncClient {
         this.changed();
       },
       onConnected: () => this.onConnected(),
-      onSessionEnded: () => void this.endLocally().then(() => this.events.emit("session-ended", {})),
+      onSessionEnded: () => void this.endLocally(false).then(() => this.events.emit("session-ended", {})),
     });
     this.channels = new ChannelEngine({
       state: this.state,
@@ -220,6 +220,8 @@ export class WsyncClient {
       this.state.auth.user.publicKey = identity.publicKey;
       serverPublicKey = identity.publicKey;
     }
+    // Spec §4.1: a server key with no local private key is stored locally while the user validates.
+    if (serverPublicKey !== null && !identity) await this.o.store.set("publicKey", serverPublicKey);
     if (serverPublicKey === null) this.state.auth.keyState = "lost";
     else if (identity && identity.publicKey === serverPublicKey) this.state.auth.keyState = "ready";
     else this.state.auth.keyState = "validate";
@@ -253,8 +255,20 @@ export class WsyncClient {
   /** For an account with no usable key: a new key pair, replacing the server's (announced to channels). */
   async createNewKeys(): Promise<{ publicKey: string; privateKey: string }> {
     const keys = await generateIdentity();
-    await this.api.call("savePublicKey", { publicKey: keys.publicKey, replace: true });
+    // The new key is this client's before the server announces it, so the key-changed notice that
+    // races the answer is recognised as our own; a refused save puts the old key back.
+    const previous = {
+      privateKey: await this.o.store.get("privateKey"),
+      publicKey: await this.o.store.get("publicKey"),
+    };
     await this.keyring.saveIdentity(keys.privateKey, keys.publicKey);
+    try {
+      await this.api.call("savePublicKey", { publicKey: keys.publicKey, replace: true });
+    } catch (e) {
+      if (previous.privateKey && previous.publicKey)
+        await this.keyring.saveIdentity(previous.privateKey, previous.publicKey);
+      throw e;
+    }
     const s = this.session.current;
     if (s) await this.session.save({ ...s, publicKey: keys.publicKey });
     await this.keyring.repin(this.did ?? "", keys.publicKey);
@@ -275,12 +289,17 @@ export class WsyncClient {
     } catch (e) {
       this.log(`logout: ${reasonOf(e)}`);
     }
-    await this.endLocally();
+    await this.endLocally(true);
   }
 
-  private async endLocally(): Promise<void> {
+  /**
+   * Forgets the session. Logout also wipes this device's keys (spec §4.1); a session the server
+   * ended (revoked elsewhere, refresh refused) only removes the stored auth, so the private key the
+   * user restored here is not lost with it.
+   */
+  private async endLocally(wipeKeys: boolean): Promise<void> {
     this.realtime.stop();
-    await this.keyring.clear(Object.keys(this.state.open));
+    if (wipeKeys) await this.keyring.clear(Object.keys(this.state.open));
     await this.session.clear();
     Object.assign(this.state, initialState());
     this.changed();
@@ -298,7 +317,7 @@ export class WsyncClient {
         return true;
       } catch (e) {
         if (e instanceof ApiError && e.status === 401) {
-          await this.endLocally();
+          await this.endLocally(false);
           this.events.emit("session-ended", {});
         }
         return false;

@@ -43,10 +43,14 @@ export class Keyring {
   /** Spec §4.3: clearing all key data wipes in-memory epoch keys and the key pair. */
   async clear(channelIds: Iterable<string>): Promise<void> {
     this.identity = null;
-    for (const id of new Set([...channelIds, ...this.epochs.keys()]))
+    // Every channel that ever stored epoch keys on this device, not only the ones opened since load.
+    const indexed = (await readJson<string[]>(this.store, StoreKeys.epochIndex)) ?? [];
+    for (const id of new Set([...channelIds, ...this.epochs.keys(), ...indexed])) {
       await this.store.delete(StoreKeys.epochs(id));
+    }
     this.epochs.clear();
     this.pins = null;
+    await this.store.delete(StoreKeys.epochIndex);
     await this.store.delete(StoreKeys.privateKey);
     await this.store.delete(StoreKeys.publicKey);
     await this.store.delete(StoreKeys.pins);
@@ -100,6 +104,10 @@ export class Keyring {
       createdAt: Date.now(),
     }));
     await this.store.set(StoreKeys.epochs(channelId), JSON.stringify(stored));
+    const indexed = (await readJson<string[]>(this.store, StoreKeys.epochIndex)) ?? [];
+    if (!indexed.includes(channelId)) {
+      await this.store.set(StoreKeys.epochIndex, JSON.stringify([...indexed, channelId]));
+    }
   }
 
   private async loadPins(): Promise<Record<string, string>> {

@@ -29,6 +29,8 @@ export const StoreKeys = {
   publicKey: "publicKey",
   pins: "wsync-pins",
   epochs: (channelId: string) => `wsync-epochs:${channelId}`,
+  /** The channel ids that have an epoch store, so logout can wipe them all. */
+  epochIndex: "wsync-epochs-index",
 } as const;
 
 export async function readJson<T>(store: KeyValueStore, key: string): Promise<T | null> {
