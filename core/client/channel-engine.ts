@@ -90,16 +90,21 @@ export class ChannelEngine {
   /** Compares every member's key with its pin; a change becomes a warning in the channel. */
   async checkMemberKeys(channelId: string | null, members: Member[]): Promise<void> {
     const identity = this.c.keyring.identity;
+    const me = this.c.me().did;
+    const offered: { did: string; publicKey: string }[] = [];
     for (const m of members) {
       if (!m.publicKey) continue;
       // This client's own key is known first-hand: when the server shows it, just keep it pinned
       // (a freshly replaced key races its own key-changed notice). Any other key for us is a warning.
-      if (m.did === this.c.me().did && identity?.publicKey === m.publicKey) {
-        await this.c.keyring.repin(m.did, m.publicKey);
+      if (m.did === me && identity?.publicKey === m.publicKey) {
+        if ((await this.c.keyring.pinned(me)) !== m.publicKey) await this.c.keyring.repin(me, m.publicKey);
         continue;
       }
-      const result = await this.c.keyring.pin(m.did, m.publicKey);
-      if (result !== "changed") continue;
+      offered.push({ did: m.did, publicKey: m.publicKey });
+    }
+    const changed = new Set(await this.c.keyring.pinMany(offered));
+    for (const m of members) {
+      if (!changed.has(m.did)) continue;
       const view = channelId ? this.view(channelId) : undefined;
       if (view && !view.warnings.some((w) => w.did === m.did)) {
         view.warnings.push({
