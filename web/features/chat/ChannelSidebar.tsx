@@ -1,4 +1,212 @@
-/** Placeholder: being built. */
-export function ChannelSidebar(_: { mobile: boolean }) {
-  return <div className="todo">ChannelSidebar</div>;
+import { type FormEvent, type KeyboardEvent, type PointerEvent, useEffect, useRef, useState } from "react";
+import toast from "react-hot-toast";
+import { useSnapshot } from "valtio";
+import { handleWithoutSuffix } from "../../../core/client/display.ts";
+import { displaySafe } from "../../../core/commands/index.ts";
+import { clearSelection, joinChannel, selectChannel } from "../../state/channel.ts";
+import { engineState, loadClient } from "../../state/engine.ts";
+import { SIDEBAR_DEFAULT, SIDEBAR_MAX, SIDEBAR_MIN, setSidebarWidth, uiState } from "../../state/ui.ts";
+
+/** Spec §9: on mobile the drawer closes this long after a join. */
+export const MOBILE_CLOSE_DELAY_MS = 300;
+const KEY_STEP = 10;
+
+function Lock({ type }: { type: string }) {
+  return (
+    <svg className="lock" viewBox="0 0 16 16" width="12" height="12" role="img" aria-label={`${type} channel`}>
+      <path fill="currentColor" d="M4 7V5a4 4 0 0 1 8 0v2h1v8H3V7zm2 0h4V5a2 2 0 0 0-4 0z" />
+    </svg>
+  );
+}
+
+/** Drags the sidebar's right edge; the width is clamped to 233–500 px by setSidebarWidth. */
+function startResize(e: PointerEvent) {
+  e.preventDefault();
+  const x0 = e.clientX;
+  const w0 = uiState.sidebarWidth;
+  const root = document.documentElement;
+  const move = (ev: globalThis.PointerEvent) => setSidebarWidth(w0 + ev.clientX - x0);
+  const end = () => {
+    root.classList.remove("resizing");
+    window.removeEventListener("pointermove", move);
+    window.removeEventListener("pointerup", end);
+    window.removeEventListener("pointercancel", end);
+  };
+  root.classList.add("resizing");
+  window.addEventListener("pointermove", move);
+  window.addEventListener("pointerup", end);
+  window.addEventListener("pointercancel", end);
+}
+
+function resizeByKey(e: KeyboardEvent) {
+  const w = uiState.sidebarWidth;
+  const step = e.shiftKey ? KEY_STEP * 5 : KEY_STEP;
+  const next = {
+    ArrowLeft: w - step,
+    ArrowRight: w + step,
+    Home: SIDEBAR_MIN,
+    End: SIDEBAR_MAX,
+  }[e.key];
+  if (next === undefined) return;
+  e.preventDefault();
+  setSidebarWidth(next);
+}
+
+/**
+ * The channel list (spec §2.9): channels, pending invites, the secret-link form and the way back to
+ * the terminal or network view. Desktop: a column resizable by its right edge. Mobile: a drawer.
+ */
+export function ChannelSidebar({ mobile }: { mobile: boolean }) {
+  const s = useSnapshot(engineState);
+  const ui = useSnapshot(uiState);
+  const [link, setLink] = useState("");
+  const [joining, setJoining] = useState(false);
+  const closeTimer = useRef<ReturnType<typeof setTimeout>>(undefined);
+
+  // Spec §2.9/§8: the socket's error message shows as a toast.
+  useEffect(() => {
+    let off: (() => void) | null = null;
+    let live = true;
+    void loadClient().then((c) => {
+      if (live) off = c.events.on("error", ({ message }) => void toast.error(message, { id: message }));
+    });
+    return () => {
+      live = false;
+      off?.();
+      clearTimeout(closeTimer.current);
+    };
+  }, []);
+
+  const closeDrawer = () => {
+    uiState.sidebarOpen = false;
+  };
+  /** Runs a join; on mobile the drawer closes shortly after it succeeds. Failures already toast. */
+  const afterJoin = (p: Promise<void>) =>
+    p.then(
+      () => {
+        if (mobile) closeTimer.current = setTimeout(closeDrawer, MOBILE_CLOSE_DELAY_MS);
+      },
+      () => undefined,
+    );
+  const back = (view: "terminal" | "network") => {
+    clearSelection();
+    uiState.networkView = view;
+    if (mobile) closeDrawer();
+  };
+
+  async function joinSecret(e: FormEvent) {
+    e.preventDefault();
+    const value = link.trim();
+    if (!value || joining || !s.auth.isAuthenticated) return;
+    setJoining(true);
+    await afterJoin(joinChannel(value).then(() => setLink("")));
+    setJoining(false);
+  }
+
+  const home = !s.currentChannelId;
+  const hidden = mobile && !ui.sidebarOpen;
+  return (
+    <>
+      {mobile && ui.sidebarOpen ? (
+        <button type="button" className="sidebar-backdrop" aria-label="Close channels" onClick={closeDrawer} />
+      ) : null}
+      <aside
+        className={`channel-sidebar${mobile ? " drawer" : ""}${mobile && ui.sidebarOpen ? " open" : ""}`}
+        style={mobile ? undefined : { width: ui.sidebarWidth }}
+        aria-label="Channels"
+        aria-hidden={hidden || undefined}
+        inert={hidden || undefined}
+      >
+        <nav className="sb-nav">
+          {(["terminal", "network"] as const).map((v) => (
+            <button
+              key={v}
+              type="button"
+              className={home && ui.networkView === v ? "on" : undefined}
+              onClick={() => back(v)}
+            >
+              {v === "terminal" ? ">_ terminal" : "◉ network"}
+            </button>
+          ))}
+        </nav>
+        <div className="sb-head">
+          <h2>Channels</h2>
+          <button
+            type="button"
+            className="sb-add"
+            aria-label="Create channel"
+            title="Create channel"
+            onClick={() => {
+              uiState.createDialogOpen = true;
+              if (mobile) closeDrawer();
+            }}
+          >
+            +
+          </button>
+        </div>
+        <ul className="sb-list">
+          {s.channels.map((c) => {
+            const active = c.id === s.currentChannelId;
+            return (
+              <li key={c.id}>
+                <button
+                  type="button"
+                  className={`sb-channel${active ? " active" : ""}${c.isMember ? "" : " other"}`}
+                  aria-current={active || undefined}
+                  onClick={() => void afterJoin(selectChannel(c.id))}
+                >
+                  <span className="sb-name">#{displaySafe(c.value.name)}</span>
+                  {c.value.type === "public" ? null : <Lock type={c.value.type} />}
+                </button>
+              </li>
+            );
+          })}
+          {s.channels.length === 0 ? <li className="sb-empty">No channels yet</li> : null}
+        </ul>
+        {s.invites.length > 0 ? (
+          <section className="sb-invites" aria-label="Invites">
+            <h3>Invites</h3>
+            <ul>
+              {s.invites.map((i) => (
+                <li key={i.channel.id}>
+                  <span className="sb-name">#{displaySafe(i.channel.value.name)}</span>
+                  <small>from {displaySafe(handleWithoutSuffix(i.from.handle))}</small>
+                  <button type="button" onClick={() => void afterJoin(joinChannel(i.channel.id))}>
+                    Join
+                  </button>
+                </li>
+              ))}
+            </ul>
+          </section>
+        ) : null}
+        <form className="sb-secret" onSubmit={joinSecret}>
+          <input
+            value={link}
+            onChange={(e) => setLink(e.target.value)}
+            placeholder="Paste secret channel link"
+            aria-label="Secret channel link"
+            autoComplete="off"
+          />
+          <button type="submit" disabled={!link.trim() || joining || !s.auth.isAuthenticated}>
+            Join Secret Channel
+          </button>
+        </form>
+        {mobile ? null : (
+          <div
+            className="sb-resize"
+            role="separator"
+            aria-orientation="vertical"
+            aria-label="Resize channel list"
+            aria-valuemin={SIDEBAR_MIN}
+            aria-valuemax={SIDEBAR_MAX}
+            aria-valuenow={ui.sidebarWidth}
+            tabIndex={0}
+            onPointerDown={startResize}
+            onKeyDown={resizeByKey}
+            onDoubleClick={() => setSidebarWidth(SIDEBAR_DEFAULT)}
+          />
+        )}
+      </aside>
+    </>
+  );
 }

@@ -1,4 +1,45 @@
-/** Placeholder: being built. */
-export function ChatView(_: { channelId: string; mobile: boolean }) {
-  return <div className="todo">ChatView</div>;
+import { useSnapshot } from "valtio";
+import { leaveChannel } from "../../state/channel.ts";
+import { engineState } from "../../state/engine.ts";
+import { compareKeys } from "./members/panel.ts";
+import { Composer } from "./messages/Composer.tsx";
+import { MessageList } from "./messages/MessageList.tsx";
+
+const FLAG: Record<string, string> = { invite: " +i", secret: " +s" };
+
+/**
+ * The open channel (spec §2.8 chat view): header, key-change warnings, the message list and the
+ * input. Everything shown comes from the engine's view of the channel; actions go through the slices.
+ */
+export function ChatView({ channelId, mobile }: { channelId: string; mobile: boolean }) {
+  const view = useSnapshot(engineState).open[channelId];
+  if (!view) return null;
+  const c = view.channel.value;
+  return (
+    <section className="chat" data-testid="chat-view">
+      <header className="chat-head">
+        <div className="chat-title">
+          <h2>#{c.name}</h2>
+          <span className="chat-type">
+            [{c.type}
+            {FLAG[c.type]}]
+          </span>
+          {c.description ? <p>{c.description}</p> : null}
+        </div>
+        <button type="button" className="danger" onClick={() => void leaveChannel(channelId).catch(() => {})}>
+          LEAVE
+        </button>
+      </header>
+      {view.warnings.map((w) => (
+        <p className="chat-warn" key={w.did} role="alert">
+          ⚠ {w.text}{" "}
+          <button type="button" onClick={() => compareKeys(w.did)}>
+            COMPARE
+          </button>
+        </p>
+      ))}
+      <MessageList channelId={channelId} mobile={mobile} />
+      <Composer channelId={channelId} mobile={mobile} />
+    </section>
+  );
 }

@@ -1,4 +1,82 @@
-/** Placeholder: being built. */
+import { useSnapshot } from "valtio";
+import { activityLevel, clockTime, dayLabel } from "../../../core/client/display.ts";
+import { displaySafe } from "../../../core/commands/index.ts";
+import { selectChannel } from "../../state/channel.ts";
+import { engineState } from "../../state/engine.ts";
+import { uiState } from "../../state/ui.ts";
+
+/** Spec §3 channel card: last activity as a time string, or "No activity". */
+function when(iso: string | null): string {
+  if (!iso) return "No activity";
+  return Number.isNaN(Date.parse(iso)) ? iso : `${dayLabel(iso)} ${clockTime(iso)}`;
+}
+
+/**
+ * The network overview (spec §2.11): the channels the user can see as nodes around a core, with
+ * their activity. A card click selects and joins the channel, like the channel list.
+ */
 export function NetworkOverview() {
-  return <div className="todo">NetworkOverview</div>;
+  const s = useSnapshot(engineState);
+  const online = s.auth.isAuthenticated && s.connection === "connected";
+  const messages = s.channels.reduce((n, c) => n + c.messageCount, 0);
+  const id = s.currentChannelId;
+  const active = id ? (s.open[id]?.channel ?? s.channels.find((c) => c.id === id)) : undefined;
+  return (
+    <section className="network" aria-label="Network overview">
+      <header className="net-bar">
+        <h2>SHADOW NETWORK</h2>
+        <span className={`net-status${online ? " on" : ""}`} data-testid="net-status">
+          <i aria-hidden="true" />
+          {online ? "CONNECTED" : "OFFLINE"}
+        </span>
+        <button type="button" onClick={() => (uiState.networkView = "terminal")}>
+          terminal
+        </button>
+      </header>
+      <div className="net-core" data-testid="net-core">
+        <b>CORE</b>
+        <span>{s.channels.length} channels</span>
+        <span>{messages} messages</span>
+      </div>
+      {s.channels.length === 0 ? (
+        <div className="net-empty">
+          <p>No channels available</p>
+          <p className="net-hint">Create or join a channel to start</p>
+        </div>
+      ) : (
+        <ul className="net-cards">
+          {s.channels.map((c) => {
+            const type = c.value.type || "public";
+            const level = activityLevel(c.messageCount);
+            return (
+              <li key={c.id}>
+                <button
+                  type="button"
+                  className={`net-card act-${level}`}
+                  data-activity={level}
+                  onClick={() => void selectChannel(c.id).catch(() => undefined)}
+                >
+                  <span className="net-head">
+                    <span className="net-type" title={type}>
+                      {type.charAt(0)}
+                    </span>
+                    <span className="net-name">#{displaySafe(c.value.name || "Unknown")}</span>
+                    <span className="net-level">{level}</span>
+                  </span>
+                  <span>Members: {c.memberCount}</span>
+                  <span>Messages: {c.messageCount}</span>
+                  <span>Last activity: {when(c.lastActivity)}</span>
+                </button>
+              </li>
+            );
+          })}
+        </ul>
+      )}
+      <footer className="net-foot">
+        <span>Total Channels: {s.channels.length}</span>
+        <span>Total Messages: {messages}</span>
+        <span>Active Channel: {active ? `#${displaySafe(active.value.name || "Unknown")}` : "None"}</span>
+      </footer>
+    </section>
+  );
 }
