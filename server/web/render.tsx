@@ -151,14 +151,27 @@ async function pageFor(url: URL, ctx: PageContext): Promise<Page> {
   return { status: 404, entry: null, title: "wsync — not found", body: <NotFound /> };
 }
 
-/** Streams the page for `url`, with a real 404 status for paths no page matches. */
-export async function renderPage(url: URL, ctx: PageContext): Promise<Response> {
+/** Stands for the nonce while a page renders; each response gets its own nonce in its place. */
+const NONCE_SLOT = "wsyncNonceSlot0000000000";
+
+interface RenderedPage {
+  status: number;
+  html: string;
+}
+
+/**
+ * Rendered pages by key. A page's markup depends only on its path, the server's configuration and
+ * the (cached) weather, never on the visitor: nothing private is ever rendered on the server. So it
+ * is rendered once (React's renderToReadableStream) and served again with a fresh nonce.
+ */
+const rendered = new Map<string, Promise<RenderedPage>>();
+
+async function renderOnce(url: URL, ctx: PageContext): Promise<RenderedPage> {
   const assets = await webAssets();
   const page = await pageFor(url, ctx);
-  const n = nonce();
   const stream = await renderToReadableStream(
     <Document
-      nonce={n}
+      nonce={NONCE_SLOT}
       title={page.title}
       css={assets.css}
       entry={page.entry ? assets.entries[page.entry] : null}
@@ -166,9 +179,31 @@ export async function renderPage(url: URL, ctx: PageContext): Promise<Response> 
     >
       {page.body}
     </Document>,
-    { nonce: n },
+    { nonce: NONCE_SLOT },
   );
-  return new Response(stream, {
+  return { status: page.status, html: await new Response(stream).text() };
+}
+
+function cacheKey(url: URL, weather: Weather | null): string {
+  const path = url.pathname.replace(/\/+$/, "") || "/";
+  return path.startsWith("/sync") ? `${path}|${JSON.stringify(weather)}` : path;
+}
+
+/** The page for `url`, with a real 404 status for paths no page matches. */
+export async function renderPage(url: URL, ctx: PageContext): Promise<Response> {
+  const weather = url.pathname.startsWith("/sync") ? await ctx.weather().catch(() => null) : null;
+  const key = cacheKey(url, weather);
+  let entry = rendered.get(key);
+  if (!entry) {
+    entry = renderOnce(url, { ...ctx, weather: async () => weather ?? (await ctx.weather()) });
+    // Bounded: unknown paths (404s) and weather changes must not grow it without limit.
+    if (rendered.size > 500) rendered.clear();
+    rendered.set(key, entry);
+    entry.catch(() => rendered.delete(key));
+  }
+  const page = await entry;
+  const n = nonce();
+  return new Response(page.html.replaceAll(NONCE_SLOT, n), {
     status: page.status,
     headers: {
       ...PAGE_HEADERS,
