@@ -5,7 +5,7 @@ import { registerChannelCommands } from "./commands/channels.ts";
 import { registerKeyCommands } from "./commands/keys.ts";
 import { registerMessageCommands } from "./commands/messages.ts";
 import { registerServeCommand } from "./commands/serve.ts";
-import { describeError, ExitCode } from "./errors.ts";
+import { describeError, ExitCode, usageError } from "./errors.ts";
 
 /** Set by commands that keep the process running after their action returns (serve). */
 export const lifetime = { keepAlive: false };
@@ -20,7 +20,10 @@ export function buildProgram(): Command {
     .option("--server <url>", "server URL (default $WSYNC_SERVER or http://localhost:3000)")
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) })
+    .allowExcessArguments(true)
     .action(async (_o, cmd: Command) => {
+      // The root command is the interactive screen; a stray word is a mistyped command.
+      if (cmd.args.length > 0) throw usageError(`unknown command '${cmd.args[0]}' (see \`wsync --help\`)`);
       const { runInteractive } = await import("./tui/run.tsx");
       await runInteractive(cmd.optsWithGlobals());
     });

@@ -2,9 +2,10 @@
  * `npm run build`: one self-contained executable, dist/wsync, holding the server, the web assets and
  * the CLI. It runs with no Node, Bun or node_modules on the machine.
  */
-import { mkdirSync, statSync } from "node:fs";
+import { mkdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { BunPlugin } from "bun";
+import { buildWebAssets } from "../server/web/assets.ts";
 
 const root = join(import.meta.dir, "..");
 const outfile = join(root, "dist", "wsync");
@@ -29,9 +30,20 @@ const stubDevtools: BunPlugin = {
 
 mkdirSync(join(root, "dist"), { recursive: true });
 const started = performance.now();
+// The browser bundles first: written to dist/web with a manifest, then embedded in the binary.
+const webDir = join(root, "dist", "web");
+rmSync(webDir, { recursive: true, force: true });
+mkdirSync(webDir, { recursive: true });
+await buildWebAssets({ outdir: webDir });
 const result = await Bun.build({
   entrypoints: [join(root, "cli", "main.ts")],
-  compile: { outfile, autoloadBunfig: false, autoloadTsconfig: false, autoloadPackageJson: false },
+  compile: {
+    outfile,
+    autoloadBunfig: false,
+    autoloadTsconfig: false,
+    autoloadPackageJson: false,
+    assets: [webDir],
+  },
   minify: true,
   bytecode: true,
   format: "esm",

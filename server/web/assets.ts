@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 
@@ -76,6 +76,10 @@ export async function buildWebAssets(opts: { outdir?: string } = {}): Promise<We
   }
   if (ENTRIES.some((e) => !entries[e]) || !css)
     throw new Error("web build is missing an entry script or the stylesheet");
+  if (opts.outdir) {
+    const manifest = { entries, css, files: [...files.keys()].map((u) => u.slice("/assets/".length)) };
+    writeFileSync(join(opts.outdir, "manifest.json"), JSON.stringify(manifest, null, 2));
+  }
   return { files, entries: entries as Record<EntryName, string>, css };
 }
 
@@ -97,8 +101,14 @@ let loading: Promise<WebAssets> | null = null;
 /** The assets for this process, built once on first use. */
 export function webAssets(): Promise<WebAssets> {
   loading ??= (async () => {
-    const embedded = join(import.meta.dir, "dist", "web");
-    if (inBinary && existsSync(join(embedded, "manifest.json"))) return loadPrebuilt(embedded);
+    // `npm run build` embeds dist/web; inside the binary it appears as web/ beside the program.
+    if (inBinary) {
+      const embedded = [join(import.meta.dir, "web"), join(import.meta.dir, "dist", "web")].find((d) =>
+        existsSync(join(d, "manifest.json")),
+      );
+      if (embedded) return loadPrebuilt(embedded);
+      throw new Error("this binary was built without its web assets");
+    }
     return buildWebAssets();
   })();
   loading.catch(() => {

@@ -1,0 +1,85 @@
+/**
+ * Benchmark: `wsync read CHANNEL --limit 50` end to end, as a user runs it: process start, session
+ * check (auth), fetch, decrypt and verify 50 messages, print. Timed from spawn to exit, for the
+ * compiled binary (dist/wsync, built first when missing) and for `bun cli/main.ts`.
+ * A real server in a child process (temp data dir); one CLI user, one engine user who sends the 50
+ * messages. Usage: bun tests/bench/cli-read.ts [runs=10]
+ */
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Cli, cleanupTempDirs, closedPort, LineReader, REPO_ROOT, registerCli } from "../cli/cli-harness.ts";
+import { signedUp } from "../core/client/engine-harness.ts";
+
+const runs = Number(process.argv[2] ?? 10);
+const MESSAGES = 50;
+const binary = join(REPO_ROOT, "dist", "wsync");
+
+if (!existsSync(binary)) {
+  console.log("dist/wsync is missing: building it");
+  const build = Bun.spawnSync([process.execPath, "scripts/build.ts"], {
+    cwd: REPO_ROOT,
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  if (build.exitCode !== 0) process.exit(1);
+}
+
+const dataDir = mkdtempSync(join(tmpdir(), "wsync-bench-"));
+const port = await closedPort();
+const server = Bun.spawn([process.execPath, "server/main.ts"], {
+  cwd: REPO_ROOT,
+  env: {
+    ...process.env,
+    PORT: String(port),
+    WSYNC_DATA_DIR: dataDir,
+    WSYNC_WEATHER_URL: "http://127.0.0.1:9/",
+  },
+  stdout: "pipe",
+  stderr: "inherit",
+});
+await new LineReader(server.stdout).waitFor((l) => l.includes("listening"), 15_000, "the server to listen");
+const url = `http://127.0.0.1:${port}`;
+
+function stats(ms: number[]): string {
+  const s = [...ms].sort((a, b) => a - b);
+  const median =
+    s.length % 2
+      ? (s[(s.length - 1) / 2] as number)
+      : ((s[s.length / 2 - 1] as number) + (s[s.length / 2] as number)) / 2;
+  return `min ${(s[0] as number).toFixed(0)} ms  median ${median.toFixed(0)} ms  max ${(s.at(-1) as number).toFixed(0)} ms`;
+}
+
+try {
+  const reader = await registerCli(url, "reader");
+  const channelId = (await reader.cli.ok(["create", "bench", "--type", "public"])).trim();
+  const writer = await signedUp(url, "writer");
+  await writer.client.open(channelId);
+  for (let i = 0; i < MESSAGES; i++)
+    await writer.client.send(channelId, `message ${i} ${"lorem ipsum ".repeat(8)}`);
+  writer.client.disconnect();
+
+  const variants: [string, Cli][] = [
+    ["dist/wsync read", new Cli(url, { configHome: reader.cli.configHome, bin: binary })],
+    ["bun cli/main.ts read", reader.cli],
+  ];
+  console.log(`wsync read ${channelId} --limit ${MESSAGES}: ${runs} runs each (after one warm-up run)`);
+  for (const [name, cli] of variants) {
+    const times: number[] = [];
+    for (let i = 0; i <= runs; i++) {
+      const started = performance.now();
+      const out = await cli.ok(["read", channelId, "--limit", String(MESSAGES)]);
+      const ms = performance.now() - started;
+      const lines = out.trimEnd().split("\n");
+      const verified = lines.filter((l) => l.includes(`${writer.handle} ✓ message `)).length;
+      if (lines.length !== MESSAGES || verified !== MESSAGES)
+        throw new Error(`${name}: expected ${MESSAGES} verified lines, got ${verified} of ${lines.length}`);
+      if (i > 0) times.push(ms);
+    }
+    console.log(`  ${name.padEnd(22)} ${stats(times)}`);
+  }
+} finally {
+  server.kill("SIGTERM");
+  await server.exited;
+  rmSync(dataDir, { recursive: true, force: true });
+  cleanupTempDirs();
+}
