@@ -1,0 +1,111 @@
+import { channelIdFromUri, type ServerFrame, WsEvent } from "../protocol/runtime.ts";
+import type { ApiClient } from "./api.ts";
+import type { ChannelEngine } from "./channel-engine.ts";
+import type { EpochManager } from "./epoch-manager.ts";
+import type { ClientEvents, ClientState } from "./state.ts";
+import { removeItem } from "./timeline.ts";
+
+/** What handling a server frame is given by the client. */
+export interface FrameContext {
+  state: ClientState;
+  api: ApiClient;
+  channels: ChannelEngine;
+  epochs: EpochManager;
+  /** The signed-in user's did, if any. */
+  did(): string | null;
+  now(): number;
+  changed(): void;
+  emit<K extends keyof ClientEvents>(event: K, payload: ClientEvents[K]): void;
+  /** Reloads the channel list and invites (after this user left a channel). */
+  refreshChannels(): Promise<unknown>;
+}
+
+/** One frame the server pushed over the WebSocket, applied to the client's state. */
+export async function handleFrame(c: FrameContext, f: ServerFrame): Promise<void> {
+  const idOf = (uri: string) => channelIdFromUri(uri) ?? "";
+  switch (f.type) {
+    case WsEvent.channelMessage: {
+      const { record } = f.data as ServerFrame<typeof WsEvent.channelMessage>["data"];
+      await c.channels.receive(idOf(record.channelUri), record, true);
+      return;
+    }
+    case WsEvent.notifyJoined: {
+      const { record } = f.data as ServerFrame<typeof WsEvent.notifyJoined>["data"];
+      const channelId = idOf(record.channelUri);
+      const view = c.channels.view(channelId);
+      await c.channels.receive(channelId, record, true);
+      // Every notification (joined, left, kicked, key-changed) changes who holds the epoch key.
+      if (view?.epoch) view.epoch.rotationRequired = true;
+      if (view && record.value.action === "key-changed") {
+        c.epochs.forgetAuthorKey(record.value.subject.did);
+        const { members } = await c.api.call("getMembers", { channelUri: channelId });
+        view.members = members;
+        await c.epochs.checkMemberKeys(channelId, members);
+      }
+      c.changed();
+      return;
+    }
+    case WsEvent.memberJoined: {
+      const d = f.data as ServerFrame<typeof WsEvent.memberJoined>["data"];
+      const view = c.channels.view(idOf(d.channelUri));
+      if (!view) return;
+      if (!view.members.some((m) => m.did === d.member.did)) view.members.push(d.member);
+      if (view.epoch) view.epoch.rotationRequired = true;
+      await c.epochs.checkMemberKeys(view.channel.id, [d.member]);
+      c.changed();
+      return;
+    }
+    case WsEvent.memberLeft: {
+      const d = f.data as ServerFrame<typeof WsEvent.memberLeft>["data"];
+      const channelId = idOf(d.channelUri);
+      const view = c.channels.view(channelId);
+      if (d.did === c.did()) {
+        delete c.state.open[channelId];
+        if (c.state.currentChannelId === channelId) c.state.currentChannelId = null;
+        await c.refreshChannels().catch(() => undefined);
+      } else if (view) {
+        view.members = view.members.filter((m) => m.did !== d.did);
+        if (view.epoch) view.epoch.rotationRequired = true;
+      }
+      c.changed();
+      return;
+    }
+    case WsEvent.presence: {
+      const d = f.data as ServerFrame<typeof WsEvent.presence>["data"];
+      const m = c.channels.view(idOf(d.channelUri))?.members.find((x) => x.did === d.did);
+      if (m) m.online = d.online;
+      c.changed();
+      return;
+    }
+    case WsEvent.messageDeleted: {
+      const d = f.data as ServerFrame<typeof WsEvent.messageDeleted>["data"];
+      const view = c.channels.view(idOf(d.channelUri));
+      if (view && removeItem(view, d.uri)) c.changed();
+      return;
+    }
+    case WsEvent.epochCreated: {
+      const d = f.data as ServerFrame<typeof WsEvent.epochCreated>["data"];
+      if (c.channels.view(d.channelId)) await c.epochs.refreshEpoch(d.channelId);
+      return;
+    }
+    case WsEvent.invited: {
+      const d = f.data as ServerFrame<typeof WsEvent.invited>["data"];
+      if (!c.state.invites.some((i) => i.channel.id === d.channel.id)) {
+        c.state.invites.push({
+          channel: d.channel,
+          from: d.from,
+          createdAt: new Date(c.now()).toISOString(),
+        });
+      }
+      c.changed();
+      return;
+    }
+    case WsEvent.error: {
+      const d = f.data as ServerFrame<typeof WsEvent.error>["data"];
+      c.emit("error", { message: d.message });
+      return;
+    }
+    default:
+      return;
+  }
+}
