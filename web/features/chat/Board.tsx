@@ -1,16 +1,26 @@
-import { useEffect } from "react";
+import { lazy, Suspense, useEffect } from "react";
 import { useSnapshot } from "valtio";
+import { Spinner } from "../../components/Spinner.tsx";
 import { fetchChannels } from "../../state/channel.ts";
 import { engineState } from "../../state/engine.ts";
 import { uiState } from "../../state/ui.ts";
-import { NetworkOverview } from "../network/NetworkOverview.tsx";
 import { TerminalView } from "../terminal/TerminalView.tsx";
 import { ChannelSidebar } from "./ChannelSidebar.tsx";
-import { ChatView } from "./ChatView.tsx";
-import { CreateChannelDialog } from "./CreateChannelDialog.tsx";
-import { MembersSidebar } from "./MembersSidebar.tsx";
-import { MobileChrome } from "./MobileChrome.tsx";
 import { useIsMobile } from "./use-is-mobile.ts";
+
+// What a first paint of /sync does not need loads when it is first used: the chat of a channel (after
+// one is picked), the create dialog, the network overview and the mobile chrome.
+const ChatView = lazy(() => import("./ChatView.tsx").then((m) => ({ default: m.ChatView })));
+const MembersSidebar = lazy(() =>
+  import("./MembersSidebar.tsx").then((m) => ({ default: m.MembersSidebar })),
+);
+const CreateChannelDialog = lazy(() =>
+  import("./CreateChannelDialog.tsx").then((m) => ({ default: m.CreateChannelDialog })),
+);
+const NetworkOverview = lazy(() =>
+  import("../network/NetworkOverview.tsx").then((m) => ({ default: m.NetworkOverview })),
+);
+const MobileChrome = lazy(() => import("./MobileChrome.tsx").then((m) => ({ default: m.MobileChrome })));
 
 /**
  * The chat board (spec §2.8): channel list on the left (resizable), and on the right either the open
@@ -27,21 +37,35 @@ export function Board() {
   const current = currentId ? s.open[currentId] : undefined;
   return (
     <div className={`board${mobile ? " mobile" : ""}`} data-testid="board">
-      {mobile ? <MobileChrome /> : null}
+      {mobile ? (
+        <Suspense fallback={null}>
+          <MobileChrome />
+        </Suspense>
+      ) : null}
       <div className="board-body">
         <ChannelSidebar mobile={mobile} />
         <main className="board-main">
-          {current && currentId ? (
-            <ChatView channelId={currentId} mobile={mobile} />
-          ) : ui.networkView === "terminal" ? (
-            <TerminalView />
-          ) : (
-            <NetworkOverview />
-          )}
+          <Suspense fallback={<Spinner label="Loading" />}>
+            {current && currentId ? (
+              <ChatView channelId={currentId} mobile={mobile} />
+            ) : ui.networkView === "terminal" ? (
+              <TerminalView />
+            ) : (
+              <NetworkOverview />
+            )}
+          </Suspense>
         </main>
-        {current && currentId ? <MembersSidebar channelId={currentId} mobile={mobile} /> : null}
+        {current && currentId ? (
+          <Suspense fallback={null}>
+            <MembersSidebar channelId={currentId} mobile={mobile} />
+          </Suspense>
+        ) : null}
       </div>
-      <CreateChannelDialog />
+      {ui.createDialogOpen ? (
+        <Suspense fallback={null}>
+          <CreateChannelDialog />
+        </Suspense>
+      ) : null}
     </div>
   );
 }

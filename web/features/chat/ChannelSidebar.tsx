@@ -13,7 +13,14 @@ const KEY_STEP = 10;
 
 function Lock({ type }: { type: string }) {
   return (
-    <svg className="lock" viewBox="0 0 16 16" width="12" height="12" role="img" aria-label={`${type} channel`}>
+    <svg
+      className="lock"
+      viewBox="0 0 16 16"
+      width="12"
+      height="12"
+      role="img"
+      aria-label={`${type} channel`}
+    >
       <path fill="currentColor" d="M4 7V5a4 4 0 0 1 8 0v2h1v8H3V7zm2 0h4V5a2 2 0 0 0-4 0z" />
     </svg>
   );
@@ -104,109 +111,102 @@ export function ChannelSidebar({ mobile }: { mobile: boolean }) {
   }
 
   const home = !s.currentChannelId;
-  const hidden = mobile && !ui.sidebarOpen;
+  // On mobile the drawer's frame and the backdrop that closes it are the mobile chrome's (mobile.css).
   return (
-    <>
-      {mobile && ui.sidebarOpen ? (
-        <button type="button" className="sidebar-backdrop" aria-label="Close channels" onClick={closeDrawer} />
-      ) : null}
-      <aside
-        className={`channel-sidebar${mobile ? " drawer" : ""}${mobile && ui.sidebarOpen ? " open" : ""}`}
-        style={mobile ? undefined : { width: ui.sidebarWidth }}
-        aria-label="Channels"
-        aria-hidden={hidden || undefined}
-        inert={hidden || undefined}
-      >
-        <nav className="sb-nav">
-          {(["terminal", "network"] as const).map((v) => (
-            <button
-              key={v}
-              type="button"
-              className={home && ui.networkView === v ? "on" : undefined}
-              onClick={() => back(v)}
-            >
-              {v === "terminal" ? ">_ terminal" : "◉ network"}
-            </button>
-          ))}
-        </nav>
-        <div className="sb-head">
-          <h2>Channels</h2>
+    <aside
+      className={`channel-sidebar${mobile ? ` drawer left${ui.sidebarOpen ? " open" : ""}` : ""}`}
+      style={mobile ? undefined : { width: ui.sidebarWidth }}
+      aria-label="Channels"
+      inert={(mobile && !ui.sidebarOpen) || undefined}
+    >
+      <nav className="sb-nav">
+        {(["terminal", "network"] as const).map((v) => (
           <button
+            key={v}
             type="button"
-            className="sb-add"
-            aria-label="Create channel"
-            title="Create channel"
-            onClick={() => {
-              uiState.createDialogOpen = true;
-              if (mobile) closeDrawer();
-            }}
+            className={home && ui.networkView === v ? "on" : undefined}
+            onClick={() => back(v)}
           >
-            +
+            {v === "terminal" ? ">_ terminal" : "◉ network"}
           </button>
-        </div>
-        <ul className="sb-list">
-          {s.channels.map((c) => {
-            const active = c.id === s.currentChannelId;
-            return (
-              <li key={c.id}>
-                <button
-                  type="button"
-                  className={`sb-channel${active ? " active" : ""}${c.isMember ? "" : " other"}`}
-                  aria-current={active || undefined}
-                  onClick={() => void afterJoin(selectChannel(c.id))}
-                >
-                  <span className="sb-name">#{displaySafe(c.value.name)}</span>
-                  {c.value.type === "public" ? null : <Lock type={c.value.type} />}
+        ))}
+      </nav>
+      <div className="sb-head">
+        <h2>Channels</h2>
+        <button
+          type="button"
+          className="sb-add"
+          aria-label="Create channel"
+          title="Create channel"
+          onClick={() => {
+            uiState.createDialogOpen = true;
+            if (mobile) closeDrawer();
+          }}
+        >
+          +
+        </button>
+      </div>
+      <ul className="sb-list">
+        {s.channels.map((c) => {
+          const active = c.id === s.currentChannelId;
+          return (
+            <li key={c.id}>
+              <button
+                type="button"
+                className={`sb-channel${active ? " active" : ""}${c.isMember ? "" : " other"}`}
+                aria-current={active || undefined}
+                onClick={() => void afterJoin(selectChannel(c.id))}
+              >
+                <span className="sb-name">#{displaySafe(c.value.name)}</span>
+                {c.value.type === "public" ? null : <Lock type={c.value.type} />}
+              </button>
+            </li>
+          );
+        })}
+        {s.channels.length === 0 ? <li className="sb-empty">No channels yet</li> : null}
+      </ul>
+      {s.invites.length > 0 ? (
+        <section className="sb-invites" aria-label="Invites">
+          <h3>Invites</h3>
+          <ul>
+            {s.invites.map((i) => (
+              <li key={i.channel.id}>
+                <span className="sb-name">#{displaySafe(i.channel.value.name)}</span>
+                <small>from {displaySafe(handleWithoutSuffix(i.from.handle))}</small>
+                <button type="button" onClick={() => void afterJoin(joinChannel(i.channel.id))}>
+                  Join
                 </button>
               </li>
-            );
-          })}
-          {s.channels.length === 0 ? <li className="sb-empty">No channels yet</li> : null}
-        </ul>
-        {s.invites.length > 0 ? (
-          <section className="sb-invites" aria-label="Invites">
-            <h3>Invites</h3>
-            <ul>
-              {s.invites.map((i) => (
-                <li key={i.channel.id}>
-                  <span className="sb-name">#{displaySafe(i.channel.value.name)}</span>
-                  <small>from {displaySafe(handleWithoutSuffix(i.from.handle))}</small>
-                  <button type="button" onClick={() => void afterJoin(joinChannel(i.channel.id))}>
-                    Join
-                  </button>
-                </li>
-              ))}
-            </ul>
-          </section>
-        ) : null}
-        <form className="sb-secret" onSubmit={joinSecret}>
-          <input
-            value={link}
-            onChange={(e) => setLink(e.target.value)}
-            placeholder="Paste secret channel link"
-            aria-label="Secret channel link"
-            autoComplete="off"
-          />
-          <button type="submit" disabled={!link.trim() || joining || !s.auth.isAuthenticated}>
-            Join Secret Channel
-          </button>
-        </form>
-        {mobile ? null : (
-          <div
-            className="sb-resize"
-            role="separator"
-            aria-orientation="vertical"
-            aria-label="Resize channel list"
-            aria-valuemin={SIDEBAR_MIN}
-            aria-valuemax={SIDEBAR_MAX}
-            aria-valuenow={ui.sidebarWidth}
-            tabIndex={0}
-            onPointerDown={startResize}
-            onKeyDown={resizeByKey}
-            onDoubleClick={() => setSidebarWidth(SIDEBAR_DEFAULT)}
-          />
-        )}
-      </aside>
-    </>
+            ))}
+          </ul>
+        </section>
+      ) : null}
+      <form className="sb-secret" onSubmit={joinSecret}>
+        <input
+          value={link}
+          onChange={(e) => setLink(e.target.value)}
+          placeholder="Paste secret channel link"
+          aria-label="Secret channel link"
+          autoComplete="off"
+        />
+        <button type="submit" disabled={!link.trim() || joining || !s.auth.isAuthenticated}>
+          Join Secret Channel
+        </button>
+      </form>
+      {mobile ? null : (
+        <hr
+          className="sb-resize"
+          aria-orientation="vertical"
+          aria-label="Resize channel list"
+          aria-valuemin={SIDEBAR_MIN}
+          aria-valuemax={SIDEBAR_MAX}
+          aria-valuenow={ui.sidebarWidth}
+          tabIndex={0}
+          onPointerDown={startResize}
+          onKeyDown={resizeByKey}
+          onDoubleClick={() => setSidebarWidth(SIDEBAR_DEFAULT)}
+        />
+      )}
+    </aside>
   );
 }

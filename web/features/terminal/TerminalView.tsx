@@ -25,8 +25,15 @@ import { uiState } from "../../state/ui.ts";
 type View = "guide" | "channels" | "search";
 const VIEWS: readonly View[] = ["guide", "channels", "search"];
 
-/** Lines kept in the guide view's scrollback. */
-const LOG_MAX = 200;
+/** Command outputs kept in the guide view's scrollback. */
+const LOG_MAX = 50;
+
+interface Entry {
+  id: number;
+  line: string;
+  out: readonly string[];
+}
+let entryId = 0;
 
 function Marked({ text, ranges }: { text: string; ranges: readonly HighlightRange[] }) {
   return highlightSegments(text, ranges).map((s, i) =>
@@ -45,15 +52,24 @@ export function TerminalView() {
   // null until the stored flag is read: localStorage exists only in the browser, after hydration.
   const [unlocked, setUnlocked] = useState<boolean | null>(null);
   const [view, setView] = useState<View>("guide");
-  const [log, setLog] = useState<string[]>([]);
+  const [log, setLog] = useState<Entry[]>([]);
   const [query, setQuery] = useState("");
   const [loading, setLoading] = useState(false);
   const [input, setInput] = useState("");
   const inputRef = useRef<HTMLInputElement>(null);
+  const bodyRef = useRef<HTMLDivElement>(null);
 
   useEffect(() => setUnlocked(isUnlockedFlag(localStorage.getItem(TERMINAL_UNLOCKED_KEY))), []);
   // Focused on load (spec §2.12), and again when the puzzle gives way to the prompt or back.
-  useEffect(() => inputRef.current?.focus(), [unlocked]);
+  useEffect(() => {
+    if (unlocked !== null) inputRef.current?.focus();
+  }, [unlocked]);
+
+  // Newest output in view, as in a terminal.
+  useEffect(() => {
+    const el = bodyRef.current;
+    if (el && log.length > 0) el.scrollTop = el.scrollHeight;
+  }, [log]);
 
   function show(next: View) {
     setView(next);
@@ -65,8 +81,8 @@ export function TerminalView() {
       .finally(() => setLoading(false));
   }
 
-  function print(line: string, lines: readonly string[]) {
-    setLog((l) => [...l, `$ ${line}`, ...lines].slice(-LOG_MAX));
+  function print(line: string, out: readonly string[]) {
+    setLog((l) => [...l, { id: ++entryId, line, out }].slice(-LOG_MAX));
     setView("guide");
   }
 
@@ -139,7 +155,17 @@ export function TerminalView() {
   let body: ReactNode = null;
   if (unlocked === false) body = <p className="term-question">{PUZZLE_QUESTION}</p>;
   else if (unlocked && view === "guide")
-    body = <pre className="term-out">{(log.length > 0 ? log : helpLines()).join("\n")}</pre>;
+    body =
+      log.length > 0 ? (
+        log.map((e) => (
+          <pre key={e.id} className="term-out">
+            <b>$ {e.line}</b>
+            {`\n${e.out.join("\n")}`}
+          </pre>
+        ))
+      ) : (
+        <pre className="term-out">{helpLines().join("\n")}</pre>
+      );
   else if (unlocked && view === "channels")
     body = (
       <>
@@ -198,7 +224,7 @@ export function TerminalView() {
           network
         </button>
       </header>
-      <div className="term-body" aria-live="polite">
+      <div className="term-body" ref={bodyRef} aria-live="polite">
         {body}
       </div>
       {unlocked === null ? null : (
@@ -209,7 +235,7 @@ export function TerminalView() {
             value={input}
             onChange={(e) => setInput(e.target.value)}
             aria-label={unlocked ? "Command" : "Answer"}
-            placeholder={unlocked ? "/wsync/help" : ""}
+            placeholder={unlocked ? "/wsync/help" : "answer"}
             autoComplete="off"
             autoCapitalize="off"
             spellCheck={false}
