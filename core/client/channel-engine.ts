@@ -88,6 +88,9 @@ export class ChannelEngine {
     view.members = members;
     view.loading = true;
     this.c.state.open[channel.id] = view;
+    // The state object may be observable (a valtio proxy in the browser), which stores a proxied copy:
+    // mutate what the state holds from here on, not the object that was assigned.
+    const live = this.c.state.open[channel.id] as ChannelView;
     this.c.state.currentChannelId = channel.id;
     this.c.changed();
     try {
@@ -96,13 +99,13 @@ export class ChannelEngine {
       const info = await this.epochs.refreshEpoch(channel.id);
       const haveCurrent = info.epochId ? await this.c.keyring.hasEpoch(channel.id, info.epochId) : false;
       if (info.rotationRequired && !haveCurrent) await this.epochs.rotate(channel.id);
-      view.keysLoaded = true;
+      live.keysLoaded = true;
       await this.loadPage(channel.id, Limits.pageOnJoin, true);
     } finally {
-      view.loading = false;
+      live.loading = false;
       this.c.changed();
     }
-    return view;
+    return live;
   }
 
   /** Newest page first; `reset` replaces the list, otherwise older records are added (spec §4.5). */
@@ -326,7 +329,7 @@ export class ChannelEngine {
       }
       throw new Error("Failed to send message");
     } catch (e) {
-      const idx = view.items.indexOf(pending);
+      const idx = view.items.findIndex((i) => i.uri === pending.uri);
       if (idx >= 0) view.items[idx] = { ...pending, sending: false, state: "failed", error: reasonOf(e) };
       this.c.changed();
       throw e;

@@ -12,13 +12,19 @@ export const AUTHOR_COLORS = [
   "#5eb1ff",
 ] as const;
 
-/** A stable index in 0..7 from the did (FNV-1a over its characters). */
+/** A stable index in 0..7 from the did: FNV-1a over its characters, then a full avalanche (so dids
+ * that differ in a few characters still spread over all eight colours). */
 export function authorColorIndex(did: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < did.length; i++) {
     h ^= did.charCodeAt(i);
     h = Math.imul(h, 0x01000193);
   }
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
   return (h >>> 0) % AUTHOR_COLORS.length;
 }
 

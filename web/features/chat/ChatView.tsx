@@ -38,8 +38,9 @@ export function ChatView({ channelId, mobile }: { channelId: string; mobile: boo
           </button>
         </p>
       ))}
-      <MessageList channelId={channelId} mobile={mobile} />
-      <Composer channelId={channelId} mobile={mobile} />
+      {/* Keyed: another channel starts with its own scroll position, unread count and input. */}
+      <MessageList key={`l${channelId}`} channelId={channelId} mobile={mobile} />
+      <Composer key={`c${channelId}`} channelId={channelId} mobile={mobile} />
     </section>
   );
 }

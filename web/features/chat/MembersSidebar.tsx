@@ -42,7 +42,7 @@ export function MembersSidebar({ channelId, mobile }: { channelId: string; mobil
     <aside
       className={`members${mobile ? ` drawer right${membersOpen ? " open" : ""}` : ""}`}
       data-testid="members"
-      aria-hidden={mobile && !membersOpen}
+      inert={mobile && !membersOpen}
     >
       {mobile ? (
         <button

@@ -1,0 +1,117 @@
+import { useEffect, useState } from "react";
+import toast from "react-hot-toast";
+import { type Snapshot, useSnapshot } from "valtio";
+import { handleWithoutSuffix } from "../../../../core/client/display.ts";
+import type { Member } from "../../../../core/protocol/runtime.ts";
+import { kickMember } from "../../../state/channel.ts";
+import { acceptKey, safetyNumbers } from "../../../state/epoch.ts";
+import { panel } from "./panel.ts";
+
+type Numbers = Awaited<ReturnType<typeof safetyNumbers>>;
+
+const why = (e: unknown) => (e instanceof Error && e.message ? e.message : String(e));
+
+/** The fingerprint in groups of four, easier to read aloud. */
+const groups = (hex: string) => hex.replace(/(.{4})(?=.)/g, "$1 ");
+
+/**
+ * One member's keys: the fingerprint, and on demand the safety numbers to compare out of band. Only
+ * after that comparison can a changed key be accepted, and only the key the numbers were shown for.
+ */
+function KeyCheck({
+  m,
+  self,
+  warned,
+  kick,
+}: {
+  m: Snapshot<Member>;
+  self: boolean;
+  warned: boolean;
+  kick: (() => void) | null;
+}) {
+  const [sn, setSn] = useState<Numbers | null>(null);
+  const [err, setErr] = useState("");
+  const load = () => safetyNumbers(m.did).then(setSn, (e) => setErr(why(e)));
+  // Opened from a key-change warning: the numbers are what the user came for.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: once, when opened
+  useEffect(() => {
+    if (warned && !self) void load();
+  }, []);
+  const accept = (key: string) =>
+    acceptKey(m.did, key).then(
+      () => {
+        toast.success("Key accepted");
+        void load();
+      },
+      (e) => setErr(why(e)),
+    );
+  return (
+    <div className="keys">
+      <p>
+        FINGERPRINT <code>{m.fingerprint ? groups(m.fingerprint) : "NO_KEY"}</code>
+      </p>
+      {self ? null : sn ? (
+        <dl>
+          <dt>YOURS</dt>
+          <dd>{sn.mine}</dd>
+          <dt>THEIRS</dt>
+          <dd>{sn.theirs}</dd>
+          <dt>PAIR</dt>
+          <dd>{sn.pair}</dd>
+        </dl>
+      ) : (
+        <button type="button" onClick={() => void load()}>
+          SAFETY_NUMBERS
+        </button>
+      )}
+      {sn?.theirKeyChanged ? (
+        <button type="button" className="primary" onClick={() => void accept(sn.theirKey)}>
+          Accept new key
+        </button>
+      ) : null}
+      {kick ? (
+        <button type="button" className="danger" onClick={kick}>
+          KICK
+        </button>
+      ) : null}
+      {err ? <p className="field-error">{err}</p> : null}
+    </div>
+  );
+}
+
+export function MemberRow({
+  m,
+  channelId,
+  me,
+  owner,
+  warned,
+}: {
+  m: Snapshot<Member>;
+  channelId: string;
+  me: string | undefined;
+  owner: boolean;
+  warned: boolean;
+}) {
+  const open = useSnapshot(panel).compare === m.did;
+  const kick =
+    owner && !m.isOwner ? () => void kickMember(channelId, m.did).catch((e) => toast.error(why(e))) : null;
+  return (
+    <li className={`member${warned ? " warned" : ""}`}>
+      <button
+        type="button"
+        className="member-line"
+        aria-expanded={open}
+        onClick={() => {
+          panel.compare = open ? null : m.did;
+        }}
+      >
+        <span className={`dot ${m.online ? "on" : "off"}`} title={m.online ? "online" : "offline"} />
+        {handleWithoutSuffix(m.handle)}
+        {m.did === me ? <small> (you)</small> : null}
+        {m.isOwner ? <span className="op">OP</span> : null}
+        {warned ? <span className="warn">⚠</span> : null}
+      </button>
+      {open ? <KeyCheck m={m} self={m.did === me} warned={warned} kick={kick} /> : null}
+    </li>
+  );
+}

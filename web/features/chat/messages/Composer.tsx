@@ -1,0 +1,87 @@
+import { useEffect, useRef, useState } from "react";
+import toast from "react-hot-toast";
+import { useSnapshot } from "valtio";
+import { CryptoText } from "../../../../core/crypto/errors.ts";
+import { engineState } from "../../../state/engine.ts";
+import { sendMessage } from "../../../state/message.ts";
+import { onClearInput } from "../members/panel.ts";
+
+/** Spec §9: the haptic pulse on send, on mobile. */
+export const HAPTIC_MS = 50;
+
+/**
+ * The message input (spec §5): Enter sends, Shift+Enter is a new line, Ctrl/Cmd+U clears. A send needs
+ * text, a session, the open channel, no send in flight and the channel's epoch keys. While the message
+ * is on its way the input is disabled and reads TRANSMITTING; it empties when the record comes back.
+ */
+export function Composer({ channelId, mobile }: { channelId: string; mobile: boolean }) {
+  const s = useSnapshot(engineState);
+  const view = s.open[channelId];
+  const [text, setText] = useState("");
+  const [pending, setPending] = useState(false);
+  const input = useRef<HTMLTextAreaElement>(null);
+  const refocus = useRef(false);
+  const busy = pending || (Array.isArray(view?.items) && !!view?.items.some((i) => i.sending));
+  const keys = !!view?.keysLoaded;
+
+  useEffect(() => onClearInput(() => setText("")), []);
+  useEffect(() => {
+    // A disabled textarea loses focus; give it back after a send.
+    if (!busy && refocus.current) {
+      refocus.current = false;
+      input.current?.focus();
+    }
+  }, [busy]);
+
+  const send = async () => {
+    const t = text.trim();
+    if (!t || busy || !keys || !s.auth.isAuthenticated || s.currentChannelId !== channelId) return;
+    setPending(true);
+    if (mobile) navigator.vibrate?.(HAPTIC_MS);
+    try {
+      await sendMessage(channelId, t);
+      setText("");
+    } catch {
+      toast.error("Failed to send message");
+    } finally {
+      refocus.current = true;
+      setPending(false);
+    }
+  };
+
+  return (
+    <form
+      className="composer"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void send();
+      }}
+    >
+      {keys ? null : <p className="chat-note warning">{CryptoText.epochKeysNotLoaded}</p>}
+      <div className="composer-row">
+        <span className="prompt">&gt;</span>
+        <textarea
+          ref={input}
+          value={text}
+          rows={Math.min(5, text.split("\n").length)}
+          disabled={busy}
+          placeholder={busy ? "TRANSMITTING..." : "ENTER_MESSAGE"}
+          aria-label="Message"
+          onChange={(e) => setText(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
+              e.preventDefault();
+              void send();
+            } else if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "u") {
+              e.preventDefault();
+              setText("");
+            }
+          }}
+        />
+        <button type="submit" className="primary" disabled={busy}>
+          {busy ? "TRANSMITTING" : "SEND"}
+        </button>
+      </div>
+    </form>
+  );
+}

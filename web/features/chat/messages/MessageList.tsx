@@ -1,0 +1,113 @@
+import { type ReactNode, useLayoutEffect, useRef, useState } from "react";
+import { useSnapshot } from "valtio";
+import { dayLabel } from "../../../../core/client/display.ts";
+import { engineState } from "../../../state/engine.ts";
+import { loadMore } from "../../../state/message.ts";
+import { MessageRow, NoticeRow } from "./MessageRow.tsx";
+
+/** Spec §4.5 / §9 scroll thresholds. */
+export const STICK_PX = 10;
+export const AWAY_PX = 100;
+
+const toBottom = (el: HTMLElement | null) => {
+  if (el) el.scrollTop = el.scrollHeight;
+};
+
+/**
+ * The message list, oldest first, with date dividers. It follows new messages only while the reader
+ * is at the bottom (within 10 px); scrolled up, it stays put and, on mobile, counts what arrived.
+ */
+export function MessageList({ channelId, mobile }: { channelId: string; mobile: boolean }) {
+  const view = useSnapshot(engineState).open[channelId];
+  const items = view?.items;
+  const box = useRef<HTMLDivElement>(null);
+  const stick = useRef(true);
+  const seen = useRef({ first: "", last: "", height: 0 });
+  const [away, setAway] = useState(false);
+  const [unread, setUnread] = useState(0);
+
+  const onScroll = () => {
+    const el = box.current;
+    if (!el) return;
+    const gap = el.scrollHeight - el.scrollTop - el.clientHeight;
+    stick.current = gap <= STICK_PX;
+    setAway(gap > AWAY_PX);
+    if (stick.current) setUnread(0);
+  };
+
+  useLayoutEffect(() => {
+    const el = box.current;
+    if (!el || !Array.isArray(items)) return;
+    const prev = seen.current;
+    const first = items[0]?.uri ?? "";
+    const last = items.at(-1);
+    if (stick.current || last?.sending) {
+      stick.current = true;
+      toBottom(el);
+    } else {
+      // An older page went in above: keep what the reader is looking at in place.
+      if (prev.first && first !== prev.first) el.scrollTop += el.scrollHeight - prev.height;
+      const at = items.findIndex((i) => i.uri === prev.last);
+      if (at >= 0) setUnread((n) => n + items.length - 1 - at);
+    }
+    seen.current = { first, last: last?.uri ?? "", height: el.scrollHeight };
+  }, [items]);
+
+  if (!view) return null;
+  let body: ReactNode;
+  if (!Array.isArray(items)) body = <p className="chat-error">Error loading messages</p>;
+  else {
+    const rows: ReactNode[] = [];
+    let day = "";
+    for (const i of items) {
+      const d = dayLabel(i.createdAt);
+      if (d !== day) {
+        day = d;
+        rows.push(
+          <div className="day" key={`d${i.uri}`}>
+            <span>{d}</span>
+          </div>,
+        );
+      }
+      rows.push(
+        i.kind === "notify" ? <NoticeRow key={i.uri} item={i} /> : <MessageRow key={i.uri} item={i} />,
+      );
+    }
+    body = (
+      <>
+        {view.hasMore ? (
+          <button
+            type="button"
+            className="load-more"
+            disabled={view.loadingMore}
+            onClick={() => void loadMore(channelId).catch(() => undefined)}
+          >
+            {view.loadingMore ? "LOADING_DATA..." : "LOAD_MORE_DATA"}
+          </button>
+        ) : null}
+        {rows}
+        {items.length ? null : <p className="chat-note">{view.loading ? "LOADING..." : "NO_MESSAGES_YET"}</p>}
+      </>
+    );
+  }
+  return (
+    <div className="chat-scroll">
+      <div className="chat-list" ref={box} onScroll={onScroll} role="log" aria-live="polite">
+        {body}
+      </div>
+      {mobile && away ? (
+        <button
+          type="button"
+          className="to-bottom"
+          aria-label="Scroll to bottom"
+          onClick={() => {
+            stick.current = true;
+            toBottom(box.current);
+          }}
+        >
+          ↓{unread ? <span className="badge">{unread}</span> : null}
+        </button>
+      ) : null}
+    </div>
+  );
+}
