@@ -13,6 +13,7 @@ import {
   type Member,
   type MessageRecord,
   type TimelineRecord,
+  WsEvent,
 } from "../protocol/runtime.ts";
 import type { EngineContext } from "./engine-context.ts";
 import { EpochManager } from "./epoch-manager.ts";
@@ -74,7 +75,7 @@ export class ChannelEngine {
     let channel: Channel;
     let members: Member[];
     if (this.c.realtime.connectionStatus === "connected") {
-      await this.c.realtime.request("channel:join", body);
+      await this.c.realtime.request(WsEvent.channelJoin, body);
       const res = await this.c.api.call("joinChannel", body);
       channel = res.channel;
       members = res.members;
@@ -135,7 +136,7 @@ export class ChannelEngine {
   async resync(channelId: string): Promise<void> {
     const view = this.view(channelId);
     if (!view) return;
-    await this.c.realtime.request("channel:join", { channelUri: channelId }).catch(() => undefined);
+    await this.c.realtime.request(WsEvent.channelJoin, { channelUri: channelId }).catch(() => undefined);
     for (;;) {
       const page = await this.c.api.call("getMessages", {
         channelUri: channelId,
@@ -301,7 +302,7 @@ export class ChannelEngine {
         try {
           const record =
             this.c.realtime.connectionStatus === "connected"
-              ? ((await this.c.realtime.request("channel:message", body)).record as MessageRecord)
+              ? ((await this.c.realtime.request(WsEvent.channelMessage, body)).record as MessageRecord)
               : (await this.c.api.call("send", body)).record;
           const item: TimelineItem = {
             ...itemFromRecord(record),

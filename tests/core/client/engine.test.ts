@@ -90,3 +90,27 @@ test("reconnect under traffic: no gaps and no duplicates", async () => {
   a.client.disconnect();
   b.client.disconnect();
 });
+
+test("forward secrecy: a kicked member cannot decrypt what is sent after the kick", async () => {
+  const a = await signedUp(t.url, "alice");
+  const b = await signedUp(t.url, "bob");
+  const { channel } = await a.client.createChannel({ name: "kick", type: "public" });
+  await a.client.open(channel.id);
+  await b.client.join(channel.id);
+  await b.client.send(channel.id, "bob before the kick");
+  await until(() => texts(a.client, channel.id).includes("bob before the kick"));
+  const heldByBob = (await b.client.api.call("getEpochKeys", { channelUri: channel.id })).epochKeys.map(
+    (k) => k.epochId,
+  );
+  await a.client.kick(channel.id, b.did);
+  await a.client.send(channel.id, "after the kick");
+  const epochAfter = a.client.view(channel.id)?.epoch;
+  // The message went out under a new epoch, wrapped only to alice and never to bob.
+  expect(epochAfter?.commit?.members.map((m) => m.did)).toEqual([a.did]);
+  expect(heldByBob).not.toContain(epochAfter?.epochId);
+  expect((await b.client.api.call("getEpochKeys", { channelUri: channel.id }).catch((e) => e)).status).toBe(
+    403,
+  );
+  a.client.disconnect();
+  b.client.disconnect();
+});
