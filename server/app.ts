@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import { API_BASE, ApiError, Limits, type RouteName, Routes } from "../core/protocol/index.ts";
+import { API_BASE, ApiError, Limits, type RouteName, Routes, WS_PATH } from "../core/protocol/index.ts";
 import type { Config } from "./config.ts";
 import { readJsonBody } from "./http/body.ts";
 import { mapError } from "./http/errors.ts";
@@ -162,7 +162,7 @@ export function createApp(deps: AppDeps) {
     }
   }
 
-  app.ws(API_BASE + "/ws", socketHandlers(s));
+  app.ws(WS_PATH, socketHandlers(s));
 
   // The landing page comes later; until then the root leads into the messaging area.
   app.get("/", ({ redirect }) => redirect("/sync", 302));

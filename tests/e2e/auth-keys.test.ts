@@ -3,9 +3,9 @@ import { afterAll, beforeAll, expect } from "bun:test";
 import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { decodeKeyImageToBase64 } from "../../core/shadow-cipher/index.ts";
-import { writeKeyPng } from "../../cli/png.ts";
 import { decode } from "fast-png";
+import { writeKeyPng } from "../../cli/png.ts";
+import { decodeKeyImageToBase64 } from "../../core/shadow-cipher/index.ts";
 import { startTestServer, type TestServer } from "../server/harness.ts";
 import {
   browserTest,
@@ -35,62 +35,68 @@ async function loginUntilValidation(page: import("playwright-core").Page, handle
   await page.getByText("Private Key Validation").waitFor({ timeout: 15_000 });
 }
 
-browserTest("register, keys modal (copy, text, Shadow Cipher PNG), logout clears keys, PNG restores the key", async () => {
-  const handle = uniqueHandle("alice");
-  const { context, page, errors } = await newProfile();
-  await page.goto(`${t.url}/login`);
-  await shot(page, "login");
-  const keys = await registerInBrowser(page, t.url, handle);
-  expect(keys.privateKey.length).toBeGreaterThan(50);
-  await shot(page, "keys-modal");
-  // Escape and an outside click do not close it (spec §2.5).
-  await page.keyboard.press("Escape");
-  await page.mouse.click(5, 5);
-  await expect(page.getByText("Your Encryption Keys").isVisible()).resolves.toBe(true);
-  await page.click("text=Copy Keys");
-  await page.getByText("Copied!").waitFor();
-  const copied = await page.evaluate(() => navigator.clipboard.readText());
-  expect(copied).toContain(keys.privateKey);
-  const [qr] = await Promise.all([page.waitForEvent("download"), page.click("text=Download QR")]);
-  const pngPath = join(tmpdir(), `${handle}-key.png`);
-  await qr.saveAs(pngPath);
-  const png = decode(readFileSync(pngPath));
-  expect(png.width).toBe(400);
-  const rgba = new Uint8ClampedArray(png.width * png.height * 4);
-  for (let i = 0; i < png.width * png.height; i++) {
-    for (let c = 0; c < 4; c++) rgba[i * 4 + c] = c < png.channels ? (png.data[i * png.channels + c] as number) : 255;
-  }
-  expect(decodeKeyImageToBase64({ width: png.width, height: png.height, data: rgba })).toBe(keys.privateKey);
-  const [txt] = await Promise.all([page.waitForEvent("download"), page.click("text=Download Keys")]);
-  expect(readFileSync(await txt.path(), "utf8")).toContain(keys.privateKey);
+browserTest(
+  "register, keys modal (copy, text, Shadow Cipher PNG), logout clears keys, PNG restores the key",
+  async () => {
+    const handle = uniqueHandle("alice");
+    const { context, page, errors } = await newProfile();
+    await page.goto(`${t.url}/login`);
+    await shot(page, "login");
+    const keys = await registerInBrowser(page, t.url, handle);
+    expect(keys.privateKey.length).toBeGreaterThan(50);
+    await shot(page, "keys-modal");
+    // Escape and an outside click do not close it (spec §2.5).
+    await page.keyboard.press("Escape");
+    await page.mouse.click(5, 5);
+    await expect(page.getByText("Your Encryption Keys").isVisible()).resolves.toBe(true);
+    await page.click("text=Copy Keys");
+    await page.getByText("Copied!").waitFor();
+    const copied = await page.evaluate(() => navigator.clipboard.readText());
+    expect(copied).toContain(keys.privateKey);
+    const [qr] = await Promise.all([page.waitForEvent("download"), page.click("text=Download QR")]);
+    const pngPath = join(tmpdir(), `${handle}-key.png`);
+    await qr.saveAs(pngPath);
+    const png = decode(readFileSync(pngPath));
+    expect(png.width).toBe(400);
+    const rgba = new Uint8ClampedArray(png.width * png.height * 4);
+    for (let i = 0; i < png.width * png.height; i++) {
+      for (let c = 0; c < 4; c++)
+        rgba[i * 4 + c] = c < png.channels ? (png.data[i * png.channels + c] as number) : 255;
+    }
+    expect(decodeKeyImageToBase64({ width: png.width, height: png.height, data: rgba })).toBe(
+      keys.privateKey,
+    );
+    const [txt] = await Promise.all([page.waitForEvent("download"), page.click("text=Download Keys")]);
+    expect(readFileSync(await txt.path(), "utf8")).toContain(keys.privateKey);
 
-  await saveKeysAndEnter(page);
-  await shot(page, "board-empty");
-  // Logout clears the keys from this browser (spec §4.1).
-  const stored = await page.evaluate(() => ({ ...localStorage }));
-  expect(stored.privateKey).toBe(keys.privateKey);
-  await page.evaluate(async () => {
-    const auth = JSON.parse(localStorage.getItem("auth") ?? "{}");
-    await fetch("/api/auth/logout", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ did: auth.did, refreshJwt: auth.refreshJwt }),
+    await saveKeysAndEnter(page);
+    await shot(page, "board-empty");
+    // Logout clears the keys from this browser (spec §4.1).
+    const stored = await page.evaluate(() => ({ ...localStorage }));
+    expect(stored.privateKey).toBe(keys.privateKey);
+    await page.evaluate(async () => {
+      const auth = JSON.parse(localStorage.getItem("auth") ?? "{}");
+      await fetch("/api/auth/logout", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ did: auth.did, refreshJwt: auth.refreshJwt }),
+      });
     });
-  });
-  expect(errors).toEqual([]);
-  await context.close();
+    expect(errors).toEqual([]);
+    await context.close();
 
-  // A fresh profile: login finds no private key; the PNG from the modal restores it.
-  const fresh = await newProfile();
-  await loginUntilValidation(fresh.page, handle);
-  await shot(fresh.page, "validation-modal");
-  await fresh.page.click("text=Shadow Cipher image");
-  await fresh.page.setInputFiles('input[name="keyImage"]', pngPath);
-  await fresh.page.waitForURL("**/sync", { timeout: 15_000 });
-  expect(await fresh.page.evaluate(() => localStorage.getItem("privateKey"))).toBe(keys.privateKey);
-  expect(fresh.errors).toEqual([]);
-  await fresh.context.close();
-});
+    // A fresh profile: login finds no private key; the PNG from the modal restores it.
+    const fresh = await newProfile();
+    await loginUntilValidation(fresh.page, handle);
+    await shot(fresh.page, "validation-modal");
+    await fresh.page.click("text=Shadow Cipher image");
+    await fresh.page.setInputFiles('input[name="keyImage"]', pngPath);
+    await fresh.page.waitForURL("**/sync", { timeout: 15_000 });
+    expect(await fresh.page.evaluate(() => localStorage.getItem("privateKey"))).toBe(keys.privateKey);
+    expect(fresh.errors).toEqual([]);
+    await fresh.context.close();
+  },
+);
 
 browserTest("validation modal: text errors, and a PNG exported by the CLI restores the key", async () => {
   const handle = uniqueHandle("bob");
