@@ -5,39 +5,17 @@
  * for its ack: an ack means committed), RECEIVERS more sockets subscribe, and the clock stops when
  * every subscriber has every message. Usage: npm run bench:server [-- messages receivers senders]
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+
 import { TestSocket } from "../server/harness.ts";
 import { createChannel, type Person, person, rotate, seal } from "../server/people.ts";
+import { startServerProcess } from "./server-process.ts";
 
 const [messages = 2000, receivers = 20, senders = 4] = process.argv.slice(2).map(Number);
 const sync = process.env.WSYNC_SQLITE_SYNC ?? "full";
 
-async function freePort(): Promise<number> {
-  const s = Bun.serve({ port: 0, fetch: () => new Response() });
-  const port = s.port as number;
-  await s.stop(true);
-  return port;
-}
-
-const dataDir = mkdtempSync(join(tmpdir(), "wsync-bench-"));
-const port = await freePort();
-const proc = Bun.spawn([process.execPath, "server/main.ts"], {
-  cwd: join(import.meta.dir, "../.."),
-  env: { ...process.env, PORT: String(port), WSYNC_DATA_DIR: dataDir, WSYNC_SQLITE_SYNC: sync },
-  stdout: "pipe",
-  stderr: "inherit",
-});
-const reader = proc.stdout.getReader();
-let out = "";
-while (!out.includes("listening")) {
-  const { value, done } = await reader.read();
-  if (done) throw new Error(`server exited: ${out}`);
-  out += new TextDecoder().decode(value);
-}
-const url = `http://127.0.0.1:${port}`;
-const wsUrl = `ws://127.0.0.1:${port}/api/ws`;
+const server = await startServerProcess({ WSYNC_SQLITE_SYNC: sync });
+const url = server.url;
+const wsUrl = server.wsUrl;
 
 try {
   const people: Person[] = [];
@@ -110,7 +88,5 @@ try {
   console.log(`  ack latency ms: p50 ${pct(0.5)}  p99 ${pct(0.99)}  max ${pct(1)}`);
   for (const s of [...recvSockets, ...sendSockets]) s.close();
 } finally {
-  proc.kill();
-  await proc.exited;
-  rmSync(dataDir, { recursive: true, force: true });
+  await server.stop();
 }

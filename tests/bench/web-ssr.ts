@@ -3,41 +3,13 @@
  * load generator runs in this process on the same machine). Prints latency percentiles.
  * Usage: npm run bench:ssr [-- requests concurrency path]
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { startServerProcess } from "./server-process.ts";
 
 const [total = 20_000, concurrency = 50] = process.argv.slice(2, 4).map(Number);
 const path = process.argv[4] ?? "/login";
 
-async function freePort(): Promise<number> {
-  const s = Bun.serve({ port: 0, fetch: () => new Response() });
-  const port = s.port as number;
-  await s.stop(true);
-  return port;
-}
-
-const dataDir = mkdtempSync(join(tmpdir(), "wsync-bench-ssr-"));
-const port = await freePort();
-const proc = Bun.spawn([process.execPath, "server/main.ts"], {
-  cwd: join(import.meta.dir, "../.."),
-  env: {
-    ...process.env,
-    PORT: String(port),
-    WSYNC_DATA_DIR: dataDir,
-    WSYNC_WEATHER_URL: "http://127.0.0.1:9/",
-  },
-  stdout: "pipe",
-  stderr: "ignore",
-});
-const reader = proc.stdout.getReader();
-let out = "";
-while (!out.includes("listening")) {
-  const { value, done } = await reader.read();
-  if (done) throw new Error(`server exited: ${out}`);
-  out += new TextDecoder().decode(value);
-}
-const url = `http://127.0.0.1:${port}${path}`;
+const server = await startServerProcess();
+const url = `${server.url}${path}`;
 
 try {
   // Warm up: the first request builds the browser bundles and renders the page once.
@@ -68,7 +40,5 @@ try {
   console.log(`  latency ms: p50 ${q(0.5)}  p90 ${q(0.9)}  p99 ${q(0.99)}  max ${q(1)}`);
   console.log(`  throughput: ${(latencies.length / seconds).toFixed(0)} requests/s`);
 } finally {
-  proc.kill();
-  await proc.exited;
-  rmSync(dataDir, { recursive: true, force: true });
+  await server.stop();
 }
