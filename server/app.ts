@@ -178,12 +178,14 @@ export function createApp(deps: AppDeps) {
     const res = await serveAsset(path, request.headers.get("accept-encoding"));
     return res ?? new Response("Not found", { status: 404, headers: { "content-type": "text/plain" } });
   });
+  const pageContext = { handleSuffix: deps.config.handleSuffix, weather: () => s.weather.get() };
+  const page = ({ request }: { request: Request }) => renderPage(new URL(request.url), pageContext);
+  // The known pages get static routes (the router's fast path); everything else is a 404 page,
+  // except under /api, where an unknown path is a JSON NotFound.
+  for (const path of ["/login", "/register", "/sync", "/sync/*"]) app.get(path, page);
   app.get("/*", ({ request, path }) => {
     if (path.startsWith(API_BASE)) throw new ApiError("NotFound", "Not found");
-    return renderPage(new URL(request.url), {
-      handleSuffix: deps.config.handleSuffix,
-      weather: () => s.weather.get(),
-    });
+    return page({ request });
   });
 
   return { app, services: s };
