@@ -10,7 +10,7 @@ import type { ApiClient } from "./api.ts";
 import type { Keyring } from "./keyring.ts";
 import type { Realtime } from "./realtime.ts";
 import { REFRESH_MARGIN_MS, type SessionStore, tokenExpiry } from "./session.ts";
-import { type ClientEvents, type ClientState, initialState } from "./state.ts";
+import { type ClientEvents, type ClientState, resetState } from "./state.ts";
 import type { KeyValueStore } from "./store.ts";
 
 /** What the authentication flow is given by the client. */
@@ -223,7 +223,7 @@ export class AuthFlow {
     this.c.realtime.stop();
     if (wipeKeys) await this.c.keyring.clear(Object.keys(this.c.state.open));
     await this.c.session.clear();
-    Object.assign(this.c.state, initialState());
+    resetState(this.c.state);
     this.c.changed();
   }
 

@@ -75,6 +75,21 @@ export function initialState(): ClientState {
   };
 }
 
+/**
+ * Back to the initial state in place. Nested objects keep their identity (auth is the same object
+ * before and after), so views holding a reference to a slice, such as a valtio snapshot of
+ * `state.auth`, keep observing the live state.
+ */
+export function resetState(state: ClientState): void {
+  const fresh = initialState();
+  Object.assign(state.auth, fresh.auth);
+  state.connection = fresh.connection;
+  state.channels = fresh.channels;
+  state.invites = fresh.invites;
+  state.open = fresh.open;
+  state.currentChannelId = fresh.currentChannelId;
+}
+
 export interface ClientEvents {
   /** Any state change; `state` is the same (mutated) object. */
   change: ClientState;

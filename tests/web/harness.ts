@@ -7,7 +7,7 @@ import "./dom.ts";
 import { act, type ReactNode } from "react";
 import type { Root } from "react-dom/client";
 import type { WsyncClient } from "../../core/client/index.ts";
-import { Emitter, initialState } from "../../core/client/state.ts";
+import { Emitter, resetState as resetEngineState } from "../../core/client/state.ts";
 import { BASE32_ALPHABET, type Channel, type ChannelType } from "../../core/protocol/runtime.ts";
 import { dangerouslySetClient, engineState } from "../../web/state/engine.ts";
 import { SIDEBAR_DEFAULT, uiState } from "../../web/state/ui.ts";
@@ -168,7 +168,7 @@ export const callsOf = (fake: FakeClient, method: string) => fake.calls.filter((
 
 /** A signed-in user with keys, on a fresh state. */
 export function resetState(): void {
-  Object.assign(engineState, initialState());
+  resetEngineState(engineState);
   engineState.auth.user = {
     did: `did:plc:${"a".repeat(24)}`,
     handle: "neo.wsync.local",
