@@ -16,6 +16,7 @@ export function ChannelList({ channels, selected, activeId, focused, width }: Pr
     <Box
       flexDirection="column"
       width={width}
+      flexShrink={0}
       borderStyle="single"
       borderColor={focused ? "green" : "gray"}
       paddingX={1}

@@ -24,6 +24,7 @@ export function MembersPane({
     <Box
       flexDirection="column"
       width={width}
+      flexShrink={0}
       borderStyle="single"
       borderColor={focused ? "green" : "gray"}
       paddingX={1}

@@ -206,6 +206,9 @@ export class AuthFlow {
   /** Spec §4.1: logout clears the user and removes auth and keys, even when the server call fails. */
   async logout(): Promise<void> {
     const s = this.c.session.current;
+    // Stop the socket first: the server closes it as "session ended" when the logout lands, which
+    // must not be mistaken for a session ended elsewhere (that path keeps the keys).
+    this.c.realtime.stop();
     try {
       if (s) await this.c.api.call("logout", { did: s.did, refreshJwt: s.refreshJwt }, { token: null });
     } catch (e) {

@@ -72,18 +72,14 @@ export class ChannelEngine {
    */
   async open(channelUri: string, joinToken?: string): Promise<ChannelView> {
     const body = { channelUri, ...(joinToken ? { joinToken } : {}) };
-    let channel: Channel;
-    let members: Member[];
-    if (this.c.realtime.connectionStatus === "connected") {
-      await this.c.realtime.request(WsEvent.channelJoin, body);
-      const res = await this.c.api.call("joinChannel", body);
-      channel = res.channel;
-      members = res.members;
-    } else {
-      const res = await this.c.api.call("joinChannel", body);
-      channel = res.channel;
-      members = res.members;
-    }
+    // The HTTP join answers with the channel and its members; the socket's join subscribes. Both are
+    // idempotent, so they run side by side.
+    const [{ channel, members }] = await Promise.all([
+      this.c.api.call("joinChannel", body),
+      this.c.realtime.connectionStatus === "connected"
+        ? this.c.realtime.request(WsEvent.channelJoin, body)
+        : null,
+    ]);
     const view = this.view(channel.id) ?? emptyView(channel);
     view.channel = channel;
     view.members = members;
@@ -94,14 +90,19 @@ export class ChannelEngine {
     const live = this.c.state.open[channel.id] as ChannelView;
     this.c.state.currentChannelId = channel.id;
     this.c.changed();
+    // The history is fetched while the keys load; it is decrypted once they are there.
+    const history = this.c.api.call("getMessages", { channelUri: channel.id, limit: Limits.pageOnJoin });
+    history.catch(() => undefined);
     try {
       await this.epochs.checkMemberKeys(channel.id, members);
-      await this.epochs.loadEpochKeys(channel.id);
-      const info = await this.epochs.refreshEpoch(channel.id);
+      const [, info] = await Promise.all([
+        this.epochs.loadEpochKeys(channel.id),
+        this.epochs.refreshEpoch(channel.id),
+      ]);
       const haveCurrent = info.epochId ? await this.c.keyring.hasEpoch(channel.id, info.epochId) : false;
       if (info.rotationRequired && !haveCurrent) await this.epochs.rotate(channel.id);
       live.keysLoaded = true;
-      await this.loadPage(channel.id, Limits.pageOnJoin, true);
+      await this.applyPage(live, await history, true);
     } finally {
       live.loading = false;
       this.c.changed();
@@ -121,15 +122,24 @@ export class ChannelEngine {
         limit,
         ...(reset || !view.cursor ? {} : { cursor: view.cursor }),
       });
-      if (reset) view.items = [];
-      const items = await Promise.all(page.records.map((r) => this.decryptRecord(channelId, r, false)));
-      for (const item of items) insertItem(view, this.flagReplay(view, item));
-      view.cursor = page.cursor;
-      view.hasMore = page.hasMore;
+      await this.applyPage(view, page, reset);
     } finally {
       view.loadingMore = false;
       this.c.changed();
     }
+  }
+
+  private async applyPage(
+    view: ChannelView,
+    page: { records: TimelineRecord[]; cursor: string | null; hasMore: boolean },
+    reset: boolean,
+  ): Promise<void> {
+    const channelId = view.channel.id;
+    if (reset) view.items = [];
+    const items = await Promise.all(page.records.map((r) => this.decryptRecord(channelId, r, false)));
+    for (const item of items) insertItem(view, this.flagReplay(view, item));
+    view.cursor = page.cursor;
+    view.hasMore = page.hasMore;
   }
 
   /** After a reconnect: re-subscribe, then fetch everything after the last seq seen, oldest first. */

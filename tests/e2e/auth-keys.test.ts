@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { decode } from "fast-png";
 import { writeKeyPng } from "../../cli/png.ts";
 import { decodeKeyImageToBase64 } from "../../core/shadow-cipher/index.ts";
-import { startTestServer, type TestServer } from "../server/harness.ts";
+import { call, startTestServer, type TestServer } from "../server/harness.ts";
 import {
   browserTest,
   closeBrowser,
@@ -74,14 +74,9 @@ browserTest(
     // Logout clears the keys from this browser (spec §4.1).
     const stored = await page.evaluate(() => ({ ...localStorage }));
     expect(stored.privateKey).toBe(keys.privateKey);
-    await page.evaluate(async () => {
-      const auth = JSON.parse(localStorage.getItem("auth") ?? "{}");
-      await fetch("/api/auth/logout", {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ did: auth.did, refreshJwt: auth.refreshJwt }),
-      });
-    });
+    // End the session from outside the page (the page itself then leaves for the site root).
+    const auth = JSON.parse(stored.auth ?? "{}") as { did: string; refreshJwt: string };
+    expect((await call(t.url, "logout", { did: auth.did, refreshJwt: auth.refreshJwt })).status).toBe(200);
     expect(errors).toEqual([]);
     await context.close();
 

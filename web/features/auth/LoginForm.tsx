@@ -1,4 +1,4 @@
-import { type FormEvent, useEffect, useState } from "react";
+import { type FormEvent, useEffect, useRef, useState } from "react";
 import { useSnapshot } from "valtio";
 import { Spinner } from "../../components/Spinner.tsx";
 import { authState, authUi, login } from "../../state/auth.ts";
@@ -13,9 +13,13 @@ export function LoginForm() {
   const [identifier, setIdentifier] = useState("");
   const [password, setPassword] = useState("");
 
-  // Authenticated with keys ready: on to the board.
+  // Authenticated with keys ready: on to the board. After the validation modal, not from here: the
+  // modal goes to /sync itself, and a second replace() would abort the first page load.
+  const validating = useRef(false);
   useEffect(() => {
-    if (auth.isAuthenticated && auth.keyState === "ready") window.location.replace("/sync");
+    if (auth.keyState === "validate") validating.current = true;
+    else if (auth.isAuthenticated && auth.keyState === "ready" && !validating.current)
+      window.location.replace("/sync");
   }, [auth.isAuthenticated, auth.keyState]);
 
   async function submit(e: FormEvent) {

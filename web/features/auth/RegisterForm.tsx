@@ -1,4 +1,4 @@
-import { type FormEvent, useEffect, useState } from "react";
+import { type FormEvent, useCallback, useEffect, useRef, useState } from "react";
 import { useSnapshot } from "valtio";
 import { Spinner } from "../../components/Spinner.tsx";
 import { authState, authUi, register } from "../../state/auth.ts";
@@ -21,10 +21,19 @@ export function RegisterForm({ suffix }: { suffix: string }) {
   });
   const [missing, setMissing] = useState<Partial<Record<Field, string>>>({});
 
+  // Saving the keys and the rule below both lead to /sync at the same moment: navigate once, as a
+  // second replace() aborts the first page load.
+  const leaving = useRef(false);
+  const toBoard = useCallback(() => {
+    if (leaving.current) return;
+    leaving.current = true;
+    window.location.replace("/sync");
+  }, []);
+
   // Spec §2.4: an authenticated user goes to /sync unless the keys modal is showing.
   useEffect(() => {
-    if (auth.isAuthenticated && !ui.showKeysModal) window.location.replace("/sync");
-  }, [auth.isAuthenticated, ui.showKeysModal]);
+    if (auth.isAuthenticated && !ui.showKeysModal) toBoard();
+  }, [auth.isAuthenticated, ui.showKeysModal, toBoard]);
 
   const set = (f: Field) => (e: { target: { value: string } }) => {
     setForm((s) => ({ ...s, [f]: e.target.value }));
@@ -76,7 +85,7 @@ export function RegisterForm({ suffix }: { suffix: string }) {
           Already have an account? <a href="/login">Login here</a>
         </p>
       </form>
-      {ui.showKeysModal ? <KeysModal onSaved={() => window.location.replace("/sync")} /> : null}
+      {ui.showKeysModal ? <KeysModal onSaved={toBoard} /> : null}
     </>
   );
 }

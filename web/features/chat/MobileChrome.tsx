@@ -113,7 +113,8 @@ export function MobileChrome() {
             setOut(
               formatStatus({
                 handle: handleWithoutSuffix(s.auth.user?.handle ?? ""),
-                channelCount: s.channels.length,
+                // Joined channels, as the terminal's and the CLI's /wsync/status count them.
+                channelCount: s.channels.filter((c) => c.isMember).length,
                 connected: online,
               }),
             )
