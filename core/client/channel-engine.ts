@@ -10,7 +10,6 @@ import {
   ApiError,
   type Channel,
   Limits,
-  type Member,
   type MessageRecord,
   type TimelineRecord,
   WsEvent,

@@ -140,7 +140,13 @@ test("keys modal: Generating... until ready, Copied! for 2 s, Saving Keys... whi
     value: { writeText: async (s: string) => void copied.push(s) },
   });
   let saved = false;
-  view = await mount(<KeysModal onSaved={() => void (saved = true)} />);
+  view = await mount(
+    <KeysModal
+      onSaved={() => {
+        saved = true;
+      }}
+    />,
+  );
   expect(text()).toContain("Your Encryption Keys");
   expect(text()).toContain("Generating...");
   const buttons = () => [...document.querySelectorAll("button")] as HTMLButtonElement[];
@@ -176,7 +182,13 @@ test("keys modal: a failed save keeps the modal open (spec §4.2)", async () => 
     throw new Error("network down");
   };
   let saved = false;
-  view = await mount(<KeysModal onSaved={() => void (saved = true)} />);
+  view = await mount(
+    <KeysModal
+      onSaved={() => {
+        saved = true;
+      }}
+    />,
+  );
   const save =
     [...document.querySelectorAll("button")].find((b) => b.textContent === "I've Saved My Keys") ?? null;
   await click(save);
