@@ -3,6 +3,7 @@ import {
   decryptMessage,
   encryptMessage,
   FORWARD_SECRECY_TEXT,
+  importEpochKey,
   newClientMsgId,
   reasonOf,
 } from "../crypto/index.ts";
@@ -79,6 +80,9 @@ export class ChannelEngine {
         ? this.c.realtime.request(WsEvent.channelJoin, body)
         : null,
     ]);
+    // The history is fetched while the keys load; it is decrypted once they are there.
+    const history = this.c.api.call("getMessages", { channelUri: channel.id, limit: Limits.pageOnJoin });
+    history.catch(() => undefined);
     const view = this.view(channel.id) ?? emptyView(channel);
     view.channel = channel;
     view.members = members;
@@ -89,12 +93,10 @@ export class ChannelEngine {
     const live = this.c.state.open[channel.id] as ChannelView;
     this.c.state.currentChannelId = channel.id;
     this.c.changed();
-    // The history is fetched while the keys load; it is decrypted once they are there.
-    const history = this.c.api.call("getMessages", { channelUri: channel.id, limit: Limits.pageOnJoin });
-    history.catch(() => undefined);
     try {
-      await this.epochs.checkMemberKeys(channel.id, members);
-      const [, info] = await Promise.all([
+      // Pinning the members' keys, fetching our wrapped keys and the epoch info are independent.
+      const [, , info] = await Promise.all([
+        this.epochs.checkMemberKeys(channel.id, members),
         this.epochs.loadEpochKeys(channel.id),
         this.epochs.refreshEpoch(channel.id),
       ]);
@@ -235,7 +237,7 @@ export class ChannelEngine {
         contentJson: rec.value.content,
         channelId,
         recordAuthorDid: rec.value.author.did,
-        epochKey: key.key,
+        epochKey: await (key.imported ??= importEpochKey(key.key)),
         senderPublicKey: senderKey,
       });
       return { ...item, text: out.plaintext.text, state: "success", verified: out.verified };
@@ -303,7 +305,7 @@ export class ChannelEngine {
           channelId,
           epochId: info.epochId,
           epochNumber: info.epochNumber,
-          epochKey: key.key,
+          epochKey: await (key.imported ??= importEpochKey(key.key)),
           text,
           clientMsgId,
         });

@@ -13,6 +13,8 @@ export interface EpochKey {
   epochId: string;
   epochNumber: number;
   key: Bytes;
+  /** The key imported into WebCrypto once, on first use (not stored). */
+  imported?: Promise<CryptoKey>;
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { EcPublicJwk } from "../protocol/runtime.ts";
 import { fromBase64, toBase64Url } from "./base64.ts";
-import { type Bytes, concatBytes } from "./bytes.ts";
+import { type Bytes, concatBytes, toHex } from "./bytes.ts";
 import { CryptoError, CryptoText } from "./errors.ts";
 
 /** Length of an uncompressed SEC1 P-256 point: 0x04 ‖ x (32) ‖ y (32). */
@@ -41,9 +41,20 @@ export async function importEcdhPublicKey(raw: Bytes): Promise<CryptoKey> {
   }
 }
 
+/** Imported verification keys by their raw bytes (public data): a channel's senders repeat. */
+const verifyKeys = new Map<string, Promise<CryptoKey>>();
+
 export async function importVerifyKey(raw: Bytes): Promise<CryptoKey> {
+  const id = toHex(raw);
+  let key = verifyKeys.get(id);
+  if (!key) {
+    key = crypto.subtle.importKey("raw", raw, ECDSA, true, ["verify"]);
+    if (verifyKeys.size >= 1000) verifyKeys.delete(verifyKeys.keys().next().value as string);
+    verifyKeys.set(id, key);
+    key.catch(() => verifyKeys.delete(id));
+  }
   try {
-    return await crypto.subtle.importKey("raw", raw, ECDSA, true, ["verify"]);
+    return await key;
   } catch {
     invalid();
   }
