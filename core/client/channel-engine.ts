@@ -17,6 +17,7 @@ import {
 } from "../protocol/runtime.ts";
 import type { EngineContext } from "./engine-context.ts";
 import { EpochManager } from "./epoch-manager.ts";
+import type { EpochKey } from "./keyring.ts";
 import type { ChannelView, TimelineItem } from "./state.ts";
 import { insertItem, itemFromRecord } from "./timeline.ts";
 
@@ -25,6 +26,12 @@ export type { EngineContext } from "./engine-context.ts";
 const MAX_SEND_ATTEMPTS = 4;
 /** A second record of one signed (sender, clientMsgId): the server re-sent an old message. */
 const REPLAYED_TEXT = "Failed to decrypt message: replay of an earlier message";
+
+/** The epoch key imported into WebCrypto once, on first use. */
+function importedKey(k: EpochKey): Promise<CryptoKey> {
+  if (!k.imported) k.imported = importEpochKey(k.key);
+  return k.imported;
+}
 
 function emptyView(channel: Channel): ChannelView {
   return {
@@ -237,7 +244,7 @@ export class ChannelEngine {
         contentJson: rec.value.content,
         channelId,
         recordAuthorDid: rec.value.author.did,
-        epochKey: await (key.imported ??= importEpochKey(key.key)),
+        epochKey: await importedKey(key),
         senderPublicKey: senderKey,
       });
       return { ...item, text: out.plaintext.text, state: "success", verified: out.verified };
@@ -305,7 +312,7 @@ export class ChannelEngine {
           channelId,
           epochId: info.epochId,
           epochNumber: info.epochNumber,
-          epochKey: await (key.imported ??= importEpochKey(key.key)),
+          epochKey: await importedKey(key),
           text,
           clientMsgId,
         });
