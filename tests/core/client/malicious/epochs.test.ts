@@ -4,7 +4,7 @@
  * In every case the engine must not encrypt a message under the forged epoch (whose key the server
  * chose or can unwrap): it makes its own epoch, or refuses to send.
  */
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import {
   buildCommit,
   commitSigningBytes,
@@ -16,25 +16,11 @@ import {
   unwrapEpochKey,
 } from "../../../../core/crypto/index.ts";
 import type { Commit } from "../../../../core/protocol/index.ts";
-import { startTestServer, type TestServer } from "../../../server/harness.ts";
 import { until } from "../engine-harness.ts";
-import { forgeWrap, messages, serverKeyPair, tamperedUser, type User } from "./tamper.ts";
+import { forgeWrap, messages, serverKeyPair, tamperSuite, type User } from "./tamper.ts";
 
-let t: TestServer;
-beforeEach(async () => {
-  t = await startTestServer();
-});
-const users: User[] = [];
-afterEach(async () => {
-  for (const u of users.splice(0)) u.client.disconnect();
-  await t.stop();
-});
-
-async function user(name: string): Promise<User> {
-  const u = await tamperedUser(t.url, name);
-  users.push(u);
-  return u;
-}
+const suite = tamperSuite();
+const user = (name: string): Promise<User> => suite.user(name);
 
 /** alice creates a public channel, bob joins (and makes epoch 2); both views settled. */
 async function pair() {
@@ -74,7 +60,7 @@ async function insertForgedEpoch(
   recipients: { did: string; publicKey: string }[],
 ): Promise<Uint8Array> {
   const key = generateEpochKey();
-  const state = await t.storage.epochs.state(channelId);
+  const state = await suite.t.storage.epochs.state(channelId);
   const wrappedKeys = await Promise.all(
     recipients.map((r) =>
       forgeWrap({
@@ -87,7 +73,7 @@ async function insertForgedEpoch(
       }),
     ),
   );
-  const result = await t.storage.epochs.insert(
+  const result = await suite.t.storage.epochs.insert(
     {
       channelId,
       epochNumber: commit.epochNumber,
@@ -329,7 +315,11 @@ test("an epoch made by a third member who pinned a swapped key for bob: alice do
   await alice.client.members(channel.id);
   // The server silently swaps bob's key for one it holds (no key-changed notification).
   const mallory = await serverKeyPair();
-  await t.storage.accounts.replacePublicKey(bob.did, mallory.publicKey, await fingerprint(mallory.publicKey));
+  await suite.t.storage.accounts.replacePublicKey(
+    bob.did,
+    mallory.publicKey,
+    await fingerprint(mallory.publicKey),
+  );
   // carol meets bob for the first time: she can only pin what the server shows her, and her client
   // makes the next epoch, wrapped to the server's key for bob.
   const carol = await user("carol");
@@ -346,7 +336,7 @@ test("an epoch made by a third member who pinned a swapped key for bob: alice do
     "alice sees carol's epoch",
   );
   // The server can open that epoch's key with its own private key:
-  const bobsWrap = (await t.storage.epochs.keysFor(channel.id, bob.did)).find(
+  const bobsWrap = (await suite.t.storage.epochs.keysFor(channel.id, bob.did)).find(
     (k) => k.epochId === e3?.epochId,
   );
   if (!bobsWrap) throw new Error("no wrap for bob");

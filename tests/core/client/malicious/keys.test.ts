@@ -3,7 +3,7 @@
  * meant for someone or somewhere else, or (the protocol's known limitation) a substitute epoch key
  * under a real epoch id.
  */
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import type { TimelineItem } from "../../../../core/client/index.ts";
 import {
   CryptoText,
@@ -14,7 +14,6 @@ import {
   unwrapEpochKey,
 } from "../../../../core/crypto/index.ts";
 import type { EncryptedContent, WrappedEpochKey } from "../../../../core/protocol/index.ts";
-import { startTestServer, type TestServer } from "../../../server/harness.ts";
 import { until } from "../engine-harness.ts";
 import {
   epochKeysOf,
@@ -23,25 +22,12 @@ import {
   forgeWrap,
   messages,
   serverKeyPair,
-  tamperedUser,
+  tamperSuite,
   type User,
 } from "./tamper.ts";
 
-let t: TestServer;
-beforeEach(async () => {
-  t = await startTestServer();
-});
-const users: User[] = [];
-afterEach(async () => {
-  for (const u of users.splice(0)) u.client.disconnect();
-  await t.stop();
-});
-
-async function user(name: string): Promise<User> {
-  const u = await tamperedUser(t.url, name);
-  users.push(u);
-  return u;
-}
+const suite = tamperSuite();
+const user = (name: string): Promise<User> => suite.user(name);
 
 let seq = 5000;
 
@@ -170,7 +156,11 @@ test("get-members / get-keys swap bob's key in flight: warning, no wrap to it, p
 test("a key swapped in storage: refused until accepted; after acceptKeyChange the new epoch goes to the new key", async () => {
   const { alice, bob, channel } = await pair();
   const mallory = await serverKeyPair();
-  await t.storage.accounts.replacePublicKey(bob.did, mallory.publicKey, await fingerprint(mallory.publicKey));
+  await suite.t.storage.accounts.replacePublicKey(
+    bob.did,
+    mallory.publicKey,
+    await fingerprint(mallory.publicKey),
+  );
   const changed: string[] = [];
   alice.client.events.on("key-changed", (e) => changed.push(e.did));
   // The server marked rotation as required; alice's send tries to rotate and refuses the new key.
@@ -187,7 +177,7 @@ test("a key swapped in storage: refused until accepted; after acceptKeyChange th
   const bobFp = epoch?.commit?.members.find((m) => m.did === bob.did)?.fp;
   expect(bobFp).toBe(await fingerprint(mallory.publicKey));
   // The accepted key holder can open it: the user's explicit decision, shown by the safety numbers.
-  const wrap = (await t.storage.epochs.keysFor(channel.id, bob.did)).find(
+  const wrap = (await suite.t.storage.epochs.keysFor(channel.id, bob.did)).find(
     (k) => k.epochId === epoch?.epochId,
   );
   expect(await unwrapEpochKey(wrap as WrappedEpochKey, channel.id, mallory.identity, bob.did)).toHaveLength(
@@ -204,7 +194,7 @@ test("wrapped keys addressed to another member or another channel: skipped, mess
   await alice.client.join(channel.id);
   // alice's own wrap from another channel, to relabel.
   const { channel: other } = await alice.client.createChannel({ name: "d", type: "public" });
-  const [foreign] = await t.storage.epochs.keysFor(other.id, alice.did);
+  const [foreign] = await suite.t.storage.epochs.keysFor(other.id, alice.did);
   if (!foreign) throw new Error("no wrap in the other channel");
   const held = () => new Set(epochKeysOf(alice.store, channel.id).keys());
   alice.tamper.response("getEpochKeys", async (body, req) => {
@@ -215,7 +205,9 @@ test("wrapped keys addressed to another member or another channel: skipped, mess
         out.push(w);
         continue;
       }
-      const bobs = (await t.storage.epochs.keysFor(channel.id, bob.did)).find((k) => k.epochId === w.epochId);
+      const bobs = (await suite.t.storage.epochs.keysFor(channel.id, bob.did)).find(
+        (k) => k.epochId === w.epochId,
+      );
       if (!bobs) throw new Error("no wrap for bob");
       out.push(
         bobs, // addressed to bob

@@ -3,29 +3,15 @@
  * replayed into another channel or under another author, and old records re-sent live. None of them
  * may be shown as a good message (state "success" and verified).
  */
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import type { TimelineItem } from "../../../../core/client/index.ts";
 import { fromBase64, newClientMsgId, newEpochId, toBase64 } from "../../../../core/crypto/index.ts";
 import type { EncryptedContent, MessageRecord } from "../../../../core/protocol/index.ts";
-import { startTestServer, type TestServer } from "../../../server/harness.ts";
 import { until } from "../engine-harness.ts";
-import { epochKeysOf, forgeContent, forgeRecord, messages, tamperedUser, type User } from "./tamper.ts";
+import { epochKeysOf, forgeContent, forgeRecord, messages, tamperSuite, type User } from "./tamper.ts";
 
-let t: TestServer;
-beforeEach(async () => {
-  t = await startTestServer();
-});
-const users: User[] = [];
-afterEach(async () => {
-  for (const u of users.splice(0)) u.client.disconnect();
-  await t.stop();
-});
-
-async function user(name: string): Promise<User> {
-  const u = await tamperedUser(t.url, name);
-  users.push(u);
-  return u;
-}
+const suite = tamperSuite();
+const user = (name: string): Promise<User> => suite.user(name);
 
 /** alice and bob in one public channel; bob's first message read by alice, verified. */
 async function setup() {
@@ -177,8 +163,8 @@ test("a valid message replayed into another channel the reader belongs to: faile
       forgeRecord({ channelUri: other.uri, author: record.value.author, content, seq: ++seq }),
     ),
   );
-  const state = await t.storage.epochs.state(other.id);
-  const stored = await t.storage.timeline.appendMessage(
+  const state = await suite.t.storage.epochs.state(other.id);
+  const stored = await suite.t.storage.timeline.appendMessage(
     {
       channelId: other.id,
       rkey: `replay${Date.now()}`,
@@ -266,8 +252,8 @@ test("an old message replayed live with a new uri and seq: flagged, not shown tw
   const good = messages(alice, channel.id).filter((i) => i.state === "success" && i.text === "the real one");
   expect(good.map((i) => i.uri)).toEqual([record.uri]);
   // And when both come in one page (the replay stored with a higher seq), the later one is flagged.
-  const state = await t.storage.epochs.state(channel.id);
-  const appended = await t.storage.timeline.appendMessage(
+  const state = await suite.t.storage.epochs.state(channel.id);
+  const appended = await suite.t.storage.timeline.appendMessage(
     {
       channelId: channel.id,
       rkey: `replay${Date.now()}`,

@@ -4,6 +4,8 @@
  * be injected, and everything the client sends is recorded (a malicious server reads all of it).
  * Together with direct writes into `t.services.storage` this covers what an untrusted server can do.
  */
+
+import { afterEach, beforeEach } from "bun:test";
 import { type FetchFn, MemoryStore, type WebSocketCtor, WsyncClient } from "../../../../core/client/index.ts";
 import {
   encryptMessage,
@@ -25,6 +27,7 @@ import {
   Routes,
   type WrappedEpochKey,
 } from "../../../../core/protocol/index.ts";
+import { startTestServer, type TestServer } from "../../../server/harness.ts";
 import { until } from "../engine-harness.ts";
 
 type Rewrite<N extends RouteName> = (
@@ -274,4 +277,35 @@ export function forgeRecord(input: {
 /** Message items of a channel as the client shows them. */
 export function messages(user: { client: WsyncClient }, channelId: string) {
   return (user.client.view(channelId)?.items ?? []).filter((i) => i.kind === "message");
+}
+
+/**
+ * The fixture every malicious-server suite shares: a fresh server per test, users whose traffic can
+ * be tampered with, and their sockets closed afterwards.
+ */
+export function tamperSuite() {
+  let server: TestServer | null = null;
+  const users: User[] = [];
+  beforeEach(async () => {
+    server = await startTestServer();
+  });
+  afterEach(async () => {
+    for (const u of users.splice(0)) u.client.disconnect();
+    await server?.stop();
+    server = null;
+  });
+  const current = (): TestServer => {
+    if (!server) throw new Error("no test server (use inside a test)");
+    return server;
+  };
+  return {
+    get t(): TestServer {
+      return current();
+    },
+    async user(name: string): Promise<User> {
+      const u = await tamperedUser(current().url, name);
+      users.push(u);
+      return u;
+    },
+  };
 }
