@@ -27,14 +27,13 @@ export function registerAuthCommands(program: Command): void {
       const email = o.email ?? (await ask("Email: "));
       const pw = await password(o);
       const { client, store } = makeClient(o);
-      const keys = await client.register({ handle, email, password: pw });
+      await client.register({ handle, email, password: pw });
       await client.completeRegistration();
       const user = client.state.auth.user;
       process.stdout.write(`Registered ${user?.handle} (${user?.did})\n`);
       process.stderr.write(
         `Your private key is stored in ${store.path}.\nBack it up: \`wsync keys export\` (text) or \`wsync keys export --qr key.png\`.\n`,
       );
-      void keys;
     });
 
   program

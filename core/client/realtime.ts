@@ -84,12 +84,6 @@ export class Realtime {
     this.failPending("Not connected");
   }
 
-  /** Drops the current socket and reconnects at once (e.g. after a token refresh). */
-  reconnectNow(): void {
-    if (!this.running) return;
-    this.socket?.close(1000, "reconnect");
-  }
-
   private setStatus(s: ConnectionStatus): void {
     if (this.status === s) return;
     this.status = s;

@@ -2,13 +2,11 @@ import toast from "react-hot-toast";
 import type { Channel, ChannelType } from "../../core/protocol/runtime.ts";
 import { engineState, loadClient } from "./engine.ts";
 
-/**
+/*
  * The channel slice (spec §3 "Channel state"): the list, the current channel, and the actions on
  * channels. The data is the engine's (engineState.channels, .currentChannelId); views read it with
  * useSnapshot(engineState) and call these actions. Failures become the spec's texts (§8).
  */
-export const channelState = engineState;
-
 function fail(text: string, e: unknown): never {
   const detail = e instanceof Error && e.message ? e.message : text;
   toast.error(detail);

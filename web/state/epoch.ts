@@ -1,16 +1,10 @@
-import { engineState, loadClient } from "./engine.ts";
+import { loadClient } from "./engine.ts";
 
-/**
+/*
  * The epoch slice (spec §3 "Epoch state"): per open channel, the current epoch info
  * (engineState.open[id].epoch), whether its keys are loaded (.keysLoaded), and key-change warnings
  * (.warnings). Keys themselves never leave the engine.
  */
-export const epochState = engineState;
-
-export async function rotateEpoch(channelId: string): Promise<void> {
-  await (await loadClient()).rotate(channelId);
-}
-
 /** Safety numbers for comparing a member's key out of band (members sidebar). */
 export async function safetyNumbers(did: string) {
   return (await loadClient()).safetyNumbers(did);

@@ -1,12 +1,10 @@
 import type { TimelineItem } from "../../core/client/state.ts";
-import { engineState, loadClient } from "./engine.ts";
+import { loadClient } from "./engine.ts";
 
-/**
+/*
  * The message slice (spec §3 "Message list state"): each open channel's items, cursor, hasMore,
  * loading and loadingMore live in engineState.open[channelId]; these are its actions.
  */
-export const messageState = engineState;
-
 /** LOAD_MORE_DATA: the next older page of 20. */
 export async function loadMore(channelId: string): Promise<void> {
   await (await loadClient()).loadMore(channelId);
