@@ -1,15 +1,15 @@
 /** Real Chromium: registration, the keys modal, logout, and restoring a key from a Shadow Cipher PNG. */
-import { afterAll, beforeAll, expect } from "bun:test";
+import { expect } from "bun:test";
 import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decode } from "fast-png";
 import { writeKeyPng } from "../../cli/png.ts";
 import { decodeKeyImageToBase64 } from "../../core/shadow-cipher/index.ts";
-import { call, startTestServer, type TestServer } from "../server/harness.ts";
+import { call } from "../server/harness.ts";
 import {
   browserTest,
-  closeBrowser,
+  e2eServer,
   newProfile,
   PASSWORD,
   registerInBrowser,
@@ -18,14 +18,7 @@ import {
   uniqueHandle,
 } from "./harness.ts";
 
-let t: TestServer;
-beforeAll(async () => {
-  t = await startTestServer();
-});
-afterAll(async () => {
-  await closeBrowser();
-  await t.stop();
-});
+const t = e2eServer();
 
 async function loginUntilValidation(page: import("playwright-core").Page, handle: string) {
   await page.goto(`${t.url}/login`);

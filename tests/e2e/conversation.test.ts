@@ -4,14 +4,14 @@
  * of it; an invite channel invites by handle and shows the forward-secrecy text for what came before;
  * DISCONNECT logs out and wipes the keys.
  */
-import { afterAll, beforeAll, expect } from "bun:test";
+import { expect } from "bun:test";
 import type { BrowserContext, Locator, Page, Request } from "playwright-core";
 import { parseJoinLink } from "../../core/protocol/runtime.ts";
-import { call, ok, startTestServer, type TestServer } from "../server/harness.ts";
+import { call, ok } from "../server/harness.ts";
 import { createChannel as createChannelOverHttp, person } from "../server/people.ts";
 import {
   browserTest,
-  closeBrowser,
+  e2eServer,
   newProfile,
   registerInBrowser,
   saveKeysAndEnter,
@@ -23,14 +23,7 @@ import {
 const WAIT = 30_000;
 const FORWARD_SECRECY = "Message encrypted before you joined (forward secrecy)";
 
-let t: TestServer;
-beforeAll(async () => {
-  t = await startTestServer();
-});
-afterAll(async () => {
-  await closeBrowser();
-  await t.stop();
-});
+const t = e2eServer();
 
 interface Someone {
   handle: string;

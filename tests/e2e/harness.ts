@@ -1,7 +1,8 @@
-import { test } from "bun:test";
+import { afterAll, beforeAll, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
+import { startTestServer, type TestServer } from "../server/harness.ts";
 import { hasChromium, launchChromium } from "./browser.ts";
 
 /** Screenshots of the main screens land here (git-ignored), for people to look at. */
@@ -95,4 +96,26 @@ export async function saveKeysAndEnter(page: Page): Promise<void> {
 
 export async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: false });
+}
+
+/**
+ * The server and browser of one browser-test file: a real server started before the file's tests,
+ * stopped (with the shared browser) after them. Read `.url` inside tests.
+ */
+export function e2eServer(): { readonly url: string } {
+  let server: TestServer | null = null;
+  beforeAll(async () => {
+    server = await startTestServer();
+  });
+  afterAll(async () => {
+    await closeBrowser();
+    await server?.stop();
+    server = null;
+  });
+  return {
+    get url(): string {
+      if (!server) throw new Error("the e2e server runs only inside this file's tests");
+      return server.url;
+    },
+  };
 }

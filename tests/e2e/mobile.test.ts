@@ -3,13 +3,13 @@
  * the SECURED_CONNECTION bar, the channel drawer (closes after a pick, and at once for the create
  * dialog), sending, the members and info drawers, and the one-time fullscreen prompt.
  */
-import { afterAll, beforeAll, expect } from "bun:test";
+import { expect } from "bun:test";
 import type { Page } from "playwright-core";
-import { ok, startTestServer, type TestServer } from "../server/harness.ts";
+import { ok } from "../server/harness.ts";
 import { createChannel, person, rotate, seal } from "../server/people.ts";
 import {
   browserTest,
-  closeBrowser,
+  e2eServer,
   newProfile,
   registerInBrowser,
   saveKeysAndEnter,
@@ -20,14 +20,7 @@ import {
 const WAIT = 30_000;
 const DISMISSED = "fullscreen-prompt-dismissed";
 
-let t: TestServer;
-beforeAll(async () => {
-  t = await startTestServer();
-});
-afterAll(async () => {
-  await closeBrowser();
-  await t.stop();
-});
+const t = e2eServer();
 
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
