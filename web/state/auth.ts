@@ -72,16 +72,7 @@ export async function completeRegistration(): Promise<boolean> {
   }
 }
 
-let loggingOut = false;
-
-/**
- * True once this page logs out. Ending the session makes the server close this page's socket as
- * "session ended", often before the logout call returns: that is this logout, not a session ended
- * elsewhere, and leaving for "/" on it would cut the logout short before the keys are wiped.
- */
-export const isLoggingOut = (): boolean => loggingOut;
-
+/** The engine stops its socket before it logs out, so its own "session ended" never fires here. */
 export async function logout(): Promise<void> {
-  loggingOut = true;
   await (await loadClient()).logout();
 }

@@ -4,7 +4,7 @@ import { useSnapshot } from "valtio";
 import { ApiError } from "../../../core/protocol/runtime.ts";
 import { Spinner } from "../../components/Spinner.tsx";
 import { Toasts } from "../../components/Toasts.tsx";
-import { authState, isLoggingOut } from "../../state/auth.ts";
+import { authState } from "../../state/auth.ts";
 import { hasStoredAuth } from "../../state/browser-store.ts";
 import { loadClient } from "../../state/engine.ts";
 import { KeysLostModal, PrivateKeyValidationModal } from "../auth/lazy-modals.tsx";
@@ -24,10 +24,7 @@ export function SyncRoot() {
     }
     let offEnded = () => {};
     void loadClient().then((client) => {
-      // Not while this page logs out: the logout wipes the keys, then goes to /login itself.
-      offEnded = client.events.on("session-ended", () => {
-        if (!isLoggingOut()) window.location.assign("/");
-      });
+      offEnded = client.events.on("session-ended", () => window.location.assign("/"));
       return client
         .restore()
         .then(() => {
