@@ -14,12 +14,28 @@ export interface SqliteOptions {
   synchronous?: "full" | "normal";
 }
 
+function retryWhileBusy(fn: () => void, maxMs: number): void {
+  const deadline = Date.now() + maxMs;
+  for (let wait = 5; ; wait = Math.min(wait * 2, 100)) {
+    try {
+      fn();
+      return;
+    } catch (e) {
+      const busy = /database is locked|SQLITE_BUSY/i.test(String((e as Error).message));
+      if (!busy || Date.now() > deadline) throw e;
+      Bun.sleepSync(wait);
+    }
+  }
+}
+
 /** Opens the database with the connection settings every store relies on, and migrates it. */
 export function openSqliteDatabase(opts: SqliteOptions): Database {
   const db = new Database(opts.path, { create: true, strict: true });
   // First, so that a second process opening the same file waits instead of failing at once.
   db.run("PRAGMA busy_timeout = 5000");
-  db.run("PRAGMA journal_mode = WAL");
+  // Switching to WAL needs an exclusive lock and SQLite does not always call the busy handler for
+  // it: when another process is opening the same new file, retry for up to the same 5 s.
+  retryWhileBusy(() => db.run("PRAGMA journal_mode = WAL"), 5000);
   db.run(`PRAGMA synchronous = ${opts.synchronous === "normal" ? "NORMAL" : "FULL"}`);
   db.run("PRAGMA foreign_keys = ON");
   // Deleted content is overwritten with zeros rather than left in free pages.
