@@ -74,7 +74,7 @@ export function createServices(deps: AppDeps): Services {
     bus,
     clock,
     notices,
-    publicUrl: deps.config.publicUrl,
+    publicUrl: () => deps.config.publicUrl,
     isOnline: (did) => hub.isOnline(did),
     normalizeHandle: (h) => auth.normalizeHandle(h),
   });

@@ -3,6 +3,8 @@ import { join, resolve } from "node:path";
 
 /** Server configuration from the environment (protocol §2). */
 export interface Config {
+  /** True when WSYNC_PUBLIC_URL was not set and the public URL follows the listening port. */
+  publicUrlFromPort: boolean;
   port: number;
   host: string;
   dataDir: string;
@@ -53,6 +55,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     host: env.HOST || "127.0.0.1",
     dataDir,
     publicUrl,
+    publicUrlFromPort: !env.WSYNC_PUBLIC_URL,
     handleSuffix: handleSuffixFor(publicUrl),
     databaseUrl: env.WSYNC_DATABASE_URL || null,
     redisUrl: env.WSYNC_REDIS_URL || null,

@@ -17,6 +17,8 @@ export async function startServer(env: Record<string, string | undefined> = proc
   const { app, services } = createApp({ config, storage, jwtSecret: loadJwtSecret(config.dataDir, env) });
   app.listen({ port: config.port, hostname: config.host });
   const port = app.server?.port ?? config.port;
+  // PORT=0 picks a free port: links then name the port actually listened on.
+  if (config.publicUrlFromPort && config.port === 0) config.publicUrl = `http://localhost:${port}`;
   console.log(
     `wsync listening on http://${config.host}:${port} (public URL ${config.publicUrl}, data ${config.dataDir})`,
   );

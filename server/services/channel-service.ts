@@ -22,7 +22,8 @@ export interface ChannelDeps {
   bus: Bus;
   clock: Clock;
   notices: Notices;
-  publicUrl: string;
+  /** Read when a link is made: with PORT=0 it is only known once the server listens. */
+  publicUrl(): string;
   isOnline(did: string): boolean;
   normalizeHandle(handle: string): string | null;
 }
@@ -80,7 +81,7 @@ export class ChannelService {
     if (!joinToken) return { channel };
     return {
       channel,
-      payload: { uri: channel.uri, link: `${this.d.publicUrl}/sync/join/${id}#${joinToken}` },
+      payload: { uri: channel.uri, link: `${this.d.publicUrl()}/sync/join/${id}#${joinToken}` },
     };
   }
 

@@ -51,6 +51,7 @@ export async function startTestServer(
   app.listen({ port: 0, hostname: "127.0.0.1" });
   const port = app.server?.port;
   const url = `http://127.0.0.1:${port}`;
+  if (config.publicUrlFromPort) config.publicUrl = `http://localhost:${port}`;
   return {
     url,
     wsUrl: `ws://127.0.0.1:${port}${WS_PATH}`,
