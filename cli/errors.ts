@@ -1,8 +1,12 @@
 import { NetworkError } from "../core/client/index.ts";
 import { ApiError } from "../core/protocol/index.ts";
 
-/** Exit codes (documented in docs/cli.md): usage 2, auth 3, not found 4, network 5, other 1. */
-export const ExitCode = { ok: 0, other: 1, usage: 2, auth: 3, notFound: 4, network: 5 } as const;
+/**
+ * Exit codes (documented in docs/cli.md): usage 2, auth 3, not found 4, network 5, other 1, and 6
+ * when this device refuses to act because a protocol v2 security check failed (a script must be able
+ * to tell "the server may be attacking this channel" from an ordinary failure).
+ */
+export const ExitCode = { ok: 0, other: 1, usage: 2, auth: 3, notFound: 4, network: 5, security: 6 } as const;
 
 /** A failure the CLI reports as one line on stderr with a specific exit code. */
 export class CliError extends Error {

@@ -1,4 +1,12 @@
-import { notifySymbol, type TimelineItem } from "../core/client/index.ts";
+import {
+  type ChannelView,
+  type EpochChange,
+  type IntegrityNote,
+  notifySymbol,
+  SecurityText,
+  type SecurityWarning,
+  type TimelineItem,
+} from "../core/client/index.ts";
 import { displaySafe } from "../core/commands/index.ts";
 import type { Channel } from "../core/protocol/index.ts";
 
@@ -6,14 +14,57 @@ import type { Channel } from "../core/protocol/index.ts";
 export interface ItemJson {
   uri: string;
   seq: number;
-  kind: "message" | "notify";
+  kind: TimelineItem["kind"];
   author: { did: string; handle: string };
+  /** The server's time. */
   createdAt: string;
+  /** The author's signed time (protocol §7); null for notices, epoch and missing rows. */
+  signedAt: string | null;
   text: string | null;
   verified: boolean;
   state: "pending" | "success" | "failed";
   error: string | null;
   action: string | null;
+  notes: IntegrityNote[];
+  deleted: { did: string; handle: string; signed: boolean } | null;
+  epoch: EpochJson | null;
+  missing: { from: number; to: number } | null;
+}
+
+export interface EpochJson {
+  epochNumber: number;
+  reason: string;
+  creator: { did: string; handle: string };
+  added: { did: string; handle: string; admission: string }[];
+  removed: { did: string; handle: string }[];
+  rekeyed: { did: string; handle: string }[];
+  linkChanged: boolean;
+}
+
+/** A security warning as scripts see it: `type` tells it apart from items in the same stream. */
+export interface WarningJson {
+  type: "warning";
+  check: SecurityWarning["check"];
+  channelId: string;
+  epochNumber: number | null;
+  did: string | null;
+  handle: string | null;
+  text: string;
+}
+
+const person = (p: { did: string; handle: string }) => ({ did: p.did, handle: p.handle });
+
+// Copied field by field so engine-internal additions never leak into the documented shape.
+function epochJson(e: EpochChange): EpochJson {
+  return {
+    epochNumber: e.epochNumber,
+    reason: e.reason,
+    creator: person(e.creator),
+    added: e.added.map((a) => ({ ...person(a), admission: a.admission })),
+    removed: e.removed.map(person),
+    rekeyed: e.rekeyed.map(person),
+    linkChanged: e.linkChanged,
+  };
 }
 
 export function itemJson(i: TimelineItem): ItemJson {
@@ -21,14 +72,36 @@ export function itemJson(i: TimelineItem): ItemJson {
     uri: i.uri,
     seq: i.seq,
     kind: i.kind,
-    author: { did: i.author.did, handle: i.author.handle },
+    author: person(i.author),
     createdAt: i.createdAt,
+    signedAt: i.signedAt ?? null,
     text: i.text,
     verified: i.verified,
     state: i.state,
     error: i.error,
     action: i.action ?? null,
+    notes: [...(i.notes ?? [])],
+    deleted: i.deleted ? { ...person(i.deleted), signed: i.deleted.signed } : null,
+    epoch: i.epoch ? epochJson(i.epoch) : null,
+    missing: i.missing ? { from: i.missing.from, to: i.missing.to } : null,
   };
+}
+
+export function warningJson(w: SecurityWarning): WarningJson {
+  return {
+    type: "warning",
+    check: w.check,
+    channelId: w.channelId,
+    epochNumber: w.epochNumber,
+    did: w.did,
+    handle: w.handle,
+    text: w.text,
+  };
+}
+
+/** One identity per warning, so a warning seen both in the view and as an event prints once. */
+export function warningKey(w: SecurityWarning): string {
+  return JSON.stringify([w.check, w.channelId, w.epochNumber, w.did, w.text]);
 }
 
 export interface ChannelJson {
@@ -75,16 +148,85 @@ export function notifyText(i: TimelineItem): string {
   }
 }
 
-function time(iso: string): string {
+/** Row symbols beside notifySymbol's: a signed membership change, withheld records, a deletion. */
+export const Symbols = { epoch: "⟳", missing: "⋯", deleted: "∅", warning: "⚠" } as const;
+
+/** "alice's client added bob (epoch 3)", from the signed commit. */
+export function epochText(i: TimelineItem): string {
+  return i.epoch ? displaySafe(SecurityText.epochChange(i.epoch)) : "the channel key changed";
+}
+
+/** "missing (withheld by the server): seqs 4-6". */
+export function missingText(i: TimelineItem): string {
+  const m = i.missing;
+  if (!m) return SecurityText.missing;
+  return `${SecurityText.missing}: ${m.from === m.to ? `seq ${m.from}` : `seqs ${m.from}-${m.to}`}`;
+}
+
+/** "deleted by bob", or the server's unsigned removal (which is not trusted to name anyone). */
+export function deletedText(d: NonNullable<TimelineItem["deleted"]>): string {
+  return d.signed ? SecurityText.deletedBy(displaySafe(d.handle)) : SecurityText.deletedUnsigned;
+}
+
+/** " [legacy key binding] [replay of an earlier message]", or "" without notes. */
+export function notesText(i: TimelineItem): string {
+  return (i.notes ?? []).map((n) => ` [${SecurityText.note[n]}]`).join("");
+}
+
+export function warningLine(w: SecurityWarning): string {
+  return `${Symbols.warning} ${displaySafe(w.text)}`;
+}
+
+// Key and handle warnings inform; the others are the checks that stop sending.
+const INFORMATIVE = new Set<SecurityWarning["check"]>(["key-changed", "handle"]);
+
+/** Why sending is refused: the newest warning about a failed check, else the general sentence. */
+export function sendBlockedText(view: Pick<ChannelView, "warnings">): string {
+  const blocking = view.warnings.filter((w) => !INFORMATIVE.has(w.check));
+  const w = blocking.at(-1) ?? view.warnings.at(-1);
+  return w ? displaySafe(w.text) : SecurityText.sendBlocked;
+}
+
+/** Local "YYYY-MM-DD HH:MM"; a placeholder when the time is missing or unparsable. */
+export function time(iso: string): string {
   const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return "----------  --:--";
   const pad = (n: number) => String(n).padStart(2, "0");
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
 
-/** One line for a terminal: time, author with verified mark, text (or the failure text). */
+/** The time a row shows: the author's signed time when there is one (protocol §7), else the server's. */
+export const shownTime = (i: TimelineItem) => i.signedAt ?? i.createdAt;
+
+/** The verification mark of a message: ✗ failed, ✓ verified, ? not verified. */
+export function mark(i: TimelineItem): string {
+  return i.state === "failed" ? "✗" : i.verified ? "✓" : "?";
+}
+
+/** One line for a terminal: time, then the row's symbol or the author with their mark, then the text. */
 export function itemLine(i: TimelineItem): string {
-  if (i.kind === "notify") return `[${time(i.createdAt)}] ${notifySymbol(i.action)} ${notifyText(i)}`;
-  const mark = i.state === "failed" ? "✗" : i.verified ? "✓" : "?";
+  const at = `[${time(shownTime(i))}]`;
+  switch (i.kind) {
+    case "notify":
+      return `${at} ${notifySymbol(i.action)} ${notifyText(i)}`;
+    case "epoch":
+      return `${at} ${Symbols.epoch} ${epochText(i)}`;
+    case "missing":
+      return `${at} ${Symbols.missing} ${missingText(i)}`;
+  }
+  const who = displaySafe(i.author.handle);
+  if (i.deleted) return `${at} ${who} ${Symbols.deleted} <${deletedText(i.deleted)}>${notesText(i)}`;
   const body = i.state === "failed" ? `<${i.error ?? "cannot decrypt"}>` : displaySafe(i.text ?? "");
-  return `[${time(i.createdAt)}] ${displaySafe(i.author.handle)} ${mark} ${body}`;
+  return `${at} ${who} ${mark(i)} ${body}${notesText(i)}`;
+}
+
+/** What `read` prints: the items, then the channel's warnings and whether sending is refused. */
+export function viewLines(
+  items: TimelineItem[],
+  view: Pick<ChannelView, "warnings" | "sendBlocked">,
+): string[] {
+  const lines = items.map(itemLine);
+  for (const w of view.warnings) lines.push(warningLine(w));
+  if (view.sendBlocked) lines.push(`${Symbols.warning} ${SecurityText.sendBlocked}`);
+  return lines;
 }

@@ -3,6 +3,7 @@ import { VERSION } from "../server/version.ts";
 import { registerAuthCommands } from "./commands/auth.ts";
 import { registerChannelCommands } from "./commands/channels.ts";
 import { registerKeyCommands } from "./commands/keys.ts";
+import { registerLinkCommands } from "./commands/link.ts";
 import { registerMessageCommands } from "./commands/messages.ts";
 import { registerServeCommand } from "./commands/serve.ts";
 import { describeError, ExitCode, usageError } from "./errors.ts";
@@ -31,6 +32,7 @@ export function buildProgram(): Command {
   registerAuthCommands(program);
   registerKeyCommands(program);
   registerChannelCommands(program);
+  registerLinkCommands(program);
   registerMessageCommands(program);
   return program;
 }

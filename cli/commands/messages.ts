@@ -1,8 +1,16 @@
 import type { Command } from "commander";
-import type { TimelineItem } from "../../core/client/index.ts";
+import type { ChannelView, SecurityWarning, TimelineItem } from "../../core/client/index.ts";
 import { type GlobalOptions, resolveChannel, signedInClient } from "../context.ts";
-import { usageError } from "../errors.ts";
-import { itemJson, itemLine } from "../format.ts";
+import { CliError, ExitCode, usageError } from "../errors.ts";
+import {
+  itemJson,
+  itemLine,
+  sendBlockedText,
+  viewLines,
+  warningJson,
+  warningKey,
+  warningLine,
+} from "../format.ts";
 import { textFromStdin } from "../prompt.ts";
 
 interface Opts extends GlobalOptions {
@@ -11,6 +19,10 @@ interface Opts extends GlobalOptions {
 }
 
 const opts = (cmd: Command) => cmd.optsWithGlobals() as Opts;
+
+/** The engine refuses to send after a failed check; the CLI says which, with its own exit code. */
+const sendBlocked = (view: Pick<ChannelView, "warnings">) =>
+  new CliError(sendBlockedText(view), ExitCode.security);
 
 export function registerMessageCommands(program: Command): void {
   program
@@ -21,8 +33,14 @@ export function registerMessageCommands(program: Command): void {
       if (!body.trim()) throw usageError("send: the message is empty");
       const { client } = await signedInClient(opts(cmd));
       const ch = await resolveChannel(client, ref);
-      await client.open(ch.id);
-      const item = await client.send(ch.id, body.replace(/\n$/, ""));
+      const view = await client.open(ch.id);
+      if (view.sendBlocked) throw sendBlocked(view);
+      const item = await client.send(ch.id, body.replace(/\n$/, "")).catch((e: unknown) => {
+        // A check can fail while sending (the server reports an older epoch): report that, not the
+        // engine's generic refusal.
+        const now = client.view(ch.id);
+        throw now?.sendBlocked ? sendBlocked(now) : e;
+      });
       process.stdout.write(`${item.uri}\n`);
     });
 
@@ -45,8 +63,16 @@ export function registerMessageCommands(program: Command): void {
         if (view.items.length === before) break;
       }
       const items = view.items.slice(-limit);
-      if (o.json) process.stdout.write(`${JSON.stringify(items.map(itemJson))}\n`);
-      else process.stdout.write(items.map((i) => `${itemLine(i)}\n`).join(""));
+      // Warnings follow the items in the same array, as tail --json puts them in the same stream.
+      if (o.json) {
+        const out = [...items.map(itemJson), ...view.warnings.map(warningJson)];
+        process.stdout.write(`${JSON.stringify(out)}\n`);
+      } else
+        process.stdout.write(
+          viewLines(items, view)
+            .map((l) => `${l}\n`)
+            .join(""),
+        );
     });
 
   program
@@ -59,9 +85,17 @@ export function registerMessageCommands(program: Command): void {
       const ch = await resolveChannel(client, ref);
       const print = (i: TimelineItem) =>
         process.stdout.write(o.json ? `${JSON.stringify(itemJson(i))}\n` : `${itemLine(i)}\n`);
+      // A warning can arrive as an event and also sit in the view after open: print each once.
+      const warned = new Set<string>();
+      const warn = (w: SecurityWarning) => {
+        if (w.channelId !== ch.id || warned.has(warningKey(w))) return;
+        warned.add(warningKey(w));
+        process.stdout.write(o.json ? `${JSON.stringify(warningJson(w))}\n` : `${warningLine(w)}\n`);
+      };
       client.events.on("item", ({ channelId, item }) => {
         if (channelId === ch.id && !item.sending) print(item);
       });
+      client.events.on("security-warning", warn);
       client.events.on("session-ended", () => {
         process.stderr.write("The session ended\n");
         process.exit(3);
@@ -75,7 +109,8 @@ export function registerMessageCommands(program: Command): void {
           }
         });
       });
-      await client.open(ch.id);
+      const view = await client.open(ch.id);
+      for (const w of view.warnings) warn(w);
       process.stderr.write(`Following ${ch.id}; Ctrl+C to stop\n`);
       await new Promise<void>((resolve) => {
         process.once("SIGINT", resolve);

@@ -3,7 +3,8 @@ import Spinner from "ink-spinner";
 import TextInput from "ink-text-input";
 import { useEffect, useRef, useState } from "react";
 import { handleWithoutSuffix, type WsyncClient } from "../../core/client/index.ts";
-import { parseCommandLine } from "../../core/commands/index.ts";
+import { displaySafe, parseCommandLine } from "../../core/commands/index.ts";
+import { sendBlockedText } from "../format.ts";
 import { ChannelList } from "./ChannelList.tsx";
 import { perform } from "./commands.ts";
 import { MembersPane } from "./MembersPane.tsx";
@@ -61,6 +62,16 @@ export function App({ client }: { client: WsyncClient }) {
     [client],
   );
 
+  useEffect(
+    () =>
+      client.events.on("security-warning", (w) => {
+        // Other channels' warnings too: the status line is the only place that shows them now.
+        const name = client.view(w.channelId)?.channel.value.name;
+        setStatus({ text: displaySafe(`${name ? `#${name}: ` : ""}${w.text}`), error: true });
+      }),
+    [client],
+  );
+
   async function task(label: string, fn: () => Promise<void>): Promise<void> {
     setBusy(label);
     setStatus({ text: "", error: false });
@@ -106,6 +117,12 @@ export function App({ client }: { client: WsyncClient }) {
     const channelId = state.currentChannelId;
     if (!channelId) {
       setStatus({ text: "Open a channel first (Tab to the channel list, or /wsync/join)", error: true });
+      return;
+    }
+    const view = client.view(channelId);
+    // Say why at once instead of letting the engine refuse after a round trip.
+    if (view?.sendBlocked) {
+      setStatus({ text: sendBlockedText(view), error: true });
       return;
     }
     await task("Sending", async () => {

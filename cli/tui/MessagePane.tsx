@@ -5,10 +5,20 @@ import {
   clockTime,
   dayLabel,
   notifySymbol,
+  SecurityText,
   type TimelineItem,
 } from "../../core/client/index.ts";
 import { displaySafe } from "../../core/commands/index.ts";
-import { notifyText } from "../format.ts";
+import {
+  deletedText,
+  epochText,
+  missingText,
+  notesText,
+  notifyText,
+  Symbols,
+  shownTime,
+  warningLine,
+} from "../format.ts";
 
 interface Props {
   view: ChannelView | null;
@@ -22,27 +32,53 @@ interface Props {
 
 type Row = { key: string; node: React.ReactNode };
 
+const MAX_PINNED_WARNINGS = 3;
+
 function messageRow(i: TimelineItem): React.ReactNode {
-  if (i.kind === "notify") {
-    return (
-      <Text dimColor>
-        {clockTime(i.createdAt)} {notifySymbol(i.action)} {notifyText(i)}
-      </Text>
-    );
+  const at = clockTime(shownTime(i));
+  switch (i.kind) {
+    case "notify":
+      return (
+        <Text dimColor>
+          {at} {notifySymbol(i.action)} {notifyText(i)}
+        </Text>
+      );
+    case "epoch":
+      return (
+        <Text color="cyan" wrap="wrap">
+          {at} {Symbols.epoch} {epochText(i)}
+        </Text>
+      );
+    case "missing":
+      return (
+        <Text color="yellow">
+          {at} {Symbols.missing} {missingText(i)}
+        </Text>
+      );
   }
   const mark = i.sending ? "…" : i.state === "failed" ? "✗" : i.verified ? "✓" : "?";
   return (
     <Text wrap="wrap">
-      <Text dimColor>{clockTime(i.createdAt)} </Text>
+      <Text dimColor>{at} </Text>
       <Text color={authorColor(i.author.did)} bold>
         {displaySafe(i.author.handle)}
       </Text>
-      <Text color={i.verified ? "green" : "yellow"}> {mark} </Text>
-      {i.state === "failed" ? (
-        <Text color="red">{`▓▓ ▓▓▓ ▓ ▓▓▓▓ ▓▓  ${i.error ?? ""}`}</Text>
+      {i.deleted ? (
+        <Text dimColor>
+          {" "}
+          {Symbols.deleted} {deletedText(i.deleted)}
+        </Text>
       ) : (
-        <Text>{displaySafe(i.text ?? "")}</Text>
+        <>
+          <Text color={i.verified ? "green" : "yellow"}> {mark} </Text>
+          {i.state === "failed" ? (
+            <Text color="red">{`▓▓ ▓▓▓ ▓ ▓▓▓▓ ▓▓  ${i.error ?? ""}`}</Text>
+          ) : (
+            <Text>{displaySafe(i.text ?? "")}</Text>
+          )}
+        </>
       )}
+      {i.notes?.length ? <Text color="yellow">{notesText(i)}</Text> : null}
       {i.sending ? <Text color="yellow"> TRANSMITTING</Text> : null}
     </Text>
   );
@@ -51,16 +87,29 @@ function messageRow(i: TimelineItem): React.ReactNode {
 /** Spec §2.8 chat view: date dividers, author colours, notification lines, verified marks, LOAD_MORE_DATA. */
 export function MessagePane({ view, output, focused, height, scroll }: Props) {
   const rows: Row[] = [];
+  // Warnings stay under the title whatever the scroll position: a security warning that scrolled
+  // away with old messages would be a warning nobody sees. The newest few, so they leave room.
+  const pinned: Row[] = [];
   if (!view) {
     for (const [n, line] of output.entries())
       rows.push({ key: `o${n}`, node: <Text color="green">{line}</Text> });
   } else {
     if (view.hasMore)
       rows.push({ key: "more", node: <Text color="cyan">[ LOAD_MORE_DATA: scroll up ]</Text> });
-    for (const w of view.warnings) rows.push({ key: `w${w.did}`, node: <Text color="red">⚠ {w.text}</Text> });
+    const older = view.warnings.length - MAX_PINNED_WARNINGS;
+    if (older > 0) pinned.push({ key: "w-older", node: <Text color="red">({older} earlier warnings)</Text> });
+    for (const [n, w] of view.warnings.slice(-MAX_PINNED_WARNINGS).entries())
+      pinned.push({ key: `w${n}`, node: <Text color="red">{warningLine(w)}</Text> });
+    if (view.sendBlocked)
+      pinned.push({
+        key: "blocked",
+        node: <Text color="red">{`${Symbols.warning} ${SecurityText.sendBlocked}`}</Text>,
+      });
     let lastDay = "";
     for (const i of view.items) {
-      const day = dayLabel(i.createdAt);
+      // Rows the client adds (a run of missing records) may carry no time: no divider for them.
+      const when = new Date(shownTime(i));
+      const day = Number.isNaN(when.getTime()) ? lastDay : dayLabel(shownTime(i));
       if (day !== lastDay) {
         rows.push({ key: `d${i.uri}`, node: <Text dimColor>── {day} ──</Text> });
         lastDay = day;
@@ -79,7 +128,7 @@ export function MessagePane({ view, output, focused, height, scroll }: Props) {
         node: <Text color="yellow">Encryption keys not loaded. Please wait...</Text>,
       });
   }
-  const visible = Math.max(1, height - 2);
+  const visible = Math.max(1, height - 2 - pinned.length);
   const end = Math.max(0, rows.length - scroll);
   const shown = rows.slice(Math.max(0, end - visible), end);
   const title = view ? `#${displaySafe(view.channel.value.name)} [${view.channel.value.type}]` : "terminal";
@@ -95,7 +144,7 @@ export function MessagePane({ view, output, focused, height, scroll }: Props) {
       <Text bold color="green">
         {title}
       </Text>
-      {shown.map((r) => (
+      {[...pinned, ...shown].map((r) => (
         <Box key={r.key}>{r.node}</Box>
       ))}
     </Box>

@@ -1,0 +1,115 @@
+/**
+ * Timeline items and warnings of every protocol v2 kind, as the engine hands them to the CLI, for
+ * the formatter and screen tests (no server needed).
+ */
+import type { ChannelView, SecurityWarning, TimelineItem } from "../../core/client/index.ts";
+import { SecurityText } from "../../core/client/index.ts";
+
+export const ALICE = { did: "did:plc:alice", handle: "alice.test" };
+export const BOB = { did: "did:plc:bob", handle: "bob.test" };
+export const CAROL = { did: "did:plc:carol", handle: "carol.test" };
+export const CHANNEL_ID = "7v7vk3ikf7srrj24";
+
+const SERVER_TIME = "2026-11-22T00:46:20.238Z";
+/** Different from the server's time, so a test can tell which one a row shows. */
+export const SIGNED_TIME = "2026-11-21T18:05:00.000Z";
+
+function item(seq: number, extra: Partial<TimelineItem>): TimelineItem {
+  return {
+    uri: `at://${ALICE.did}/chat.wsync.message/m${seq}`,
+    seq,
+    kind: "message",
+    author: ALICE,
+    createdAt: SERVER_TIME,
+    text: null,
+    state: "success",
+    verified: false,
+    error: null,
+    ...extra,
+  };
+}
+
+export const fixtures = {
+  verified: item(1, { text: "hello world", verified: true, signedAt: SIGNED_TIME, notes: [] }),
+  legacy: item(2, { text: "from v1", verified: true, signedAt: SIGNED_TIME, notes: ["legacy"] }),
+  replay: item(3, { text: "again", signedAt: SIGNED_TIME, notes: ["replay", "out-of-order"] }),
+  allNotes: item(4, {
+    text: "suspicious",
+    signedAt: SIGNED_TIME,
+    notes: ["not-a-member", "outside-epoch", "handle-mismatch"],
+  }),
+  deletedSigned: item(5, { author: BOB, deleted: { ...ALICE, signed: true } }),
+  deletedUnsigned: item(6, { author: BOB, deleted: { ...CAROL, signed: false } }),
+  failed: item(7, { state: "failed", error: "Message encrypted before you joined (forward secrecy)" }),
+  notify: item(8, { kind: "notify", author: BOB, action: "joined" }),
+  epoch: item(8.5, {
+    kind: "epoch",
+    uri: "epoch:7v7vk3ikf7srrj24:3",
+    epoch: {
+      epochNumber: 3,
+      reason: "kick",
+      creator: ALICE,
+      added: [{ ...BOB, admission: "link-unchecked" }],
+      removed: [CAROL],
+      rekeyed: [],
+      linkChanged: true,
+    },
+  }),
+  missing: item(9.5, { kind: "missing", uri: "missing:10-12", missing: { from: 10, to: 12 } }),
+  missingOne: item(13.5, { kind: "missing", uri: "missing:14", missing: { from: 14, to: 14 } }),
+} satisfies Record<string, TimelineItem>;
+
+export const warnings: SecurityWarning[] = [
+  {
+    check: "rollback",
+    channelId: CHANNEL_ID,
+    epochNumber: 2,
+    did: null,
+    handle: null,
+    text: SecurityText.warning("rollback", { epochNumber: 2 }),
+  },
+  {
+    check: "key-changed",
+    channelId: CHANNEL_ID,
+    epochNumber: null,
+    did: BOB.did,
+    handle: BOB.handle,
+    text: SecurityText.warning("key-changed", { handle: BOB.handle }),
+  },
+];
+
+/** A channel view around the fixtures; `over` replaces any field. */
+export function fixtureView(over: Partial<ChannelView> = {}): ChannelView {
+  return {
+    channel: {
+      id: CHANNEL_ID,
+      uri: `at://${ALICE.did}/chat.wsync.channel/${CHANNEL_ID}`,
+      value: {
+        $type: "chat.wsync.channel",
+        name: "ops",
+        type: "secret",
+        description: "",
+        createdAt: SERVER_TIME,
+      },
+      owner: ALICE,
+      memberCount: 2,
+      messageCount: 7,
+      lastActivity: SERVER_TIME,
+      isMember: true,
+      role: "owner",
+    },
+    members: [],
+    items: Object.values(fixtures),
+    hasMore: false,
+    cursor: null,
+    loading: false,
+    loadingMore: false,
+    epoch: null,
+    keysLoaded: true,
+    lastSeq: 14,
+    warnings,
+    sendBlocked: true,
+    link: null,
+    ...over,
+  };
+}

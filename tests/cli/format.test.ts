@@ -1,0 +1,206 @@
+/**
+ * The CLI's formatters over fixture items of every protocol v2 kind: the human lines of `read` and
+ * `tail`, and the JSON shapes docs/cli.md documents (scripts depend on them).
+ */
+import { describe, expect, test } from "bun:test";
+import {
+  itemJson,
+  itemLine,
+  sendBlockedText,
+  time,
+  viewLines,
+  warningJson,
+  warningKey,
+  warningLine,
+} from "../../cli/format.ts";
+import { SecurityText } from "../../core/client/index.ts";
+import { ALICE, BOB, CAROL, CHANNEL_ID, fixtures, fixtureView, SIGNED_TIME, warnings } from "./fixtures.ts";
+
+const ITEM_KEYS = [
+  "action",
+  "author",
+  "createdAt",
+  "deleted",
+  "epoch",
+  "error",
+  "kind",
+  "missing",
+  "notes",
+  "seq",
+  "signedAt",
+  "state",
+  "text",
+  "uri",
+  "verified",
+];
+const WARNING_KEYS = ["channelId", "check", "did", "epochNumber", "handle", "text", "type"];
+const keysOf = (o: object) => Object.keys(o).sort();
+const signed = `[${time(SIGNED_TIME)}]`;
+
+describe("human lines", () => {
+  test("a message shows its signed time, not the server's, and its mark", () => {
+    expect(itemLine(fixtures.verified)).toBe(`${signed} alice.test ✓ hello world`);
+    expect(itemLine(fixtures.failed)).toBe(
+      `[${time(fixtures.failed.createdAt)}] alice.test ✗ <Message encrypted before you joined (forward secrecy)>`,
+    );
+  });
+
+  test("notes follow the text in brackets, in SecurityText's words", () => {
+    expect(itemLine(fixtures.legacy)).toBe(`${signed} alice.test ✓ from v1 [legacy key binding]`);
+    expect(itemLine(fixtures.replay)).toBe(
+      `${signed} alice.test ? again [replay of an earlier message] [out of order (possible replay)]`,
+    );
+    const line = itemLine(fixtures.allNotes);
+    for (const n of ["not-a-member", "outside-epoch", "handle-mismatch"] as const) {
+      expect(line).toContain(`[${SecurityText.note[n]}]`);
+    }
+    expect(line).toContain(" ? suspicious");
+  });
+
+  test("deleted rows name the signer, or say the server removed it without a signature", () => {
+    expect(itemLine(fixtures.deletedSigned)).toEndWith(
+      `bob.test ∅ <${SecurityText.deletedBy(ALICE.handle)}>`,
+    );
+    const unsigned = itemLine(fixtures.deletedUnsigned);
+    expect(unsigned).toEndWith(`bob.test ∅ <${SecurityText.deletedUnsigned}>`);
+    // An unsigned deletion's claimed deleter is not shown: the server could have made it up.
+    expect(unsigned).not.toContain(CAROL.handle);
+  });
+
+  test("epoch, missing and notice rows", () => {
+    const epoch = itemLine(fixtures.epoch);
+    expect(epoch).toContain(`⟳ ${SecurityText.epochChange(fixtures.epoch.epoch)}`);
+    expect(epoch).toContain(
+      "alice.test's client added bob.test (by link; this device cannot check the link)",
+    );
+    expect(epoch).toContain("removed carol.test");
+    expect(epoch).toContain("made a new secret link (epoch 3)");
+    expect(itemLine(fixtures.missing)).toEndWith(`⋯ ${SecurityText.missing}: seqs 10-12`);
+    expect(itemLine(fixtures.missingOne)).toEndWith(`⋯ ${SecurityText.missing}: seq 14`);
+    expect(itemLine(fixtures.notify)).toEndWith("→ bob.test joined");
+  });
+
+  test("read: items, then each warning with ⚠, then the send-blocked line", () => {
+    const items = Object.values(fixtures);
+    const lines = viewLines(items, fixtureView());
+    expect(lines.slice(0, items.length)).toEqual(items.map(itemLine));
+    expect(lines.slice(items.length)).toEqual([
+      `⚠ ${warnings[0]?.text}`,
+      `⚠ ${warnings[1]?.text}`,
+      `⚠ ${SecurityText.sendBlocked}`,
+    ]);
+    expect(viewLines(items, fixtureView({ warnings: [], sendBlocked: false }))).toHaveLength(items.length);
+  });
+
+  test("control characters from the server never reach the terminal", () => {
+    const evil = {
+      ...fixtures.epoch,
+      epoch: { ...fixtures.epoch.epoch, creator: { ...ALICE, handle: "x\u001b[2Jy" } },
+    };
+    expect(itemLine(evil)).not.toContain("\u001b");
+    const w = { ...warnings[0], text: "bad\u001b]0;title\u0007" } as (typeof warnings)[0];
+    expect(warningLine(w)).not.toContain("\u001b");
+  });
+
+  test("a refused send names the failed check, not an informative warning", () => {
+    expect(sendBlockedText(fixtureView())).toBe(warnings[0]?.text as string);
+    // With only a key change on record, that is still the best explanation there is.
+    expect(sendBlockedText({ warnings: [warnings[1] as (typeof warnings)[0]] })).toBe(
+      warnings[1]?.text as string,
+    );
+    expect(sendBlockedText({ warnings: [] })).toBe(SecurityText.sendBlocked);
+  });
+});
+
+describe("JSON", () => {
+  test("every item has every field; absent ones are null or []", () => {
+    for (const i of Object.values(fixtures)) expect(keysOf(itemJson(i))).toEqual(ITEM_KEYS);
+    expect(itemJson(fixtures.notify)).toMatchObject({
+      kind: "notify",
+      action: "joined",
+      notes: [],
+      signedAt: null,
+      deleted: null,
+      epoch: null,
+      missing: null,
+    });
+    // Without a notes field at all (a notice, an older engine), notes is still an array.
+    expect(itemJson({ ...fixtures.verified, notes: undefined }).notes).toEqual([]);
+  });
+
+  test("messages carry signedAt, notes and verified", () => {
+    expect(itemJson(fixtures.verified)).toMatchObject({
+      kind: "message",
+      state: "success",
+      verified: true,
+      signedAt: SIGNED_TIME,
+      createdAt: fixtures.verified.createdAt,
+      notes: [],
+    });
+    expect(itemJson(fixtures.legacy).notes).toEqual(["legacy"]);
+    expect(itemJson(fixtures.replay)).toMatchObject({ verified: false, notes: ["replay", "out-of-order"] });
+    expect(itemJson(fixtures.allNotes).notes).toEqual(["not-a-member", "outside-epoch", "handle-mismatch"]);
+    expect(itemJson(fixtures.failed)).toMatchObject({
+      state: "failed",
+      text: null,
+      error: fixtures.failed.error,
+    });
+  });
+
+  test("deleted, epoch and missing objects", () => {
+    expect(itemJson(fixtures.deletedSigned).deleted).toEqual({
+      did: ALICE.did,
+      handle: ALICE.handle,
+      signed: true,
+    });
+    expect(itemJson(fixtures.deletedUnsigned).deleted).toEqual({ ...CAROL, signed: false });
+    expect(itemJson(fixtures.epoch)).toMatchObject({
+      kind: "epoch",
+      text: null,
+      epoch: {
+        epochNumber: 3,
+        reason: "kick",
+        creator: ALICE,
+        added: [{ ...BOB, admission: "link-unchecked" }],
+        removed: [CAROL],
+        rekeyed: [],
+        linkChanged: true,
+      },
+    });
+    expect(itemJson(fixtures.missing)).toMatchObject({ kind: "missing", missing: { from: 10, to: 12 } });
+  });
+
+  test("only documented fields: engine-internal additions do not leak", () => {
+    const extra = { ...fixtures.epoch, isNew: true, clientMsgId: "x", sending: false };
+    const out = itemJson({ ...extra, epoch: { ...fixtures.epoch.epoch, internal: 1 } as never });
+    expect(keysOf(out)).toEqual(ITEM_KEYS);
+    expect(Object.keys(out.epoch ?? {})).not.toContain("internal");
+  });
+
+  test("warnings are typed objects with the check machine-readable", () => {
+    const w = warningJson(warnings[0] as (typeof warnings)[0]);
+    expect(keysOf(w)).toEqual(WARNING_KEYS);
+    expect(w).toEqual({
+      type: "warning",
+      check: "rollback",
+      channelId: CHANNEL_ID,
+      epochNumber: 2,
+      did: null,
+      handle: null,
+      text: SecurityText.warning("rollback", { epochNumber: 2 }),
+    });
+    expect(warningJson(warnings[1] as (typeof warnings)[0])).toMatchObject({
+      check: "key-changed",
+      did: BOB.did,
+      handle: BOB.handle,
+    });
+    // One JSON line, round-tripping exactly.
+    expect(JSON.parse(JSON.stringify(w))).toEqual(w);
+  });
+
+  test("a warning seen twice (view and event) has one key", () => {
+    const [a, b] = warnings as [(typeof warnings)[0], (typeof warnings)[0]];
+    expect(warningKey({ ...a })).toBe(warningKey(a));
+    expect(warningKey(a)).not.toBe(warningKey(b));
+  });
+});
