@@ -71,3 +71,11 @@ export async function inviteToChannel(channelId: string, handle: string): Promis
 export async function kickMember(channelId: string, did: string): Promise<void> {
   await (await loadClient()).kick(channelId, did);
 }
+
+/**
+ * Owners of a secret channel: a new link (protocol §7). The old one stops working at once; members
+ * see the new one in the channel's `link`.
+ */
+export async function rotateLink(channelId: string): Promise<string> {
+  return (await loadClient()).rotateLink(channelId);
+}

@@ -19,7 +19,18 @@ import {
   settle,
   typeInto,
 } from "../harness.ts";
-import { item, ME, MORPHEUS, notice, openChannel, resetChat, rgb, TRINITY, view } from "./fixtures.ts";
+import {
+  item,
+  ME,
+  MORPHEUS,
+  notice,
+  openChannel,
+  resetChat,
+  rgb,
+  TRINITY,
+  view,
+  warning,
+} from "./fixtures.ts";
 
 let ui: Mounted;
 let fake: FakeClient;
@@ -234,9 +245,7 @@ describe("message list", () => {
   test("a key-change warning opens that member's safety numbers in the members sidebar", async () => {
     await show(
       openChannel({
-        warnings: [
-          { did: MORPHEUS, handle: "morpheus", text: "morpheus's encryption key changed. Compare." },
-        ],
+        warnings: [warning("key-changed", { did: MORPHEUS, handle: "morpheus", epochNumber: null })],
       }),
     );
     expect(ui.$(".chat-warn")?.textContent).toContain("morpheus's encryption key changed");

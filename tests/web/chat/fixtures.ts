@@ -3,7 +3,13 @@
  * timeline items and members. Uses the shared harness (tests/web/harness.ts) for mounting and the fake
  * engine.
  */
-import type { ChannelView, TimelineItem } from "../../../core/client/state.ts";
+import { SecurityText } from "../../../core/client/security-text.ts";
+import type {
+  ChannelView,
+  SecurityCheck,
+  SecurityWarning,
+  TimelineItem,
+} from "../../../core/client/state.ts";
 import type { ChannelType, Member } from "../../../core/protocol/runtime.ts";
 import { panel } from "../../../web/features/chat/members/panel.ts";
 import { engineState } from "../../../web/state/engine.ts";
@@ -42,6 +48,7 @@ export function member(did: string, handle: string, extra: Partial<Member> = {})
     online: false,
     publicKey: "BKEY",
     fingerprint: "0123456789abcdef0123456789abcdef",
+    admission: null,
     ...extra,
   };
 }
@@ -62,11 +69,32 @@ export function openChannel(extra: Partial<ChannelView> = {}, type: ChannelType 
     keysLoaded: true,
     lastSeq: 0,
     warnings: [],
+    sendBlocked: false,
+    link: null,
     ...extra,
   };
   engineState.channels = [c];
   engineState.currentChannelId = c.id;
   return c.id;
+}
+
+/** A security warning as the engine makes it, with SecurityText's words for the check. */
+export function warning(
+  check: SecurityCheck,
+  extra: Partial<SecurityWarning> & { detail?: string } = {},
+): SecurityWarning {
+  const { detail, ...rest } = extra;
+  const epochNumber = rest.epochNumber ?? 3;
+  const handle = rest.handle ?? null;
+  return {
+    check,
+    channelId: "aaaaaaaaaaaaaaab",
+    epochNumber,
+    did: null,
+    handle,
+    text: SecurityText.warning(check, { epochNumber, handle, ...(detail ? { detail } : {}) }),
+    ...rest,
+  };
 }
 
 export function view(id: string): ChannelView {

@@ -16,7 +16,7 @@ import {
   submit,
   typeInto,
 } from "../harness.ts";
-import { ME, MORPHEUS, member, openChannel, resetChat, TRINITY, view } from "./fixtures.ts";
+import { ME, MORPHEUS, member, openChannel, resetChat, TRINITY, view, warning } from "./fixtures.ts";
 
 let ui: Mounted;
 let fake: FakeClient;
@@ -140,7 +140,10 @@ describe("comparing keys", () => {
     fake.impl.safetyNumbers = async () => numbers(true);
     fake.impl.acceptKeyChange = async () => undefined;
     await show(
-      openChannel({ members: crew(), warnings: [{ did: MORPHEUS, handle: "morpheus", text: "changed" }] }),
+      openChannel({
+        members: crew(),
+        warnings: [warning("key-changed", { did: MORPHEUS, handle: "morpheus" })],
+      }),
     );
     expect(group("MEMBERS")[1]?.querySelector(".warn")).not.toBeNull();
     panel.compare = MORPHEUS;

@@ -1,14 +1,14 @@
 import { useSnapshot } from "valtio";
 import { leaveChannel } from "../../state/channel.ts";
 import { engineState } from "../../state/engine.ts";
-import { compareKeys } from "./members/panel.ts";
 import { Composer } from "./messages/Composer.tsx";
 import { MessageList } from "./messages/MessageList.tsx";
+import { SecurityWarnings } from "./SecurityWarnings.tsx";
 
 const FLAG: Record<string, string> = { invite: " +i", secret: " +s" };
 
 /**
- * The open channel (spec §2.8 chat view): header, key-change warnings, the message list and the
+ * The open channel (spec §2.8 chat view): header, security warnings, the message list and the
  * input. Everything shown comes from the engine's view of the channel; actions go through the slices.
  */
 export function ChatView({ channelId, mobile }: { channelId: string; mobile: boolean }) {
@@ -30,14 +30,7 @@ export function ChatView({ channelId, mobile }: { channelId: string; mobile: boo
           LEAVE
         </button>
       </header>
-      {view.warnings.map((w) => (
-        <p className="chat-warn" key={w.did} role="alert">
-          ⚠ {w.text}{" "}
-          <button type="button" onClick={() => compareKeys(w.did)}>
-            COMPARE
-          </button>
-        </p>
-      ))}
+      <SecurityWarnings warnings={view.warnings} />
       {/* Keyed: another channel starts with its own scroll position, unread count and input. */}
       <MessageList key={`l${channelId}`} channelId={channelId} mobile={mobile} />
       <Composer key={`c${channelId}`} channelId={channelId} mobile={mobile} />

@@ -72,7 +72,7 @@ export function MembersSidebar({ channelId, mobile }: { channelId: string; mobil
           {view.channel.value.type === "public" ? null : <InvitePanel channelId={channelId} />}
         </>
       )}
-      {mobile && !info ? null : <InfoPanel />}
+      {mobile && !info ? null : <InfoPanel channelId={channelId} />}
     </aside>
   );
 }

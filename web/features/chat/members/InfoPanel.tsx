@@ -3,11 +3,15 @@ import { useSnapshot } from "valtio";
 import { handleWithoutSuffix } from "../../../../core/client/display.ts";
 import { logout } from "../../../state/auth.ts";
 import { engineState } from "../../../state/engine.ts";
+import { ChannelLink } from "./ChannelLink.tsx";
 
 const state = (on: boolean, yes: string, no: string) => <b className={on ? "ok" : "bad"}>{on ? yes : no}</b>;
 
-/** Spec §2.8 info panel: AUTH_STATUS, ENCRYPTION (keys on this device) and USER_DATA. */
-export function InfoPanel() {
+/**
+ * Spec §2.8 info panel: AUTH_STATUS, ENCRYPTION (keys on this device) and USER_DATA; then, in a
+ * secret channel, its link (protocol §7).
+ */
+export function InfoPanel({ channelId }: { channelId: string }) {
   const auth = useSnapshot(engineState).auth;
   // Spec §3 storage keys; read after mount, since the server render has no storage.
   const [keys, setKeys] = useState([false, false]);
@@ -35,6 +39,7 @@ export function InfoPanel() {
       <p>
         NODE_ID: <code>{auth.user?.did}</code>
       </p>
+      <ChannelLink channelId={channelId} />
     </section>
   );
 }

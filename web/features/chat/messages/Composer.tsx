@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from "react";
 import toast from "react-hot-toast";
 import { useSnapshot } from "valtio";
+import { SecurityText } from "../../../../core/client/security-text.ts";
 import { CryptoText } from "../../../../core/crypto/errors.ts";
 import { engineState } from "../../../state/engine.ts";
 import { sendMessage } from "../../../state/message.ts";
@@ -13,6 +14,8 @@ export const HAPTIC_MS = 50;
  * The message input (spec §5): Enter sends, Shift+Enter is a new line, Ctrl/Cmd+U clears. A send needs
  * text, a session, the open channel, no send in flight and the channel's epoch keys. While the message
  * is on its way the input is disabled and reads TRANSMITTING; it empties when the record comes back.
+ * While a security check blocks sending (protocol §7) it says so; a send still goes to the engine,
+ * which refuses it, and the refused message shows the reason in its row like any failed send.
  */
 export function Composer({ channelId, mobile }: { channelId: string; mobile: boolean }) {
   const s = useSnapshot(engineState);
@@ -57,6 +60,11 @@ export function Composer({ channelId, mobile }: { channelId: string; mobile: boo
         void send();
       }}
     >
+      {view?.sendBlocked ? (
+        <p className="chat-note warning send-blocked" role="status">
+          {SecurityText.sendBlocked}
+        </p>
+      ) : null}
       {keys ? null : <p className="chat-note warning">{CryptoText.epochKeysNotLoaded}</p>}
       <div className="composer-row">
         <span className="prompt">&gt;</span>

@@ -1,9 +1,19 @@
 import { type ReactNode, useLayoutEffect, useRef, useState } from "react";
-import { useSnapshot } from "valtio";
+import { type Snapshot, useSnapshot } from "valtio";
 import { dayLabel } from "../../../../core/client/display.ts";
+import type { TimelineItem } from "../../../../core/client/state.ts";
 import { engineState } from "../../../state/engine.ts";
 import { loadMore } from "../../../state/message.ts";
-import { MessageRow, NoticeRow } from "./MessageRow.tsx";
+import { MessageRow, NoticeRow, shownTime } from "./MessageRow.tsx";
+import { EpochRow, MissingRow } from "./SecurityRows.tsx";
+
+type Row = (p: { item: Snapshot<TimelineItem> }) => ReactNode;
+const ROWS: Record<TimelineItem["kind"], Row> = {
+  message: MessageRow,
+  notify: NoticeRow,
+  epoch: EpochRow,
+  missing: MissingRow,
+};
 
 /** Spec §4.5 / §9 scroll thresholds. */
 export const STICK_PX = 10;
@@ -59,8 +69,11 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
   else {
     const rows: ReactNode[] = [];
     let day = "";
-    for (const i of items) {
-      const d = dayLabel(i.createdAt);
+    // Array.isArray narrows a snapshot's readonly array to any[]: give the items their type back.
+    const list: readonly Snapshot<TimelineItem>[] = items;
+    for (const i of list) {
+      // A run of missing records has no time of its own: it never starts a day.
+      const d = i.kind === "missing" ? day : dayLabel(shownTime(i));
       if (d !== day) {
         day = d;
         rows.push(
@@ -69,9 +82,9 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
           </div>,
         );
       }
-      rows.push(
-        i.kind === "notify" ? <NoticeRow key={i.uri} item={i} /> : <MessageRow key={i.uri} item={i} />,
-      );
+      // An unknown kind (a newer engine) still shows, as a message.
+      const R = ROWS[i.kind] ?? MessageRow;
+      rows.push(<R key={i.uri} item={i} />);
     }
     body = (
       <>

@@ -8,6 +8,7 @@ import {
 } from "../../../../core/client/display.ts";
 import type { TimelineItem } from "../../../../core/client/state.ts";
 import { FORWARD_SECRECY_TEXT } from "../../../../core/crypto/errors.ts";
+import { Deleted, hasWarningNote, Notes } from "./SecurityRows.tsx";
 
 type Item = Snapshot<TimelineItem>;
 
@@ -83,21 +84,28 @@ function Body({ item: i }: { item: Item }) {
   );
 }
 
+/** The time a message shows: its signed time when it has one (protocol §7), else the server's. */
+export const shownTime = (i: Item) => i.signedAt ?? i.createdAt;
+
 export function MessageRow({ item: i }: { item: Item }) {
-  const mark = i.sending ? "…" : i.state === "failed" ? "✗" : i.verified ? "✓" : "?";
+  // The engine already clears `verified` for such notes; the row does not rely on it.
+  const verified = i.verified && !hasWarningNote(i.notes);
+  const mark = i.sending ? "…" : i.state === "failed" ? "✗" : verified ? "✓" : "?";
+  const at = shownTime(i);
   return (
-    <div className={`msg ${i.sending ? "sending" : i.state}`}>
-      <time dateTime={i.createdAt}>{clockTime(i.createdAt)}</time>
+    <div className={`msg ${i.sending ? "sending" : i.state}${i.deleted ? " deleted" : ""}`}>
+      <time dateTime={at}>{clockTime(at)}</time>
       <b className="who" style={{ color: authorColor(i.author.did) }}>
         {handleWithoutSuffix(i.author.handle)}
       </b>
-      <span className={`mark${i.verified ? " ok" : ""}`} title={i.verified ? "verified" : "unverified"}>
+      <span className={`mark${verified ? " ok" : ""}`} title={verified ? "verified" : "unverified"}>
         {mark}
       </span>
       <span className="text">
-        <Body item={i} />
+        {i.deleted ? <Deleted d={i.deleted} /> : <Body item={i} />}
         {i.sending ? <span className="tx">TRANSMITTING</span> : null}
       </span>
+      {i.notes?.length ? <Notes notes={i.notes} /> : null}
     </div>
   );
 }
