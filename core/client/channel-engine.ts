@@ -3,29 +3,35 @@ import {
   decryptMessage,
   encryptMessage,
   FORWARD_SECRECY_TEXT,
+  fingerprint,
   importEpochKey,
+  joinTokenFor,
+  makeLinkProof,
   newClientMsgId,
   reasonOf,
+  verifyDeletion,
 } from "../crypto/index.ts";
 import {
   ApiError,
   type Channel,
   Limits,
   type MessageRecord,
+  type SignedDeletion,
   type TimelineRecord,
   WsEvent,
 } from "../protocol/runtime.ts";
+import type { SeenState } from "./chain.ts";
 import type { EngineContext } from "./engine-context.ts";
-import { EpochManager } from "./epoch-manager.ts";
+import { EpochManager, SendBlockedError } from "./epoch-manager.ts";
+import { checkReplayAndOrder, type MessageFacts, markMissing } from "./integrity.ts";
 import type { EpochKey } from "./keyring.ts";
-import type { ChannelView, TimelineItem } from "./state.ts";
+import { SecurityText } from "./security-text.ts";
+import type { ChannelView, EpochChange, IntegrityNote, TimelineItem } from "./state.ts";
 import { insertItem, itemFromRecord } from "./timeline.ts";
 
 export type { EngineContext } from "./engine-context.ts";
 
 const MAX_SEND_ATTEMPTS = 4;
-/** A second record of one signed (sender, clientMsgId): the server re-sent an old message. */
-const REPLAYED_TEXT = "Failed to decrypt message: replay of an earlier message";
 
 /** The epoch key imported into WebCrypto once, on first use. */
 function importedKey(k: EpochKey): Promise<CryptoKey> {
@@ -46,19 +52,35 @@ function emptyView(channel: Channel): ChannelView {
     keysLoaded: false,
     lastSeq: 0,
     warnings: [],
+    sendBlocked: false,
+    link: null,
   };
 }
 
+/** The seq range the server's answers claim to be complete, per channel (for withheld records). */
+interface Coverage {
+  lo: number;
+  hi: number;
+}
+
 /**
- * Everything per channel: join and open, the timeline (load, live records, gap filling) and sending.
- * Epoch keys (fetch, unwrap, verify, rotate) and the keys of people are the EpochManager's. Keys and
- * plaintext stay here, in the client.
+ * Everything per channel: join and open, the timeline (load, live records, gap filling, the protocol
+ * v2 checks that need more than one record) and sending. Epoch keys and the keys and names of people
+ * are the EpochManager's. Keys and plaintext stay here, in the client.
  */
 export class ChannelEngine {
+  private readonly coverage = new Map<string, Coverage>();
+  private readonly gapFills = new Map<string, Promise<void>>();
+
   constructor(
     private readonly c: EngineContext,
     readonly epochs: EpochManager = new EpochManager(c),
-  ) {}
+  ) {
+    epochs.onChange = (channelId, change, createdAt) => {
+      const view = this.view(channelId);
+      if (view) this.placeEpochItem(view, change, createdAt);
+    };
+  }
 
   view(channelId: string): ChannelView | undefined {
     return this.c.state.open[channelId];
@@ -73,18 +95,38 @@ export class ChannelEngine {
   // ---- channels ---------------------------------------------------------------------------------
 
   /**
-   * Joins (or re-subscribes to) a channel and loads it: members, epoch keys, the current epoch and
-   * the last 50 records (spec §4.4). A client that just joined makes the next epoch itself, so
-   * joining never waits for another member to be online (protocol §5).
+   * Joins (or re-subscribes to) a channel and loads it: members, verified epochs, the current epoch
+   * and the last 50 records (spec §4.4). With a secret link's secret, the join carries the join token
+   * and an admission MAC made from it (protocol §7). A client that just joined makes the next epoch
+   * itself, so joining never waits for another member to be online.
    */
-  async open(channelUri: string, joinToken?: string): Promise<ChannelView> {
-    const body = { channelUri, ...(joinToken ? { joinToken } : {}) };
+  async open(channelUri: string, linkSecret?: string): Promise<ChannelView> {
+    const body: {
+      channelUri: string;
+      joinToken?: string;
+      admission?: Awaited<ReturnType<typeof makeLinkProof>>;
+    } = {
+      channelUri,
+    };
+    if (linkSecret) {
+      const identity = this.c.keyring.identity;
+      if (!identity) throw new Error(CryptoText.notInitialized);
+      const id = channelUri;
+      body.joinToken = await joinTokenFor(linkSecret, id);
+      body.admission = await makeLinkProof({
+        linkSecret,
+        channelId: id,
+        did: this.c.me().did,
+        fp: await fingerprint(identity.publicKey),
+        createdAt: this.c.now(),
+      });
+    }
     // The HTTP join answers with the channel and its members; the socket's join subscribes. Both are
     // idempotent, so they run side by side.
     const [{ channel, members }] = await Promise.all([
       this.c.api.call("joinChannel", body),
       this.c.realtime.connectionStatus === "connected"
-        ? this.c.realtime.request(WsEvent.channelJoin, body)
+        ? this.c.realtime.request(WsEvent.channelJoin, body).catch(() => null)
         : null,
     ]);
     // The history is fetched while the keys load; it is decrypted once they are there.
@@ -101,14 +143,28 @@ export class ChannelEngine {
     this.c.state.currentChannelId = channel.id;
     this.c.changed();
     try {
-      // Pinning the members' keys, fetching our wrapped keys and the epoch info are independent.
+      const chain = await this.epochs.chain(channel.id);
+      if (linkSecret && chain.linkSecret !== linkSecret) {
+        // The link that just worked is the one in force: this client can seal it and check link joins.
+        chain.linkSecret = linkSecret;
+        await this.c.keyring.chains.saveChain(channel.id);
+      }
+      // Pinning the members' keys, fetching and verifying our epochs, and the epoch info are independent.
       const [, , info] = await Promise.all([
         this.epochs.checkMemberKeys(channel.id, members),
         this.epochs.loadEpochKeys(channel.id),
-        this.epochs.refreshEpoch(channel.id),
+        this.c.api.call("getEpochInfo", { channelUri: channel.id }).then((r) => r.epochInfo),
       ]);
-      const haveCurrent = info.epochId ? await this.c.keyring.hasEpoch(channel.id, info.epochId) : false;
-      if (info.rotationRequired && !haveCurrent) await this.epochs.rotate(channel.id);
+      live.epoch = info;
+      const haveCurrent = info.epochId !== null && chain.head?.epochId === info.epochId;
+      if (info.rotationRequired && !haveCurrent) {
+        await this.epochs.rotate(channel.id).catch((e) => {
+          if (!(e instanceof SendBlockedError)) throw e;
+        });
+      } else {
+        await this.epochs.reconcile(channel.id, info);
+      }
+      this.epochs.updateLink(channel.id, chain);
       live.keysLoaded = true;
       await this.applyPage(live, await history, true);
     } finally {
@@ -143,11 +199,81 @@ export class ChannelEngine {
     reset: boolean,
   ): Promise<void> {
     const channelId = view.channel.id;
-    if (reset) view.items = [];
-    const items = await Promise.all(page.records.map((r) => this.decryptRecord(channelId, r, false)));
-    for (const item of items) insertItem(view, this.flagReplay(view, item));
+    if (reset) {
+      view.items = [];
+      this.coverage.delete(channelId);
+    }
+    const decrypted = await Promise.all(page.records.map((r) => this.decryptRecord(channelId, r, false)));
+    const ordered = decrypted
+      .map((d, i) => ({ ...d, record: page.records[i] as TimelineRecord }))
+      .sort((a, b) => a.item.seq - b.item.seq);
+    const seen = await this.c.keyring.chains.seenState(channelId);
+    for (const d of ordered) this.place(view, seen, d.item, d.facts);
+    this.c.keyring.chains.markSeenDirty(channelId);
     view.cursor = page.cursor;
     view.hasMore = page.hasMore;
+    // The page answers for every seq from its oldest record (or seq 1 when nothing is older) up to
+    // its newest, or, for an older page, up to where the loaded range began.
+    const seqs = page.records.map((r) => r.seq);
+    const cov = this.coverage.get(channelId);
+    if (seqs.length > 0) {
+      const lo = page.hasMore ? Math.min(...seqs) : 1;
+      const hi = Math.max(Math.max(...seqs), cov?.hi ?? 0);
+      this.coverage.set(channelId, { lo, hi });
+    }
+    if (reset) await this.rebuildEpochItems(view);
+    this.refreshMissing(view);
+  }
+
+  /** Places a decrypted item, with the replay and order checks for messages. */
+  private place(
+    view: ChannelView,
+    seen: SeenState,
+    item: TimelineItem,
+    facts: MessageFacts | null,
+  ): TimelineItem | null {
+    if (view.items.some((i) => i.uri === item.uri)) return null;
+    const checked = facts ? checkReplayAndOrder(view, seen, item, facts) : item;
+    return insertItem(view, checked);
+  }
+
+  private refreshMissing(view: ChannelView): void {
+    const cov = this.coverage.get(view.channel.id);
+    if (cov) markMissing(view, cov.lo, cov.hi, SecurityText.missing);
+  }
+
+  /** The timeline rows of membership changes, from the verified commits this client persisted. */
+  private async rebuildEpochItems(view: ChannelView): Promise<void> {
+    view.items = view.items.filter((i) => i.kind !== "epoch");
+    const chain = await this.epochs.chain(view.channel.id);
+    for (const e of Object.values(chain.epochs)) {
+      if (e.change && !e.anchor) this.placeEpochItem(view, e.change, e.createdAt);
+    }
+  }
+
+  /** An epoch row sits after the last record signed (or stored) no later than the commit. */
+  private placeEpochItem(view: ChannelView, change: EpochChange, createdAt: number): void {
+    const uri = `epoch:${change.epochNumber}`;
+    if (view.items.some((i) => i.uri === uri)) return;
+    let after = 0;
+    for (const i of view.items) {
+      if (!Number.isInteger(i.seq) || i.seq <= 0) continue;
+      const t = Date.parse(i.signedAt ?? i.createdAt);
+      if (!Number.isNaN(t) && t <= createdAt && i.seq > after) after = i.seq;
+    }
+    insertItem(view, {
+      uri,
+      seq: after + 0.25,
+      kind: "epoch",
+      author: change.creator,
+      createdAt: new Date(createdAt).toISOString(),
+      text: SecurityText.epochChange(change),
+      state: "success",
+      verified: true,
+      error: null,
+      epoch: change,
+    });
+    this.c.changed();
   }
 
   /** After a reconnect: re-subscribe, then fetch everything after the last seq seen, oldest first. */
@@ -155,87 +281,149 @@ export class ChannelEngine {
     const view = this.view(channelId);
     if (!view) return;
     await this.c.realtime.request(WsEvent.channelJoin, { channelUri: channelId }).catch(() => undefined);
+    await this.fillFrom(channelId, this.coverage.get(channelId)?.hi ?? view.lastSeq);
+    await this.epochs.refreshEpoch(channelId).catch(() => undefined);
+  }
+
+  /** Fetches every record after `since`, oldest first; the answer covers that range. */
+  private async fillFrom(channelId: string, since: number): Promise<void> {
+    const view = this.view(channelId);
+    if (!view) return;
+    let from = since;
     for (;;) {
       const page = await this.c.api.call("getMessages", {
         channelUri: channelId,
-        since: view.lastSeq,
+        since: from,
         limit: Limits.pageMax,
       });
-      for (const r of page.records) await this.receive(channelId, r, true);
+      for (const r of page.records) await this.receive(channelId, r, true, false);
+      const max = Math.max(from, ...page.records.map((r) => r.seq));
+      const cov = this.coverage.get(channelId);
+      if (cov) cov.hi = Math.max(cov.hi, max);
+      else if (page.records.length > 0) this.coverage.set(channelId, { lo: since + 1, hi: max });
+      from = max;
       if (!page.hasMore || page.records.length === 0) break;
     }
-    await this.epochs.refreshEpoch(channelId).catch(() => undefined);
+    this.refreshMissing(view);
+    this.c.changed();
   }
 
   // ---- records ----------------------------------------------------------------------------------
 
-  /** A record from the server into the view (deduplicated), decrypted. */
-  async receive(channelId: string, record: TimelineRecord, isNew: boolean): Promise<TimelineItem | null> {
+  /**
+   * A record from the server into the view (deduplicated), decrypted and checked. A live record that
+   * skips seqs makes the client ask for the skipped ones; what the server still does not return is
+   * shown as withheld.
+   */
+  async receive(
+    channelId: string,
+    record: TimelineRecord,
+    isNew: boolean,
+    fillGaps = true,
+  ): Promise<TimelineItem | null> {
     const view = this.view(channelId);
     if (!view || view.items.some((i) => i.uri === record.uri)) return null;
-    const item = this.flagReplay(view, await this.decryptRecord(channelId, record, isNew));
-    const placed = insertItem(view, item);
+    const { item, facts } = await this.decryptRecord(channelId, record, isNew);
+    const seen = await this.c.keyring.chains.seenState(channelId);
+    const placed = this.place(view, seen, item, facts);
+    this.c.keyring.chains.markSeenDirty(channelId);
     if (placed) {
+      const cov = this.coverage.get(channelId);
+      if (fillGaps && cov && record.seq > cov.hi + 1) this.fillGap(channelId, cov.hi);
+      else if (cov && record.seq === cov.hi + 1) cov.hi = record.seq;
       this.c.changed();
       this.c.emit("item", { channelId, item: placed });
     }
     return placed;
   }
 
-  /**
-   * Sending is idempotent on (author, clientMsgId) and a clientMsgId is never reused in another
-   * channel, so two records carrying one signed (sender, clientMsgId) mean the server replayed a
-   * message: of the two, the one with the higher seq is marked failed.
-   */
-  private flagReplay(view: ChannelView, item: TimelineItem): TimelineItem {
-    if (item.kind !== "message" || item.state !== "success" || !item.clientMsgId) return item;
-    const idx = view.items.findIndex(
-      (i) =>
-        i.kind === "message" &&
-        i.state === "success" &&
-        !i.sending &&
-        i.uri !== item.uri &&
-        i.clientMsgId === item.clientMsgId &&
-        i.author.did === item.author.did,
-    );
-    const twin = view.items[idx];
-    if (!twin) return item;
-    const failed = { state: "failed" as const, text: null, verified: false, error: REPLAYED_TEXT };
-    if (twin.seq <= item.seq) return { ...item, ...failed };
-    view.items[idx] = { ...twin, ...failed };
-    return item;
+  private fillGap(channelId: string, since: number): void {
+    if (this.gapFills.has(channelId)) return;
+    const p = this.fillFrom(channelId, since)
+      .catch((e) => this.c.log(`gap fill ${channelId}: ${reasonOf(e)}`))
+      .finally(() => this.gapFills.delete(channelId));
+    this.gapFills.set(channelId, p);
   }
 
-  /** Decrypts and verifies one record; failures become the spec's texts, never plaintext guesses. */
-  async decryptRecord(channelId: string, record: TimelineRecord, isNew: boolean): Promise<TimelineItem> {
-    const item = itemFromRecord(record, isNew);
-    if (record.value.$type !== "chat.wsync.message") return item;
+  /** A deletion as the server relays it: "deleted by X" only with X's valid signature (protocol §7). */
+  async applyDeletion(channelId: string, uri: string, signed: SignedDeletion | undefined): Promise<void> {
+    const view = this.view(channelId);
+    const idx = view?.items.findIndex((i) => i.uri === uri) ?? -1;
+    if (!view || idx < 0) return;
+    const item = view.items[idx] as TimelineItem;
+    const deleted = await this.checkDeletion(view, uri, item.author.did, signed);
+    view.items[idx] = deleted.signed
+      ? { ...item, text: null, verified: false, state: "success", error: null, deleted }
+      : { ...item, deleted };
+    this.c.changed();
+  }
+
+  private async checkDeletion(
+    view: ChannelView,
+    uri: string,
+    authorDid: string,
+    signed: SignedDeletion | undefined,
+  ): Promise<{ did: string; handle: string; signed: boolean }> {
+    if (!signed) return { did: "", handle: "the server", signed: false };
+    const d = signed.deletion;
+    const byDid = d.byDid;
+    const allowed = byDid === authorDid || byDid === view.channel.owner?.did;
+    const key = allowed ? await this.epochs.authorKey(byDid).catch(() => null) : null;
+    const ok =
+      key !== null &&
+      d.uri === uri &&
+      d.channelId === view.channel.id &&
+      (await verifyDeletion(d, signed.signature, key));
+    return { did: byDid, handle: this.epochs.handleOf(byDid), signed: ok };
+  }
+
+  /**
+   * Decrypts and verifies one record; failures become the spec's texts, never plaintext guesses.
+   * A message is verified only if its signature checks under the sender's pinned key, its epoch's
+   * verified commit lists the sender, its signed time lies within that epoch, and the server's name
+   * for the sender is the pinned one (protocol §7).
+   */
+  async decryptRecord(
+    channelId: string,
+    record: TimelineRecord,
+    isNew: boolean,
+  ): Promise<{ item: TimelineItem; facts: MessageFacts | null }> {
+    const base = itemFromRecord(record, isNew);
+    const shownAs = this.epochs.handleOf(base.author.did, base.author.handle);
+    const item: TimelineItem = { ...base, author: { did: base.author.did, handle: shownAs } };
+    if (record.value.$type !== "chat.wsync.message") return { item, facts: null };
     const rec = record as MessageRecord;
+    const view = this.view(channelId);
+    if (rec.value.deletion || rec.value.content === "") {
+      const deleted = view
+        ? await this.checkDeletion(view, rec.uri, rec.value.author.did, rec.value.deletion)
+        : { did: "", handle: "the server", signed: false };
+      return { item: { ...item, state: "success", deleted }, facts: null };
+    }
     let envelope: { epochId?: unknown; epochNumber?: unknown; clientMsgId?: unknown };
     try {
       envelope = JSON.parse(rec.value.content) as typeof envelope;
     } catch {
-      return { ...item, state: "failed", error: CryptoText.decryptMessageFailed("not an encrypted message") };
+      const error = CryptoText.decryptMessageFailed("not an encrypted message");
+      return { item: { ...item, state: "failed", error }, facts: null };
     }
     if (typeof envelope.clientMsgId === "string") item.clientMsgId = envelope.clientMsgId;
     const epochId = typeof envelope.epochId === "string" ? envelope.epochId : "";
-    let key = await this.c.keyring.epochKey(channelId, epochId);
-    if (!key) {
+    const n = typeof envelope.epochNumber === "number" ? envelope.epochNumber : null;
+    let vk = await this.epochs.verifiedKey(channelId, epochId);
+    if (!vk) {
       const first = await this.c.keyring.firstEpochNumber(channelId);
-      const n = typeof envelope.epochNumber === "number" ? envelope.epochNumber : null;
-      if (first !== null && n !== null && n < first)
-        return { ...item, state: "failed", error: FORWARD_SECRECY_TEXT };
-      // An epoch this client has not seen yet: fetch keys once, then decide.
+      if (first !== null && n !== null && n < first) {
+        return { item: { ...item, state: "failed", error: FORWARD_SECRECY_TEXT }, facts: null };
+      }
+      // An epoch this client has not seen yet: fetch and verify keys once, then decide.
       await this.epochs.loadEpochKeys(channelId).catch((e) => this.c.log(`epoch keys: ${reasonOf(e)}`));
-      key = await this.c.keyring.epochKey(channelId, epochId);
-      if (!key) {
+      vk = await this.epochs.verifiedKey(channelId, epochId);
+      if (!vk) {
         const firstNow = await this.c.keyring.firstEpochNumber(channelId);
         const before = firstNow === null || (n !== null && n < firstNow);
-        return {
-          ...item,
-          state: "failed",
-          error: before ? FORWARD_SECRECY_TEXT : CryptoText.epochKeyNotFound(epochId),
-        };
+        const error = before ? FORWARD_SECRECY_TEXT : CryptoText.epochKeyNotFound(epochId);
+        return { item: { ...item, state: "failed", error }, facts: null };
       }
     }
     try {
@@ -244,20 +432,50 @@ export class ChannelEngine {
         contentJson: rec.value.content,
         channelId,
         recordAuthorDid: rec.value.author.did,
-        epochKey: await importedKey(key),
+        epochKey: await importedKey(vk.key),
         senderPublicKey: senderKey,
+        epochVersion: vk.epoch.v,
       });
-      return { ...item, text: out.plaintext.text, state: "success", verified: out.verified };
+      const notes: IntegrityNote[] = [];
+      if (vk.epoch.v === 1) notes.push("legacy");
+      if (!vk.epoch.members.some((m) => m.did === out.senderDid)) notes.push("not-a-member");
+      const chain = await this.epochs.chain(channelId);
+      const next = chain.epochs[String(vk.epoch.epochNumber + 1)];
+      const skew = Limits.clockSkewMs;
+      if (out.timestamp < vk.epoch.createdAt - skew || (next && out.timestamp > next.createdAt + skew)) {
+        notes.push("outside-epoch");
+      }
+      const stored = Date.parse(rec.indexedAt);
+      if (!Number.isNaN(stored) && stored - out.timestamp > skew) notes.push("out-of-order");
+      if (shownAs !== rec.value.author.handle) notes.push("handle-mismatch");
+      const trusted = notes.every((x) => x === "legacy");
+      return {
+        item: {
+          ...item,
+          text: out.plaintext.text,
+          state: "success",
+          verified: out.verified && trusted,
+          signedAt: new Date(out.timestamp).toISOString(),
+          ...(notes.length ? { notes } : {}),
+        },
+        facts: {
+          senderDid: out.senderDid,
+          clientMsgId: out.clientMsgId,
+          epochNumber: vk.epoch.epochNumber,
+          timestamp: out.timestamp,
+        },
+      };
     } catch (e) {
-      return { ...item, state: "failed", error: reasonOf(e) };
+      return { item: { ...item, state: "failed", error: reasonOf(e) }, facts: null };
     }
   }
 
   // ---- sending ----------------------------------------------------------------------------------
 
   /**
-   * Encrypts under the current (verified) epoch and sends, rotating first when the member set
-   * changed and retrying with the same clientMsgId, so a retry can never post the message twice.
+   * Encrypts under the newest verified epoch and sends, rotating first when the member set changed
+   * and retrying with the same clientMsgId, so a retry can never post the message twice. It never
+   * sends under an epoch that failed a check, an older one, or one the server swapped in.
    */
   async send(channelId: string, text: string): Promise<TimelineItem> {
     const view = this.requireView(channelId);
@@ -288,33 +506,31 @@ export class ChannelEngine {
         let info = view.epoch ?? (await this.epochs.refreshEpoch(channelId));
         const tooOld = info.createdAt !== null && this.c.now() - info.createdAt > Limits.epochMaxAgeMs;
         if (info.rotationRequired || tooOld || !info.epochId) {
-          await this.epochs.rotate(channelId);
+          await this.epochs.rotate(
+            channelId,
+            tooOld && !info.rotationRequired ? { reason: "scheduled" } : {},
+          );
           info = view.epoch ?? (await this.epochs.refreshEpoch(channelId));
         }
-        if (!info.epochId) throw new Error(CryptoText.noCurrentEpoch);
-        if (!(await this.epochs.verifyEpoch(channelId, info))) {
-          // A current epoch this client cannot verify may be the server's own: replace it.
-          this.c.emit("error", {
-            message: "The channel's current epoch failed verification; making a new one",
-          });
-          await this.epochs.rotate(channelId);
-          continue;
+        let head = await this.epochs.reconcile(channelId, info);
+        if (typeof head === "string") {
+          // The server may simply be ahead of us: fetch and verify, then look again.
+          info = await this.epochs.refreshEpoch(channelId);
+          head = await this.epochs.reconcile(channelId, info);
         }
-        let key = await this.c.keyring.epochKey(channelId, info.epochId);
-        if (!key) {
-          await this.epochs.loadEpochKeys(channelId);
-          key = await this.c.keyring.epochKey(channelId, info.epochId);
-        }
-        if (!key) throw new Error(CryptoText.epochKeysNotLoaded);
+        if (typeof head === "string") throw new SendBlockedError(head);
+        const vk = await this.epochs.verifiedKey(channelId, head.epochId);
+        if (!vk) throw new Error(CryptoText.epochKeysNotLoaded);
         const enc = await encryptMessage({
           identity,
           senderDid: me.did,
           channelId,
-          epochId: info.epochId,
-          epochNumber: info.epochNumber,
-          epochKey: await importedKey(key),
+          epochId: head.epochId,
+          epochNumber: head.epochNumber,
+          epochKey: await importedKey(vk.key),
           text,
           clientMsgId,
+          timestamp: this.c.now(),
         });
         const body = { channelUri: view.channel.uri, content: enc.contentJson, clientMsgId };
         try {
@@ -324,21 +540,32 @@ export class ChannelEngine {
               : (await this.c.api.call("send", body)).record;
           const item: TimelineItem = {
             ...itemFromRecord(record),
+            author: me,
             text,
             state: "success",
             verified: true,
             clientMsgId,
+            signedAt: new Date(enc.content.timestamp).toISOString(),
           };
-          const placed = insertItem(view, item) ?? view.items.find((i) => i.uri === record.uri) ?? item;
+          const seen = await this.c.keyring.chains.seenState(channelId);
+          const placed =
+            this.place(view, seen, item, {
+              senderDid: me.did,
+              clientMsgId,
+              epochNumber: head.epochNumber,
+              timestamp: enc.content.timestamp,
+            }) ??
+            view.items.find((i) => i.uri === record.uri) ??
+            item;
+          this.c.keyring.chains.markSeenDirty(channelId);
+          const cov = this.coverage.get(channelId);
+          if (cov && record.seq > cov.hi + 1) this.fillGap(channelId, cov.hi);
+          else if (cov && record.seq === cov.hi + 1) cov.hi = record.seq;
           this.c.changed();
           return placed;
         } catch (e) {
           if (!(e instanceof ApiError)) throw e;
-          if (e.code === "RotationRequired") {
-            await this.epochs.refreshEpoch(channelId);
-            continue;
-          }
-          if (e.code === "EpochConflict") {
+          if (e.code === "RotationRequired" || e.code === "EpochConflict") {
             await this.epochs.refreshEpoch(channelId);
             continue;
           }

@@ -1,4 +1,13 @@
-import { CryptoText, pairSafetyNumber, reasonOf, safetyNumber } from "../crypto/index.ts";
+import {
+  buildDeletion,
+  buildInvite,
+  CryptoText,
+  isLinkSecret,
+  pairSafetyNumber,
+  reasonOf,
+  safetyNumber,
+  signObject,
+} from "../crypto/index.ts";
 import {
   ApiError,
   type Channel,
@@ -220,16 +229,22 @@ export class WsyncClient {
       type: input.type,
       ...(input.description?.trim() ? { description: input.description.trim() } : {}),
     });
-    await this.epochs.rotate(res.channel.id);
+    // Epoch 1 needs the channel in view (its type decides whether it carries a secret link).
+    const view = await this.channels.open(res.channel.id);
     await this.refreshChannels().catch(() => undefined);
-    return { channel: res.channel, link: res.payload?.link ?? null };
+    return { channel: view.channel, link: view.link };
   }
 
-  /** Joins by channel id, channel uri, secret link or `{id}#{token}`, and opens the channel. */
+  /**
+   * Joins by channel id, channel uri, secret link or `{id}#{linkSecret}`, and opens the channel. The
+   * fragment of a v2 link is the link secret: only its derived join token and an admission MAC go to
+   * the server (protocol §7).
+   */
   async join(input: string): Promise<ChannelView> {
     this.requireKeys();
     const parsed = parseJoinLink(input);
     if (!parsed) throw new Error(CryptoText.invalidChannelUri);
+    if (parsed.joinToken !== null && !isLinkSecret(parsed.joinToken)) throw new Error("Invalid secret link");
     const view = await this.channels.open(parsed.channelId, parsed.joinToken ?? undefined);
     await this.refreshChannels().catch(() => undefined);
     return view;
@@ -258,13 +273,55 @@ export class WsyncClient {
     await this.refreshChannels().catch(() => undefined);
   }
 
+  /**
+   * Invites by handle with an invite this client signs (protocol §7): the invitee's admission
+   * evidence, which every member checks before wrapping a key to them.
+   */
   async invite(channelId: string, handle: string): Promise<void> {
     if (!handle.trim()) throw new Error("Handle is required");
-    await this.api.call("invite", { channelUri: channelId, handle: handle.trim() });
+    const identity = this.keyring.identity;
+    if (!identity) throw new Error(CryptoText.noKeys);
+    const id = channelIdFromUri(channelId);
+    if (!id) throw new Error(CryptoText.invalidChannelUri);
+    const target = await this.api.call("resolveUser", { handle: handle.trim() });
+    const invite = buildInvite({
+      channelId: id,
+      inviteeDid: target.did,
+      inviterDid: this.me().did,
+      createdAt: Date.now(),
+    });
+    const signature = await signObject(identity, invite);
+    await this.api.call("invite", { channelUri: id, handle: target.handle, invite, signature });
   }
 
+  /**
+   * Owners only. The kicked member loses the key at once: this client makes the next epoch for the
+   * remaining members right away (and, in a secret channel, a new link the kicked member never sees).
+   */
   async kick(channelId: string, did: string): Promise<void> {
     await this.api.call("kick", { channelUri: channelId, did });
+    const view = this.channels.view(channelId);
+    if (view) view.members = view.members.filter((m) => m.did !== did);
+    await this.epochs
+      .rotate(channelId, { reason: "kick" })
+      .catch((e) => this.log(`rotate after kick: ${reasonOf(e)}`));
+  }
+
+  /** The channel's secret link, if this client knows it (members only). */
+  channelLink(channelId: string): string | null {
+    return this.channels.view(channelId)?.link ?? null;
+  }
+
+  /** Owners: a new secret link; the old one stops working and members see the new one. */
+  async rotateLink(channelId: string): Promise<string> {
+    const view = this.channels.view(channelId) ?? (await this.open(channelId));
+    if (view.channel.value.type !== "secret") throw new Error("Only secret channels have a link");
+    if (view.channel.role !== "owner")
+      throw new ApiError("Forbidden", "Only the channel's owner can rotate its link");
+    await this.epochs.rotate(view.channel.id, { reason: "manual", newLink: true });
+    const link = this.channels.view(view.channel.id)?.link;
+    if (!link) throw new Error("The new link could not be made");
+    return link;
   }
 
   async members(channelId: string) {
@@ -284,8 +341,16 @@ export class WsyncClient {
     return this.channels.send(channelId, text);
   }
 
-  async deleteMessage(uri: string): Promise<void> {
-    await this.api.call("deleteMessage", { uri });
+  /** Deletes a message with a deletion this client signs, so members can tell who deleted it. */
+  async deleteMessage(uri: string, channelId?: string): Promise<void> {
+    const identity = this.keyring.identity;
+    if (!identity) throw new Error(CryptoText.noKeys);
+    const inView = Object.values(this.state.open).find((v) => v.items.some((i) => i.uri === uri));
+    const id = channelId ? channelIdFromUri(channelId) : (inView?.channel.id ?? null);
+    if (!id) throw new Error("Open the message's channel first");
+    const deletion = buildDeletion({ channelId: id, uri, byDid: this.me().did, createdAt: Date.now() });
+    const signature = await signObject(identity, deletion);
+    await this.api.call("deleteMessage", { uri, deletion, signature });
   }
 
   // ---- verification -----------------------------------------------------------------------------
@@ -345,7 +410,7 @@ export class WsyncClient {
     await this.keyring.repin(did, publicKey);
     this.epochs.forgetAuthorKey(did);
     for (const view of Object.values(this.state.open))
-      view.warnings = view.warnings.filter((w) => w.did !== did);
+      view.warnings = view.warnings.filter((w) => !(w.did === did && w.check === "key-changed"));
     this.changed();
   }
 }

@@ -1,32 +1,54 @@
 import {
   CryptoText,
+  canon,
   createEpoch,
   fingerprint,
+  joinTokenFor,
+  newLinkSecret,
   reasonOf,
   unwrapEpochKey,
-  verifyCommit,
 } from "../crypto/index.ts";
-import { ApiError, type Commit, type EpochInfo, type Member } from "../protocol/runtime.ts";
+import {
+  ApiError,
+  type CommitReason,
+  type EpochInfo,
+  type EpochRecord,
+  type Member,
+} from "../protocol/runtime.ts";
+import type { ChainState, VerifiedEpoch } from "./chain.ts";
 import type { EngineContext } from "./engine-context.ts";
+import { checkAdmission, type EpochCandidate, type VerifyContext, verifyEpoch } from "./epoch-verify.ts";
 import type { EpochKey } from "./keyring.ts";
-import type { ChannelView } from "./state.ts";
+import { SecurityText } from "./security-text.ts";
+import type { ChannelView, EpochChange, SecurityCheck, SecurityWarning } from "./state.ts";
 
 const MAX_ROTATION_ATTEMPTS = 5;
 
+/** A send refused because a protocol v2 check failed; its message is the warning's text. */
+export class SendBlockedError extends Error {
+  override readonly name = "SendBlockedError";
+}
+
+/** An epoch this client made whose create-epoch answer it did not see (protocol §7, attack 1). */
+interface PendingEpoch {
+  epochId: string;
+  commitCanon: string;
+  key: Uint8Array;
+  record: EpochCandidate;
+}
+
 /**
- * The keys of a channel: the keys of people (pinned, compared, fetched on first sight) and the
- * channel's epochs (fetch and unwrap this client's epoch keys, verify a commit, rotate). Keys stay
- * here, in the client.
+ * The keys of a channel: the keys and handles of people (pinned on first sight), and the channel's
+ * epochs. An epoch key is used only after its signed commit passed every protocol v2 check
+ * (epoch-verify.ts); what passed is persisted per channel, so a server cannot roll the client back.
  */
 export class EpochManager {
   private readonly rotations = new Map<string, Promise<void>>();
   private readonly keyLoads = new Map<string, Promise<void>>();
   private readonly authorKeys = new Map<string, Promise<string | null>>();
-  /**
-   * `channelId|epochId` of commits this client verified (signature, creator, pinned keys). Keyed by
-   * channel: an epoch verified in one channel proves nothing about another channel's epoch info.
-   */
-  private readonly verifiedCommits = new Set<string>();
+  private readonly pending = new Map<string, PendingEpoch>();
+  /** Told of every verified membership change, so the timeline can show it. */
+  onChange: (channelId: string, change: EpochChange, createdAt: number) => void = () => undefined;
 
   constructor(private readonly c: EngineContext) {}
 
@@ -34,9 +56,43 @@ export class EpochManager {
     return this.c.state.open[channelId];
   }
 
-  // ---- keys of people ---------------------------------------------------------------------------
+  private get chains() {
+    return this.c.keyring.chains;
+  }
 
-  /** Compares every member's key with its pin; a change becomes a warning in the channel. */
+  chain(channelId: string): Promise<ChainState> {
+    return this.chains.chain(channelId);
+  }
+
+  // ---- warnings ---------------------------------------------------------------------------------
+
+  /** Shows a failed check in the channel (once per check, epoch and person) and tells listeners. */
+  warn(
+    channelId: string,
+    check: SecurityCheck,
+    o: { epochNumber?: number | null; did?: string | null; handle?: string | null; detail?: string } = {},
+  ): SecurityWarning {
+    const warning: SecurityWarning = {
+      check,
+      channelId,
+      epochNumber: o.epochNumber ?? null,
+      did: o.did ?? null,
+      handle: o.handle ?? null,
+      text: SecurityText.warning(check, o),
+    };
+    const view = this.view(channelId);
+    const same = (w: SecurityWarning) =>
+      w.check === check && w.epochNumber === warning.epochNumber && w.did === warning.did;
+    if (view && !view.warnings.some(same)) view.warnings.push(warning);
+    this.c.log(`security: ${check} in ${channelId}${o.detail ? `: ${o.detail}` : ""}`);
+    this.c.emit("security-warning", warning);
+    this.c.changed();
+    return warning;
+  }
+
+  // ---- keys and names of people -----------------------------------------------------------------
+
+  /** Compares every member's key with its pin and pins handles; a change becomes a warning. */
   async checkMemberKeys(channelId: string | null, members: Member[]): Promise<void> {
     const identity = this.c.keyring.identity;
     const me = this.c.me().did;
@@ -54,19 +110,30 @@ export class EpochManager {
     const changed = new Set(await this.c.keyring.pinMany(offered));
     for (const m of members) {
       if (!changed.has(m.did)) continue;
-      const view = channelId ? this.view(channelId) : undefined;
-      if (view && !view.warnings.some((w) => w.did === m.did)) {
-        view.warnings.push({
-          did: m.did,
-          handle: m.handle,
-          text: `${m.handle}'s encryption key changed. Compare safety numbers before trusting their messages.`,
-        });
-      }
+      if (channelId)
+        this.warn(channelId, "key-changed", { did: m.did, handle: this.handleOf(m.did, m.handle) });
       this.c.emit("key-changed", { did: m.did, handle: m.handle, channelId });
+    }
+    await this.pinHandles(channelId, members);
+  }
+
+  /** Pins handles on first sight; a changed handle, or one pinned to someone else, is a warning. */
+  async pinHandles(channelId: string | null, entries: { did: string; handle: string }[]): Promise<void> {
+    const problems = await this.c.keyring.pinHandles(entries);
+    if (!channelId) return;
+    for (const p of problems) {
+      const detail =
+        p.problem === "changed" ? `now called ${p.handle}` : `${p.handle} already belongs to someone else`;
+      this.warn(channelId, "handle", { did: p.did, handle: p.pinned, detail });
     }
   }
 
-  /** The pinned key of an author; fetched and pinned on first sight. */
+  /** The name to show for a did: the handle pinned on first sight, else what the server said. */
+  handleOf(did: string, fallback?: string): string {
+    return this.c.keyring.handleSync(did) ?? fallback ?? did;
+  }
+
+  /** The pinned key of a did; fetched and pinned (key and handle) on first sight. */
   authorKey(did: string): Promise<string | null> {
     let p = this.authorKeys.get(did);
     if (!p) {
@@ -74,9 +141,10 @@ export class EpochManager {
         const pinned = await this.c.keyring.pinned(did);
         if (pinned) return pinned;
         const { keys } = await this.c.api.call("getKeys", { dids: [did] });
-        const k = keys.find((x) => x.did === did)?.publicKey;
-        if (!k) return null;
-        await this.c.keyring.pin(did, k);
+        const k = keys.find((x) => x.did === did);
+        if (!k?.publicKey) return null;
+        await this.c.keyring.pin(did, k.publicKey);
+        await this.c.keyring.pinHandles([{ did, handle: k.handle }]);
         return (await this.c.keyring.pinned(did)) ?? null;
       })();
       this.authorKeys.set(did, p);
@@ -89,129 +157,308 @@ export class EpochManager {
     this.authorKeys.delete(did);
   }
 
-  // ---- epochs -----------------------------------------------------------------------------------
+  // ---- verification -----------------------------------------------------------------------------
 
-  /** Fetches this client's wrapped keys and unwraps the ones it does not hold yet. */
+  private async verifyContext(channelId: string): Promise<VerifyContext> {
+    const identity = this.c.keyring.identity;
+    if (!identity) throw new Error(CryptoText.notInitialized);
+    const view = this.view(channelId);
+    const uri = view?.channel.uri ?? "";
+    const creator = /^at:\/\/(did:plc:[a-z2-7]{24})\//.exec(uri)?.[1] ?? null;
+    return {
+      channelId,
+      channelType: view?.channel.value.type ?? "public",
+      channelCreator: creator,
+      chain: await this.chain(channelId),
+      myDid: this.c.me().did,
+      myFp: await fingerprint(identity.publicKey),
+      keyOf: (did) => this.authorKey(did),
+      handleOf: (did) => this.handleOf(did),
+    };
+  }
+
+  /**
+   * Verifies one epoch (with its key, or as an anchor without) and, when every check passes, adopts
+   * it: the key goes to the keyring, the commit to the persisted chain. A failure becomes a warning
+   * and the key is never stored.
+   */
+  private async adopt(channelId: string, cand: EpochCandidate): Promise<boolean> {
+    const ctx = await this.verifyContext(channelId);
+    const commit = cand.commit;
+    if (commit.v === 2) {
+      await this.pinHandles(
+        channelId,
+        commit.members.map((m) => ({ did: m.did, handle: m.handle })),
+      );
+    }
+    const result = await verifyEpoch(ctx, cand);
+    if (!result.ok) {
+      this.warn(channelId, result.check, {
+        epochNumber: commit.epochNumber,
+        did: result.did ?? null,
+        handle: result.handle ?? null,
+        detail: result.detail,
+      });
+      return false;
+    }
+    const chain = ctx.chain;
+    const entry = result.entry;
+    chain.epochs[String(entry.epochNumber)] = entry;
+    if (entry.v === 2 && (chain.firstV2 === null || entry.epochNumber < chain.firstV2)) {
+      chain.firstV2 = entry.epochNumber;
+    }
+    if (entry.linkSecret && (!chain.head || entry.epochNumber >= chain.head.epochNumber)) {
+      chain.linkSecret = entry.linkSecret;
+    }
+    if (cand.epochKey) {
+      if (!chain.head || entry.epochNumber > chain.head.epochNumber) {
+        chain.head = { epochNumber: entry.epochNumber, epochId: entry.epochId };
+      }
+      await this.c.keyring.addEpochKeys(channelId, [
+        { epochId: entry.epochId, epochNumber: entry.epochNumber, key: new Uint8Array(cand.epochKey) },
+      ]);
+    }
+    await this.chains.saveChain(channelId);
+    if (result.change) this.onChange(channelId, result.change, entry.createdAt);
+    this.updateLink(channelId, chain);
+    return true;
+  }
+
+  /** The link members see: `{baseUrl}/sync/join/{channelId}#{linkSecret}` (protocol §7). */
+  updateLink(channelId: string, chain: ChainState): void {
+    const view = this.view(channelId);
+    if (!view) return;
+    const link =
+      view.channel.value.type === "secret" && chain.linkSecret
+        ? `${this.c.api.baseUrl.replace(/\/+$/, "")}/sync/join/${channelId}#${chain.linkSecret}`
+        : null;
+    if (view.link !== link) {
+      view.link = link;
+      this.c.changed();
+    }
+  }
+
+  /** Fetches this client's wrapped keys with their commits and adopts every epoch that verifies. */
   loadEpochKeys(channelId: string): Promise<void> {
     let p = this.keyLoads.get(channelId);
     if (p) return p;
     p = (async () => {
       const identity = this.c.keyring.identity;
       if (!identity) throw new Error(CryptoText.notInitialized);
-      const { epochKeys } = await this.c.api.call("getEpochKeys", { channelUri: channelId });
-      const fresh: EpochKey[] = [];
-      for (const w of epochKeys) {
-        if (await this.c.keyring.hasEpoch(channelId, w.epochId)) continue;
+      const { epochKeys, epochs } = await this.c.api.call("getEpochKeys", { channelUri: channelId });
+      const records = new Map<string, EpochRecord>(epochs.map((e) => [e.epochId, e]));
+      const chain = await this.chain(channelId);
+      const wraps = [...epochKeys].sort((a, b) => a.epochNumber - b.epochNumber);
+      for (const w of wraps) {
+        const done = chain.epochs[String(w.epochNumber)];
+        if (done && done.epochId === w.epochId && !done.anchor) continue;
+        const record = records.get(w.epochId);
+        // A key with no signed commit is never used (protocol §7, "read path").
+        if (!record || record.epochNumber !== w.epochNumber) {
+          this.c.log(`epoch key ${w.epochId}: no commit offered`);
+          continue;
+        }
+        let key: Uint8Array;
         try {
-          const key = await unwrapEpochKey(w, channelId, identity, this.c.me().did);
-          fresh.push({ epochId: w.epochId, epochNumber: w.epochNumber, key });
+          const held = await this.c.keyring.epochKey(channelId, w.epochId);
+          key = held?.key ?? (await unwrapEpochKey(w, channelId, identity, this.c.me().did, record.commit.v));
         } catch (e) {
           // Spec §8: failure to decrypt one epoch key is logged and skipped.
           this.c.log(`epoch key ${w.epochId}: ${reasonOf(e)}`);
+          continue;
         }
+        await this.adopt(channelId, {
+          commit: record.commit,
+          signature: record.signature,
+          admissions: record.admissions,
+          epochKey: key,
+        });
       }
-      await this.c.keyring.addEpochKeys(channelId, fresh);
     })().finally(() => this.keyLoads.delete(channelId));
     this.keyLoads.set(channelId, p);
     return p;
   }
 
   /**
-   * A commit is trusted only if its creator is one of its members, its signature checks against the
-   * creator's pinned key, it lists this client with this client's own key, and every member it lists
-   * is a member of the channel (no hidden recipient) under the key this client pinned for them (no
-   * key the server swapped in).
+   * A newcomer's base (protocol §7 gives it nothing older to check against): the channel's current
+   * signed commit, taken on first use after its signature checked, and used only as "the previous
+   * commit" of the epoch the newcomer is added in.
    */
-  async verifyEpoch(channelId: string, info: EpochInfo): Promise<boolean> {
+  private async anchor(channelId: string, info: EpochInfo): Promise<boolean> {
     if (!info.commit || !info.signature || !info.epochId) return false;
-    const commit = info.commit;
-    if (commit.channelId !== channelId || commit.epochId !== info.epochId) return false;
-    if (commit.epochNumber !== info.epochNumber) return false;
-    // Checked on every send, not cached: a member who left since must not keep receiving.
-    if (!(await this.recipientsAreMembers(channelId, commit))) return false;
-    const cacheKey = `${channelId}|${info.epochId}`;
-    if (this.verifiedCommits.has(cacheKey)) return true;
-    const creatorKey = await this.authorKey(commit.creatorDid);
-    if (!creatorKey || !(await verifyCommit(commit, info.signature, creatorKey))) return false;
-    const identity = this.c.keyring.identity;
-    const mine = commit.members.find((m) => m.did === this.c.me().did);
-    if (!identity || !mine) return false;
-    if (mine.fp !== (await fingerprint(identity.publicKey))) return false;
-    for (const m of commit.members) {
-      const pinned = await this.c.keyring.pinned(m.did);
-      if (!pinned || (await fingerprint(pinned)) !== m.fp) return false;
-    }
-    this.verifiedCommits.add(cacheKey);
-    return true;
-  }
-
-  /** Every recipient of the commit is in the channel's member list (fetched again once if not). */
-  private async recipientsAreMembers(channelId: string, commit: Commit): Promise<boolean> {
-    const view = this.view(channelId);
-    if (!view) return false;
-    const listed = (members: Member[]) => {
-      const dids = new Set(members.map((m) => m.did));
-      return commit.members.every((m) => dids.has(m.did));
-    };
-    if (listed(view.members)) return true;
-    // The view may only be behind (a join not seen yet): ask once more before distrusting the epoch.
-    const { members } = await this.c.api.call("getMembers", { channelUri: channelId });
-    view.members = members;
-    await this.checkMemberKeys(channelId, members);
-    return listed(members);
+    const chain = await this.chain(channelId);
+    const held = chain.epochs[String(info.epochNumber)];
+    if (held?.epochId === info.epochId) return true;
+    return this.adopt(channelId, {
+      commit: info.commit,
+      signature: info.signature,
+      admissions: info.admissions,
+    });
   }
 
   async refreshEpoch(channelId: string): Promise<EpochInfo> {
     const { epochInfo } = await this.c.api.call("getEpochInfo", { channelUri: channelId });
     const view = this.view(channelId);
     if (view) view.epoch = epochInfo;
-    if (epochInfo.epochId && !(await this.c.keyring.hasEpoch(channelId, epochInfo.epochId))) {
+    const chain = await this.chain(channelId);
+    if (epochInfo.epochId && chain.epochs[String(epochInfo.epochNumber)]?.epochId !== epochInfo.epochId) {
       await this.loadEpochKeys(channelId);
     }
+    await this.reconcile(channelId, epochInfo);
     this.c.changed();
     return epochInfo;
   }
 
-  /** Makes the next epoch for the current member set; concurrent calls share one attempt. */
-  rotate(channelId: string): Promise<void> {
+  /**
+   * Compares what the server calls current with the newest verified epoch (protocol §7 "No
+   * rollback"). Returns the head to send under, or a warning's text when sending must not happen.
+   */
+  async reconcile(
+    channelId: string,
+    info: EpochInfo,
+  ): Promise<{ epochId: string; epochNumber: number } | string> {
+    const chain = await this.chain(channelId);
+    const head = chain.head;
+    const view = this.view(channelId);
+    const block = (text: string) => {
+      if (view) view.sendBlocked = true;
+      return text;
+    };
+    if (!head) {
+      const failed = view?.warnings.find((w) => w.check !== "key-changed" && w.check !== "handle");
+      return block(failed?.text ?? CryptoText.epochKeysNotLoaded);
+    }
+    if (info.epochId === null || info.epochNumber < head.epochNumber) {
+      return block(this.warn(channelId, "rollback", { epochNumber: info.epochNumber }).text);
+    }
+    if (info.epochNumber === head.epochNumber && info.epochId !== head.epochId) {
+      return block(this.warn(channelId, "fork", { epochNumber: info.epochNumber }).text);
+    }
+    if (info.epochNumber > head.epochNumber) {
+      const failed = view?.warnings.find((w) => w.epochNumber === info.epochNumber && w.check !== "handle");
+      return block(failed?.text ?? CryptoText.epochKeysNotLoaded);
+    }
+    if (view?.sendBlocked) {
+      view.sendBlocked = false;
+      this.c.changed();
+    }
+    return head;
+  }
+
+  // ---- rotation ---------------------------------------------------------------------------------
+
+  /** Makes the next epoch; concurrent calls share one attempt. */
+  rotate(channelId: string, opts: { reason?: CommitReason; newLink?: boolean } = {}): Promise<void> {
     let p = this.rotations.get(channelId);
     if (p) return p;
-    p = this.doRotate(channelId).finally(() => this.rotations.delete(channelId));
+    p = this.doRotate(channelId, opts).finally(() => this.rotations.delete(channelId));
     this.rotations.set(channelId, p);
     return p;
   }
 
-  private async doRotate(channelId: string): Promise<void> {
+  /** After a lost create-epoch answer: the server's epoch is ours only if it is our exact commit. */
+  private async adoptPending(channelId: string, info: EpochInfo): Promise<boolean> {
+    const mine = this.pending.get(channelId);
+    if (!mine || info.epochId !== mine.epochId || !info.commit) return false;
+    this.pending.delete(channelId);
+    if (canon(info.commit) !== mine.commitCanon) {
+      this.warn(channelId, "signature", {
+        epochNumber: info.epochNumber,
+        detail: "our epoch id under another commit",
+      });
+      return false;
+    }
+    // Our own key, never the wrap the server hands back (it may be one of its own making).
+    return this.adopt(channelId, { ...mine.record, admissions: info.admissions, epochKey: mine.key });
+  }
+
+  private async doRotate(
+    channelId: string,
+    opts: { reason?: CommitReason; newLink?: boolean },
+  ): Promise<void> {
     const identity = this.c.keyring.identity;
     if (!identity) throw new Error(CryptoText.notInitialized);
+    const me = this.c.me().did;
     for (let attempt = 0; attempt < MAX_ROTATION_ATTEMPTS; attempt++) {
-      const { epochInfo } = await this.c.api.call("getEpochInfo", { channelUri: channelId });
+      const { epochInfo: info } = await this.c.api.call("getEpochInfo", { channelUri: channelId });
+      if (await this.adoptPending(channelId, info)) {
+        if (!info.rotationRequired && !opts.newLink) return;
+      }
+      const chain = await this.chain(channelId);
       // Someone else won the race and the new epoch is usable: done.
-      if (attempt > 0 && !epochInfo.rotationRequired && epochInfo.epochId) {
-        await this.refreshEpoch(channelId);
-        return;
+      if (attempt > 0 && !info.rotationRequired && info.epochId && !opts.newLink) {
+        await this.loadEpochKeys(channelId);
+        if (chain.head?.epochId === info.epochId) return;
+      }
+      // The base to build on: the server's current epoch, which this client must have verified
+      // (or, as a newcomer with nothing verified, taken as its anchor).
+      let prev: VerifiedEpoch | null = null;
+      if (info.epochId) {
+        if (chain.epochs[String(info.epochNumber)]?.epochId !== info.epochId)
+          await this.loadEpochKeys(channelId);
+        if (chain.epochs[String(info.epochNumber)]?.epochId !== info.epochId) {
+          // A newcomer (or someone rejoining) is not in the current commit and holds no key for it;
+          // anyone the commit lists must have been given the key, so for them this is a failure.
+          const listsMe = info.commit?.members.some((m) => m.did === me) ?? false;
+          const ahead = !chain.head || info.epochNumber > chain.head.epochNumber;
+          if (!(ahead && !listsMe && (await this.anchor(channelId, info)))) {
+            const verdict = await this.reconcile(channelId, info);
+            throw new SendBlockedError(typeof verdict === "string" ? verdict : SecurityText.sendBlocked);
+          }
+        }
+        prev = chain.epochs[String(info.epochNumber)] ?? null;
       }
       const { members } = await this.c.api.call("getMembers", { channelUri: channelId });
       await this.checkMemberKeys(channelId, members);
-      // Never wrap a new epoch key to a key this client has not accepted: a server that swaps a
-      // member's key would otherwise receive the key itself.
+      const ctx = await this.verifyContext(channelId);
+      const before = new Map((prev?.members ?? []).map((m) => [m.did, m]));
       const recipients = [];
       for (const m of members) {
         const pinned = m.publicKey ? await this.c.keyring.pinned(m.did) : null;
         if (!m.publicKey || !pinned) throw new Error(`${m.handle} has no encryption key`);
+        // Never wrap a new epoch key to a key this client has not accepted: a server that swaps a
+        // member's key would otherwise receive the key itself.
         if (pinned !== m.publicKey) {
           throw new Error(`${m.handle}'s encryption key changed; compare safety numbers and accept it first`);
         }
-        recipients.push({ did: m.did, publicKey: pinned });
+        // Only members of the previous verified commit and joiners whose evidence checks (§7).
+        if (prev && !before.has(m.did)) {
+          const fp = await fingerprint(pinned);
+          const checked = await checkAdmission(ctx, prev, { did: m.did, fp }, m.admission);
+          if (!checked) {
+            const w = this.warn(channelId, "admission", {
+              epochNumber: info.epochNumber + 1,
+              did: m.did,
+              handle: this.handleOf(m.did, m.handle),
+            });
+            if (this.view(channelId)) (this.view(channelId) as ChannelView).sendBlocked = true;
+            throw new SendBlockedError(w.text);
+          }
+        }
+        recipients.push({ did: m.did, publicKey: pinned, handle: this.handleOf(m.did, m.handle) });
       }
+      const reason = opts.reason ?? this.reasonFor(prev, members, me, info, chain);
+      const makeLink =
+        this.view(channelId)?.channel.value.type === "secret" &&
+        (info.linkRotationRequired || !!opts.newLink);
+      const linkSecret = makeLink ? newLinkSecret() : (prev?.linkSecret ?? chain.linkSecret ?? null);
       const created = await createEpoch({
         identity,
-        creatorDid: this.c.me().did,
+        creatorDid: me,
         channelId,
-        epochNumber: epochInfo.epochNumber + 1,
-        prevEpochId: epochInfo.epochId,
+        epochNumber: info.epochNumber + 1,
+        prevEpochId: info.epochId,
+        reason,
         members: recipients,
+        state: { linkSecret },
         createdAt: this.c.now(),
+      });
+      const record: EpochCandidate = { commit: created.commit, signature: created.signature, admissions: {} };
+      this.pending.set(channelId, {
+        epochId: created.epochId,
+        commitCanon: canon(created.commit),
+        key: created.epochKey,
+        record,
       });
       try {
         const res = await this.c.api.call("createEpoch", {
@@ -219,23 +466,63 @@ export class EpochManager {
           commit: created.commit,
           signature: created.signature,
           wrappedKeys: created.wrappedKeys,
+          ...(makeLink && linkSecret ? { joinToken: await joinTokenFor(linkSecret, channelId) } : {}),
         });
-        await this.c.keyring.addEpochKeys(channelId, [
-          { epochId: created.epochId, epochNumber: created.commit.epochNumber, key: created.epochKey },
-        ]);
-        this.verifiedCommits.add(`${channelId}|${created.epochId}`);
+        this.pending.delete(channelId);
+        const ok = await this.adopt(channelId, {
+          ...record,
+          admissions: res.epochInfo.admissions,
+          epochKey: created.epochKey,
+        });
         const view = this.view(channelId);
         if (view) {
           view.epoch = res.epochInfo;
           view.members = members;
         }
+        if (!ok) throw new SendBlockedError(SecurityText.sendBlocked);
+        await this.reconcile(channelId, res.epochInfo);
         this.c.changed();
         return;
       } catch (e) {
-        if (e instanceof ApiError && e.code === "EpochConflict") continue;
-        throw e;
+        if (e instanceof ApiError && (e.code === "EpochConflict" || e.code === "RotationRequired")) continue;
+        if (e instanceof ApiError) {
+          this.pending.delete(channelId);
+          throw e;
+        }
+        // No answer: the epoch may or may not be stored. The next attempt looks before it leaps.
+        if (attempt === MAX_ROTATION_ATTEMPTS - 1) throw e;
       }
     }
     throw new ApiError("EpochConflict", "Could not create the next epoch: the channel keeps changing");
+  }
+
+  /** Why this epoch is made, from what changed since the previous verified commit. */
+  private reasonFor(
+    prev: VerifiedEpoch | null,
+    members: Member[],
+    me: string,
+    info: EpochInfo,
+    _chain: ChainState,
+  ): CommitReason {
+    if (!info.epochId || !prev) return info.epochId ? "join" : "create";
+    const before = new Map(prev.members.map((m) => [m.did, m.fp]));
+    const now = new Set(members.map((m) => m.did));
+    if (!before.has(me)) return "join";
+    if (prev.members.some((m) => !now.has(m.did))) return "leave";
+    if (members.some((m) => !before.has(m.did))) return "join";
+    if (members.some((m) => m.fingerprint && before.get(m.did) !== m.fingerprint)) return "key-change";
+    if (info.linkRotationRequired) return "kick";
+    return info.rotationRequired ? "scheduled" : "manual";
+  }
+
+  /** The epoch keys of a channel that this client verified, for decryption (never an unverified one). */
+  async verifiedKey(
+    channelId: string,
+    epochId: string,
+  ): Promise<{ key: EpochKey; epoch: VerifiedEpoch } | null> {
+    const epoch = await this.chains.epochById(channelId, epochId);
+    if (!epoch || epoch.anchor) return null;
+    const key = await this.c.keyring.epochKey(channelId, epochId);
+    return key ? { key, epoch } : null;
   }
 }

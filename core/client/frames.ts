@@ -3,7 +3,6 @@ import type { ApiClient } from "./api.ts";
 import type { ChannelEngine } from "./channel-engine.ts";
 import type { EpochManager } from "./epoch-manager.ts";
 import type { ClientEvents, ClientState } from "./state.ts";
-import { removeItem } from "./timeline.ts";
 
 /** What handling a server frame is given by the client. */
 export interface FrameContext {
@@ -79,8 +78,8 @@ export async function handleFrame(c: FrameContext, f: ServerFrame): Promise<void
     }
     case WsEvent.messageDeleted: {
       const d = f.data as ServerFrame<typeof WsEvent.messageDeleted>["data"];
-      const view = c.channels.view(idOf(d.channelUri));
-      if (view && removeItem(view, d.uri)) c.changed();
+      // The message stays as a tombstone: "deleted by X" only with X's signature (protocol §7).
+      await c.channels.applyDeletion(idOf(d.channelUri), d.uri, d.deletion);
       return;
     }
     case WsEvent.epochCreated: {

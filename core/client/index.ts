@@ -3,6 +3,7 @@ export * from "./client.ts";
 export * from "./display.ts";
 export * from "./keyring.ts";
 export * from "./realtime.ts";
+export * from "./security-text.ts";
 export * from "./session.ts";
 export * from "./state.ts";
 export * from "./store.ts";

@@ -1,4 +1,5 @@
 import { type Bytes, fromBase64, type Identity, importIdentity, toBase64Url } from "../crypto/index.ts";
+import { ChainStore } from "./chain.ts";
 import { type KeyValueStore, readJson, StoreKeys } from "./store.ts";
 
 /** Spec §3 "Stored epoch key (local)": one entry per epoch in a per-channel store. */
@@ -25,8 +26,13 @@ export class Keyring {
   identity: Identity | null = null;
   private readonly epochs = new Map<string, Map<string, EpochKey>>();
   private pins: Record<string, string> | null = null;
+  private handles: Record<string, string> | null = null;
+  /** What this client verified per channel (protocol §7); wiped with the keys. */
+  readonly chains: ChainStore;
 
-  constructor(private readonly store: KeyValueStore) {}
+  constructor(private readonly store: KeyValueStore) {
+    this.chains = new ChainStore(store);
+  }
 
   async loadIdentity(): Promise<Identity | null> {
     const privateKey = await this.store.get(StoreKeys.privateKey);
@@ -52,6 +58,9 @@ export class Keyring {
     }
     this.epochs.clear();
     this.pins = null;
+    this.handles = null;
+    await this.chains.clear(channelIds);
+    await this.store.delete(StoreKeys.handles);
     await this.store.delete(StoreKeys.epochIndex);
     await this.store.delete(StoreKeys.privateKey);
     await this.store.delete(StoreKeys.publicKey);
@@ -152,6 +161,52 @@ export class Keyring {
     }
     if (added) await this.store.set(StoreKeys.pins, JSON.stringify(pins));
     return changed;
+  }
+
+  private async loadHandles(): Promise<Record<string, string>> {
+    this.handles ??= (await readJson<Record<string, string>>(this.store, StoreKeys.handles)) ?? {};
+    return this.handles;
+  }
+
+  /** The handle pinned for a did on first sight (protocol §7 "Names"), or null. */
+  async pinnedHandle(did: string): Promise<string | null> {
+    return (await this.loadHandles())[did] ?? null;
+  }
+
+  /** Synchronous read of the handle pins already loaded (for display paths). */
+  handleSync(did: string): string | null {
+    return this.handles?.[did] ?? null;
+  }
+
+  /**
+   * Pins handles on first sight, with one write. Returns the problems: a did offered under another
+   * handle than its pin ("changed"), or a handle already pinned to another did ("taken").
+   */
+  async pinHandles(
+    entries: { did: string; handle: string }[],
+  ): Promise<{ did: string; handle: string; problem: "changed" | "taken"; pinned: string }[]> {
+    const pins = await this.loadHandles();
+    const owners = new Map(Object.entries(pins).map(([d, h]) => [h, d]));
+    const problems: { did: string; handle: string; problem: "changed" | "taken"; pinned: string }[] = [];
+    let added = false;
+    for (const { did, handle } of entries) {
+      const current = pins[did];
+      if (current === handle) continue;
+      if (current !== undefined) {
+        problems.push({ did, handle, problem: "changed", pinned: current });
+        continue;
+      }
+      const owner = owners.get(handle);
+      if (owner !== undefined && owner !== did) {
+        problems.push({ did, handle, problem: "taken", pinned: owner });
+        continue;
+      }
+      pins[did] = handle;
+      owners.set(handle, did);
+      added = true;
+    }
+    if (added) await this.store.set(StoreKeys.handles, JSON.stringify(pins));
+    return problems;
   }
 
   /** The user accepted a changed key (after comparing safety numbers): pin the new one. */

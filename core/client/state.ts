@@ -7,11 +7,90 @@ export type KeyState = "none" | "ready" | "validate" | "lost";
 /** Spec §4.5 per-message decryption states. */
 export type DecryptState = "pending" | "success" | "failed";
 
+/**
+ * Which protocol v2 check failed (protocol §7). Machine-readable: the CLI's --json carries it, the web
+ * board and the CLI show `text` beside it.
+ */
+export type SecurityCheck =
+  /** A commit's signature does not verify under its creator's pinned key. */
+  | "signature"
+  /** The creator was not a member of the previous verified commit (nor an admitted joiner). */
+  | "creator"
+  /** The key the server offered does not match the signed commit's keyCommitment. */
+  | "key-commitment"
+  /** prevEpochId does not name the epoch this client holds for the number before. */
+  | "chain"
+  /** The commit does not list this client with its own key, or its sealed state does not open. */
+  | "members"
+  /** A member added without admission evidence that this client could check. */
+  | "admission"
+  /** The server reports an older (or a different) current epoch than the newest verified one. */
+  | "rollback"
+  /** Two different verified commits for one epoch number. */
+  | "fork"
+  /** A version 1 commit after the channel's first version 2 commit. */
+  | "legacy-after-v2"
+  /** A handle that changed, or a handle already pinned to another person. */
+  | "handle"
+  /** A member's encryption key differs from the one pinned for them. */
+  | "key-changed";
+
+export interface SecurityWarning {
+  check: SecurityCheck;
+  channelId: string;
+  /** The epoch the check was about, when there is one. */
+  epochNumber: number | null;
+  /** The person concerned (a member whose key or handle changed, an unadmitted member). */
+  did: string | null;
+  handle: string | null;
+  /** What failed and what it means, in words a person can act on. */
+  text: string;
+}
+
+/** Per-message integrity notes (protocol §7); any but "legacy" also means the message is not verified. */
+export type IntegrityNote =
+  /** Read under a version 1 epoch: its key was not bound to the commit ("legacy key binding"). */
+  | "legacy"
+  /** A (sender, clientMsgId) seen before, or an older epoch's message after a newer epoch's records. */
+  | "replay"
+  /** Its signed time is far from when the server stored it, or far before the message before it. */
+  | "out-of-order"
+  /** The sender is not in the signed member list of the message's epoch. */
+  | "not-a-member"
+  /** Its signed time is outside its epoch's lifetime. */
+  | "outside-epoch"
+  /** The server's handle for the sender is not the handle pinned for them. */
+  | "handle-mismatch";
+
+/** A change of members between two consecutive verified commits (protocol §7), shown in the timeline. */
+export interface EpochChange {
+  epochNumber: number;
+  reason: string;
+  /** Who made the commit (its signer). */
+  creator: { did: string; handle: string };
+  added: { did: string; handle: string; admission: AdmissionCheck }[];
+  removed: { did: string; handle: string }[];
+  /** Members whose key changed since the previous commit. */
+  rekeyed: { did: string; handle: string }[];
+  /** True when this epoch also set a new secret link. */
+  linkChanged: boolean;
+}
+
+/** How a member's admission was checked: by an invite, by the link, public, or not checkable here. */
+export type AdmissionCheck = "invite" | "link" | "public" | "link-unchecked" | "owner" | "none";
+
 export interface TimelineItem {
   uri: string;
-  /** 0 for an own message that is not committed yet. */
+  /**
+   * 0 for an own message that is not committed yet. Records have integer seqs; items this client
+   * adds (an epoch change, a run of missing records) sit between records at fractional seqs.
+   */
   seq: number;
-  kind: "message" | "notify";
+  /**
+   * message and notify come from the server's records (notify items are the server's unsigned
+   * notices); epoch items come from signed commits; missing items are seqs the server withheld.
+   */
+  kind: "message" | "notify" | "epoch" | "missing";
   /** The author of a message, the subject of a notification. */
   author: { did: string; handle: string };
   createdAt: string;
@@ -28,6 +107,16 @@ export interface TimelineItem {
   sending?: boolean;
   /** Arrived live after the channel was loaded (spec §4.5: flagged as new, for the reveal). */
   isNew?: boolean;
+  /** A message's signed time (ISO), shown instead of the server's createdAt (protocol §7). */
+  signedAt?: string;
+  /** Integrity notes of a message (protocol §7). */
+  notes?: IntegrityNote[];
+  /** A deleted message: who deleted it, and whether their signature checked (protocol §7). */
+  deleted?: { did: string; handle: string; signed: boolean };
+  /** kind "epoch": the membership change the signed commit made. */
+  epoch?: EpochChange;
+  /** kind "missing": the first and last seq the server withheld. */
+  missing?: { from: number; to: number };
 }
 
 export interface ChannelView {
@@ -44,8 +133,15 @@ export interface ChannelView {
   keysLoaded: boolean;
   /** Highest seq seen, for gap filling after a reconnect. */
   lastSeq: number;
-  /** Key-change warnings shown in the channel. */
-  warnings: { did: string; handle: string; text: string }[];
+  /** Security warnings shown in the channel (key changes and every failed protocol v2 check). */
+  warnings: SecurityWarning[];
+  /**
+   * True while this client refuses to send in the channel because a check failed (no verified
+   * current epoch): the UI says so instead of offering a send that cannot go out.
+   */
+  sendBlocked: boolean;
+  /** The channel's secret link, when this client knows it (members only; null otherwise). */
+  link: string | null;
 }
 
 export interface ClientState {
@@ -97,6 +193,8 @@ export interface ClientEvents {
   item: { channelId: string; item: TimelineItem };
   /** A member's key differs from the one pinned for them. */
   "key-changed": { did: string; handle: string; channelId: string | null };
+  /** A protocol v2 check failed (also in the channel's `warnings`). */
+  "security-warning": SecurityWarning;
   /** Something the user should see (a toast in the web client, the status line in the CLI). */
   error: { message: string };
   /** The server ended this session. */

@@ -28,6 +28,8 @@ export const StoreKeys = {
   privateKey: "privateKey",
   publicKey: "publicKey",
   pins: "wsync-pins",
+  /** did → handle pinned on first sight (protocol §7 "Names"). */
+  handles: "wsync-handles",
   epochs: (channelId: string) => `wsync-epochs:${channelId}`,
   /** The channel ids that have an epoch store, so logout can wipe them all. */
   epochIndex: "wsync-epochs-index",

@@ -1,5 +1,5 @@
-import type { Commit } from "../protocol/runtime.ts";
-import { isDid } from "../protocol/runtime.ts";
+import type { Commit, CommitMember, CommitReason, CommitV1, CommitV2 } from "../protocol/runtime.ts";
+import { CommitReasons, isDid } from "../protocol/runtime.ts";
 import { fromBase64, toBase64 } from "./base64.ts";
 import { utf8 } from "./bytes.ts";
 import { canon } from "./canon.ts";
@@ -11,7 +11,8 @@ import { importVerifyKey, rawPublicKeyFromBase64 } from "./public-key.ts";
 
 const SIGN = { name: "ECDSA", hash: "SHA-256" } as const;
 const HEX32 = /^[0-9a-f]{32}$/;
-const COMMIT_KEYS = [
+const B64 = /^[A-Za-z0-9+/]+={0,2}$/;
+const COMMIT_KEYS_V1 = [
   "channelId",
   "createdAt",
   "creatorDid",
@@ -21,12 +22,20 @@ const COMMIT_KEYS = [
   "prevEpochId",
   "v",
 ];
-
-export interface CommitMemberInput {
-  did: string;
-  /** fingerprint(publicKey) of the key the epoch key is wrapped to. */
-  fp: string;
-}
+const COMMIT_KEYS_V2 = [
+  "channelId",
+  "createdAt",
+  "creatorDid",
+  "epochId",
+  "epochNumber",
+  "keyCommitment",
+  "members",
+  "prevEpochId",
+  "reason",
+  "sealedState",
+  "v",
+];
+const HANDLE = /^[a-z0-9.-]{1,253}$/;
 
 export interface BuildCommitInput {
   channelId: string;
@@ -34,7 +43,11 @@ export interface BuildCommitInput {
   epochId: string;
   prevEpochId: string | null;
   creatorDid: string;
-  members: readonly CommitMemberInput[];
+  reason: CommitReason;
+  /** Each member's did, the fingerprint of the key the epoch key is wrapped to, and the handle. */
+  members: readonly CommitMember[];
+  keyCommitment: string;
+  sealedState: string;
   createdAt: number;
 }
 
@@ -43,21 +56,24 @@ function invalid(detail: string): never {
 }
 
 /**
- * A commit exactly as protocol §5 shapes it: only the listed fields (the signature covers every
- * field, and the server schema refuses extras), members reduced to {did, fp} and sorted by did, so
- * the creator and every verifier canonicalise the same bytes.
+ * A v2 commit exactly as protocol §7 shapes it: only the listed fields (the signature covers every
+ * field, and the server refuses extras), members reduced to {did, fp, handle} and sorted by did, so
+ * the creator and every verifier canonicalise the same bytes. Clients make only v2 commits.
  */
-export function buildCommit(input: BuildCommitInput): Commit {
-  const members = input.members.map((m) => ({ did: m.did, fp: m.fp }));
+export function buildCommit(input: BuildCommitInput): CommitV2 {
+  const members = input.members.map((m) => ({ did: m.did, fp: m.fp, handle: m.handle }));
   members.sort((a, b) => (a.did < b.did ? -1 : a.did > b.did ? 1 : 0));
-  const commit: Commit = {
-    v: 1,
+  const commit: CommitV2 = {
+    v: 2,
     channelId: input.channelId,
     epochNumber: input.epochNumber,
     epochId: input.epochId,
     prevEpochId: input.prevEpochId,
     creatorDid: input.creatorDid,
+    reason: input.reason,
     members,
+    keyCommitment: input.keyCommitment,
+    sealedState: input.sealedState,
     createdAt: input.createdAt,
   };
   const problem = commitProblem(commit);
@@ -65,13 +81,20 @@ export function buildCommit(input: BuildCommitInput): Commit {
   return commit;
 }
 
-/** Why a commit is not well formed, or null. Shared by builder and verifier so both apply one rule. */
-function commitProblem(commit: Commit): string | null {
+function hasExactKeys(object: object, keys: string[]): boolean {
+  const own = Object.keys(object).sort();
+  return own.length === keys.length && own.every((k, i) => k === keys[i]);
+}
+
+/**
+ * Why a commit is not well formed, or null. Shared by builder and verifier so both apply one rule.
+ * Version 1 commits are still checked (they are read as legacy history); version 2 adds the reason,
+ * the members' handles, the key commitment and the sealed state.
+ */
+export function commitProblem(commit: Commit): string | null {
   if (typeof commit !== "object" || commit === null) return "not an object";
-  const keys = Object.keys(commit).sort();
-  if (keys.length !== COMMIT_KEYS.length || keys.some((k, i) => k !== COMMIT_KEYS[i]))
-    return "unexpected fields";
-  if (commit.v !== 1) return "unsupported version";
+  if (commit.v !== 1 && commit.v !== 2) return "unsupported version";
+  if (!hasExactKeys(commit, commit.v === 1 ? COMMIT_KEYS_V1 : COMMIT_KEYS_V2)) return "unexpected fields";
   if (!isCryptoChannelId(commit.channelId)) return "bad channelId";
   if (!Number.isSafeInteger(commit.epochNumber) || commit.epochNumber < 1) return "bad epochNumber";
   if (typeof commit.epochId !== "string" || !HEX32.test(commit.epochId)) return "bad epochId";
@@ -81,16 +104,30 @@ function commitProblem(commit: Commit): string | null {
   ) {
     return "bad prevEpochId";
   }
+  if (commit.epochNumber === 1 && commit.prevEpochId !== null) return "epoch 1 has no previous epoch";
+  if (commit.epochNumber > 1 && commit.prevEpochId === null) return "missing prevEpochId";
   if (!Number.isSafeInteger(commit.createdAt) || commit.createdAt < 0) return "bad createdAt";
   if (typeof commit.creatorDid !== "string" || !isDid(commit.creatorDid)) return "bad creatorDid";
+  if (commit.v === 2) {
+    if (!(CommitReasons as readonly string[]).includes(commit.reason)) return "bad reason";
+    if (typeof commit.keyCommitment !== "string" || !B64.test(commit.keyCommitment))
+      return "bad keyCommitment";
+    if (commit.keyCommitment.length !== 44) return "bad keyCommitment";
+    if (typeof commit.sealedState !== "string" || !B64.test(commit.sealedState)) return "bad sealedState";
+  }
   if (!Array.isArray(commit.members) || commit.members.length === 0) return "no members";
   let previous = "";
-  for (const member of commit.members) {
-    if (typeof member !== "object" || member === null || Object.keys(member).length !== 2)
-      return "bad member";
+  for (const member of commit.members as (CommitV1["members"][number] | CommitMember)[]) {
+    if (typeof member !== "object" || member === null) return "bad member";
+    if (!hasExactKeys(member, commit.v === 1 ? ["did", "fp"] : ["did", "fp", "handle"])) return "bad member";
     if (typeof member.did !== "string" || !isDid(member.did)) return "bad member did";
     if (typeof member.fp !== "string" || !HEX32.test(member.fp)) return "bad member fingerprint";
-    // Strictly ascending: sorted as §5 requires, and nobody listed twice.
+    if (
+      commit.v === 2 &&
+      (typeof (member as CommitMember).handle !== "string" || !HANDLE.test((member as CommitMember).handle))
+    )
+      return "bad member handle";
+    // Strictly ascending: sorted as the protocol requires, and nobody listed twice.
     if (member.did <= previous) return "members not sorted by did or duplicated";
     previous = member.did;
   }

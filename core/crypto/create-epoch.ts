@@ -1,13 +1,18 @@
-import type { Commit, WrappedEpochKey } from "../protocol/runtime.ts";
+import type { CommitReason, CommitV2, WrappedEpochKey } from "../protocol/runtime.ts";
 import type { Bytes } from "./bytes.ts";
 import { resolveChannelId } from "./channel-id.ts";
 import { buildCommit, signCommit } from "./commit.ts";
 import { generateEpochKey, newEpochId } from "./epoch.ts";
+import { type EpochState, keyCommitment, sealState } from "./epoch-binding.ts";
 import { CryptoError, CryptoText } from "./errors.ts";
 import { fingerprintRaw } from "./fingerprint.ts";
 import { type Identity, isOwnPublicKey } from "./identity.ts";
 import { rawPublicKeyFromBase64 } from "./public-key.ts";
 import { type WrapRecipient, wrapEpochKeyForMembers } from "./wrap.ts";
+
+export interface EpochMember extends WrapRecipient {
+  handle: string;
+}
 
 export interface CreateEpochInput {
   identity: Identity;
@@ -16,8 +21,11 @@ export interface CreateEpochInput {
   /** The current epoch number + 1. */
   epochNumber: number;
   prevEpochId: string | null;
-  /** The whole current member set with the keys this client has pinned for them. */
-  members: readonly WrapRecipient[];
+  reason: CommitReason;
+  /** The whole member set with the keys and handles this client has pinned for them. */
+  members: readonly EpochMember[];
+  /** The members-only state sealed under the new key (protocol §7). */
+  state: EpochState;
   createdAt: number;
 }
 
@@ -25,15 +33,16 @@ export interface CreateEpochInput {
 export interface CreatedEpoch {
   epochKey: Bytes;
   epochId: string;
-  commit: Commit;
+  commit: CommitV2;
   signature: string;
   wrappedKeys: WrappedEpochKey[];
 }
 
 /**
- * A new epoch for a member set (protocol §5 "Rotation"): a random key and id, a commit listing each
- * member's fingerprint, the creator's signature over it, and one wrap per member. The commit lists
- * exactly the keys the epoch key is wrapped to, so every member can compare them with their pins.
+ * A new v2 epoch for a member set (protocol §7): a random key and id, a commit listing each member's
+ * fingerprint and handle, committing to the key and sealing the channel state under it, the
+ * creator's signature, and one wrap per member. Every member who opens the key checks it against the
+ * commitment, so a key the server substitutes is never used.
  */
 export async function createEpoch(input: CreateEpochInput): Promise<CreatedEpoch> {
   if (!input.identity?.signingKey) {
@@ -51,19 +60,27 @@ export async function createEpoch(input: CreateEpochInput): Promise<CreatedEpoch
   }
   const epochKey = generateEpochKey();
   const epochId = newEpochId();
-  const members = await Promise.all(
-    input.members.map(async (m) => ({
-      did: m.did,
-      fp: await fingerprintRaw(rawPublicKeyFromBase64(m.publicKey)),
-    })),
-  );
+  const [members, commitment, sealedState] = await Promise.all([
+    Promise.all(
+      input.members.map(async (m) => ({
+        did: m.did,
+        fp: await fingerprintRaw(rawPublicKeyFromBase64(m.publicKey)),
+        handle: m.handle,
+      })),
+    ),
+    keyCommitment({ channelId, epochId, epochNumber: input.epochNumber, epochKey }),
+    sealState({ channelId, epochId, epochKey, state: input.state }),
+  ]);
   const commit = buildCommit({
     channelId,
     epochNumber: input.epochNumber,
     epochId,
     prevEpochId: input.prevEpochId,
     creatorDid: input.creatorDid,
+    reason: input.reason,
     members,
+    keyCommitment: commitment,
+    sealedState,
     createdAt: input.createdAt,
   });
   const [signature, wrappedKeys] = await Promise.all([

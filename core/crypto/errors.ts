@@ -50,6 +50,7 @@ export type CryptoErrorCode =
   | "invalid-public-key"
   | "invalid-private-key"
   | "invalid-commit"
+  | "invalid-link-secret"
   | "key-pair-not-initialized"
   | "invalid-iv-length"
   | "encrypted-too-short"

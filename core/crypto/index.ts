@@ -8,9 +8,18 @@ export * from "./channel-id.ts";
 export * from "./commit.ts";
 export * from "./create-epoch.ts";
 export * from "./epoch.ts";
+export {
+  checkKeyCommitment,
+  type EpochState,
+  isLinkSecret,
+  keyCommitment,
+  openState,
+  sealState,
+} from "./epoch-binding.ts";
 export * from "./errors.ts";
 export * from "./fingerprint.ts";
 export * from "./identity.ts";
+export * from "./link.ts";
 export * from "./message.ts";
 export {
   type AadFields,
@@ -21,4 +30,5 @@ export {
 } from "./message-format.ts";
 export * from "./public-key.ts";
 export * from "./random.ts";
+export * from "./signed.ts";
 export * from "./wrap.ts";

@@ -22,6 +22,8 @@ export function newClientMsgId(): string {
 }
 
 export interface AadFields {
+  /** The content's `v`: 1 for legacy history, 2 for everything sent now (protocol §7 labels). */
+  v?: 1 | 2;
   channelId: string;
   epochId: string;
   senderDid: string;
@@ -35,7 +37,7 @@ export interface AadFields {
  * epoch, or relabelled with another sender, id or time, even by a member who holds the epoch key.
  */
 export function messageAad(f: AadFields): string {
-  return `wsync/v1/msg|${f.channelId}|${f.epochId}|${f.senderDid}|${f.clientMsgId}|${f.timestamp}`;
+  return `wsync/v${f.v ?? 2}/msg|${f.channelId}|${f.epochId}|${f.senderDid}|${f.clientMsgId}|${f.timestamp}`;
 }
 
 /**
@@ -94,7 +96,7 @@ export function parseContent(input: { contentJson?: string; content?: unknown })
   const c = value as Record<string, unknown>;
   // Unknown fields are refused: the signature does not cover them, so nothing may rely on them.
   if (Object.keys(c).some((k) => !CONTENT_KEYS.has(k))) decryptFailed("malformed content");
-  if (c.v !== 1) decryptFailed("unsupported content version");
+  if (c.v !== 1 && c.v !== 2) decryptFailed("unsupported content version");
   const strings = ["epochId", "iv", "encrypted", "senderDid", "clientMsgId", "signature"] as const;
   for (const k of strings) if (typeof c[k] !== "string") decryptFailed("malformed content");
   if (!HEX32.test(c.epochId as string) || !HEX32.test(c.clientMsgId as string)) {

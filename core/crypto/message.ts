@@ -70,7 +70,7 @@ export async function encryptMessage(input: EncryptMessageInput): Promise<Encryp
 
   const key = await importEpochKey(input.epochKey);
   const plaintext = utf8(canon({ type: "text", text }));
-  const aad = messageAad({ channelId, epochId, senderDid, clientMsgId, timestamp });
+  const aad = messageAad({ v: 2, channelId, epochId, senderDid, clientMsgId, timestamp });
   let encrypted: string;
   try {
     const sealed = await crypto.subtle.encrypt(
@@ -83,7 +83,7 @@ export async function encryptMessage(input: EncryptMessageInput): Promise<Encryp
     encryptFailed(reasonOf(error));
   }
   const unsigned = {
-    v: 1 as const,
+    v: 2 as const,
     epochId,
     epochNumber,
     iv: toBase64(iv),
@@ -122,6 +122,11 @@ export interface DecryptMessageInput {
   epochKey: EpochKeyInput;
   /** The record author's pinned public key (base64 raw), or null when none is pinned yet. */
   senderPublicKey: string | null;
+  /**
+   * The version of the epoch's commit. A message must carry its epoch's version (protocol §7): a
+   * v1-labelled message under a v2 epoch is refused. Omitted only by callers without a commit.
+   */
+  epochVersion?: 1 | 2;
 }
 
 export interface DecryptedMessage {
@@ -138,6 +143,8 @@ export interface DecryptedMessage {
   epochNumber: number | null;
   clientMsgId: string;
   timestamp: number;
+  /** 1 for legacy history (shown as "legacy key binding"), 2 for protocol v2 messages. */
+  v: 1 | 2;
 }
 
 /**
@@ -154,6 +161,9 @@ export interface DecryptedMessage {
 export async function decryptMessage(input: DecryptMessageInput): Promise<DecryptedMessage> {
   const channelId = resolveChannelId(input.channelId);
   const c = parseContent(input);
+  if (input.epochVersion !== undefined && c.v !== input.epochVersion) {
+    decryptFailed("message version does not match its epoch");
+  }
   const iv = fromBase64(c.iv);
   if (iv.length !== IV_LENGTH) {
     throw new CryptoError("invalid-iv-length", CryptoText.invalidIvLength(iv.length));
@@ -169,6 +179,7 @@ export async function decryptMessage(input: DecryptMessageInput): Promise<Decryp
   const key = await importEpochKey(input.epochKey);
 
   const aad = messageAad({
+    v: c.v,
     channelId,
     epochId: c.epochId,
     senderDid: c.senderDid,
@@ -202,5 +213,6 @@ export async function decryptMessage(input: DecryptMessageInput): Promise<Decryp
     epochNumber: c.epochNumber ?? null,
     clientMsgId: c.clientMsgId,
     timestamp: c.timestamp,
+    v: c.v,
   };
 }

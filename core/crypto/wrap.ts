@@ -18,9 +18,20 @@ import { randomBytes } from "./random.ts";
 const IV_LENGTH = 12;
 const HEX32 = /^[0-9a-f]{32}$/;
 
-/** `"wsync/v1/epoch-key|" + channelId + "|" + epochNumber + "|" + recipientDid` (protocol §5). */
-export function epochKeyInfo(channelId: string, epochNumber: number, recipientDid: string): string {
-  return `wsync/v1/epoch-key|${channelId}|${epochNumber}|${recipientDid}`;
+/** The protocol version whose labels a construction uses: 1 for legacy history, 2 for everything new. */
+export type LabelVersion = 1 | 2;
+
+/**
+ * `"wsync/v{n}/epoch-key|" + channelId + "|" + epochNumber + "|" + recipientDid` (protocol §5; §7
+ * moves every label to v2). The version comes from the epoch's commit, never from the wrap itself.
+ */
+export function epochKeyInfo(
+  channelId: string,
+  epochNumber: number,
+  recipientDid: string,
+  version: LabelVersion = 2,
+): string {
+  return `wsync/v${version}/epoch-key|${channelId}|${epochNumber}|${recipientDid}`;
 }
 
 /**
@@ -148,6 +159,7 @@ export async function unwrapEpochKey(
   channelId: string,
   identity: Identity,
   myDid: string,
+  version: LabelVersion = 2,
 ): Promise<Bytes> {
   if (!identity?.ecdhKey) throw new CryptoError("key-pair-not-initialized", CryptoText.keyPairNotInitialized);
   const channel = resolveChannelId(channelId);
@@ -163,7 +175,7 @@ export async function unwrapEpochKey(
     // the JWK object we were given.
     const ephemeral = await importEcdhPublicKey(rawFromPublicJwk(wrapped.ephemeralPublicKey));
     const z = await crypto.subtle.deriveBits({ name: "ECDH", public: ephemeral }, identity.ecdhKey, 256);
-    const info = epochKeyInfo(channel, wrapped.epochNumber, myDid);
+    const info = epochKeyInfo(channel, wrapped.epochNumber, myDid, version);
     const k = await wrappingKey(z, wrapped.epochId, info, "decrypt");
     const key = new Uint8Array(
       await crypto.subtle.decrypt({ name: "AES-GCM", iv, additionalData: utf8(info) }, k, encryptedKey),

@@ -6,11 +6,15 @@ import {
   Channel,
   ChannelTypeSchema,
   ChannelUri,
-  Commit,
+  CommitV2,
+  DeletionObject,
   Did,
   EpochInfo,
+  EpochRecord,
   Hex32,
   Invite,
+  InviteObject,
+  LinkProof,
   Member,
   PublicKeyRecord,
   Session,
@@ -82,6 +86,16 @@ export const Routes = {
     body: Type.Object({ publicKey: Base64(120), replace: Type.Optional(Type.Boolean()) }, strict),
     response: Type.Object({ success: Type.Literal(true), publicKey: Type.String() }),
   }),
+  resolveUser: route({
+    ...RouteMeta.resolveUser,
+    body: Type.Object({ handle: Type.String({ minLength: 1, maxLength: 253 }) }, strict),
+    response: Type.Object({
+      did: Did,
+      handle: Type.String(),
+      publicKey: Type.Union([Type.String(), Type.Null()]),
+      fingerprint: Type.Union([Type.String(), Type.Null()]),
+    }),
+  }),
   getKeys: route({
     ...RouteMeta.getKeys,
     body: Type.Object({ dids: Type.Array(Did, { maxItems: Limits.getKeysMaxDids }) }, strict),
@@ -110,7 +124,12 @@ export const Routes = {
   joinChannel: route({
     ...RouteMeta.joinChannel,
     body: Type.Object(
-      { channelUri: ChannelUri, joinToken: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })) },
+      {
+        channelUri: ChannelUri,
+        joinToken: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+        /** Required with joinToken (protocol §7): the joiner's MAC under the link secret. */
+        admission: Type.Optional(LinkProof),
+      },
       strict,
     ),
     response: Type.Object({ channel: Channel, members: Type.Array(Member) }),
@@ -123,7 +142,12 @@ export const Routes = {
   invite: route({
     ...RouteMeta.invite,
     body: Type.Object(
-      { channelUri: ChannelUri, handle: Type.String({ minLength: 1, maxLength: 253 }) },
+      {
+        channelUri: ChannelUri,
+        handle: Type.String({ minLength: 1, maxLength: 253 }),
+        invite: InviteObject,
+        signature: Base64(128),
+      },
       strict,
     ),
     response: Success,
@@ -150,6 +174,8 @@ export const Routes = {
       success: Type.Literal(true),
       channelId: Type.String(),
       epochKeys: Type.Array(WrappedEpochKey),
+      /** Extension: the signed commit of every epoch in epochKeys, so no key is used unverified. */
+      epochs: Type.Array(EpochRecord),
     }),
   }),
   getEpochInfo: route({
@@ -162,9 +188,11 @@ export const Routes = {
     body: Type.Object(
       {
         channelUri: ChannelUri,
-        commit: Commit,
+        commit: CommitV2,
         signature: Base64(128),
         wrappedKeys: Type.Array(WrappedEpochKey, { minItems: 1, maxItems: Limits.membersPerChannel }),
+        /** A new secret link's join token (protocol §7); required when the link was voided. */
+        joinToken: Type.Optional(Type.String({ pattern: Patterns.base64url, minLength: 43, maxLength: 43 })),
       },
       strict,
     ),
@@ -202,7 +230,14 @@ export const Routes = {
   }),
   deleteMessage: route({
     ...RouteMeta.deleteMessage,
-    body: Type.Object({ uri: Type.String({ minLength: 1, maxLength: 300 }) }, strict),
+    body: Type.Object(
+      {
+        uri: Type.String({ minLength: 1, maxLength: 300 }),
+        deletion: DeletionObject,
+        signature: Base64(128),
+      },
+      strict,
+    ),
     response: Success,
   }),
   weather: route({

@@ -23,6 +23,8 @@ export const Limits = {
   /** Clients rotate on their own after this many messages or this age in one epoch. */
   epochMaxMessages: 10_000,
   epochMaxAgeMs: 7 * 24 * 60 * 60 * 1000,
+  /** Protocol §7: how far a signed timestamp may stray from its epoch's lifetime or its neighbours. */
+  clockSkewMs: 5 * 60 * 1000,
 } as const;
 
 /** Socket reconnection constants (spec §9). */
@@ -36,6 +38,18 @@ export const Reconnect = {
 export const ChannelTypes = ["public", "invite", "secret"] as const;
 export type ChannelType = (typeof ChannelTypes)[number];
 
+/** Why a v2 commit was made (protocol §7). */
+export const CommitReasons = [
+  "create",
+  "join",
+  "leave",
+  "kick",
+  "key-change",
+  "scheduled",
+  "manual",
+] as const;
+export type CommitReason = (typeof CommitReasons)[number];
+
 export const NotifyActions = ["joined", "left", "kicked", "key-changed"] as const;
 export type NotifyAction = (typeof NotifyActions)[number];
 
@@ -45,4 +59,4 @@ export const Collections = {
   notify: "chat.wsync.notify",
 } as const;
 
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;

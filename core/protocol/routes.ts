@@ -26,6 +26,7 @@ export const RouteMeta = {
   logout: { method: "POST", path: "/auth/logout", auth: "none" },
   savePublicKey: { method: "POST", path: "/auth/save-public-key", auth: "access" },
   getKeys: { method: "POST", path: "/users/get-keys", auth: "access" },
+  resolveUser: { method: "POST", path: "/users/resolve", auth: "access" },
   getChannels: { method: "POST", path: "/channel/get-channels", auth: "access" },
   createChannel: { method: "POST", path: "/channel/create", auth: "access" },
   joinChannel: { method: "POST", path: "/channel/join", auth: "access" },

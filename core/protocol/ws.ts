@@ -9,9 +9,11 @@ import {
   EpochInfo,
   ErrorBodySchema,
   Hex32,
+  LinkProof,
   Member,
   MessageRecord,
   NotifyRecord,
+  SignedDeletion,
   type TimelineRecord,
 } from "./models.ts";
 
@@ -33,7 +35,11 @@ export const ClientFrames = {
   [WsEvent.auth]: Type.Object({ token: Type.String({ minLength: 1, maxLength: 2048 }) }, strict),
   [WsEvent.ping]: Type.Object({}, strict),
   [WsEvent.channelJoin]: Type.Object(
-    { channelUri: ChannelUri, joinToken: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })) },
+    {
+      channelUri: ChannelUri,
+      joinToken: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+      admission: Type.Optional(LinkProof),
+    },
     strict,
   ),
   [WsEvent.channelLeave]: Type.Object({ channelUri: ChannelUri }, strict),
@@ -61,7 +67,12 @@ export const ServerFrames = {
   [WsEvent.presence]: Type.Object({ channelUri: Type.String(), did: Did, online: Type.Boolean() }),
   [WsEvent.channelMessage]: Type.Object({ record: MessageRecord }),
   [WsEvent.notifyJoined]: Type.Object({ record: NotifyRecord }),
-  [WsEvent.messageDeleted]: Type.Object({ channelUri: Type.String(), uri: Type.String() }),
+  [WsEvent.messageDeleted]: Type.Object({
+    channelUri: Type.String(),
+    uri: Type.String(),
+    /** Extension: the signed deletion (protocol §7), so clients can show who deleted it. */
+    deletion: Type.Optional(SignedDeletion),
+  }),
   [WsEvent.epochCreated]: Type.Object({
     channelId: ChannelId,
     channelUri: Type.String(),

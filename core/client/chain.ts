@@ -1,0 +1,143 @@
+import type { Commit } from "../protocol/runtime.ts";
+import type { EpochChange } from "./state.ts";
+import { type KeyValueStore, readJson } from "./store.ts";
+
+/** One epoch this client verified (protocol §7), as it persists it. */
+export interface VerifiedEpoch {
+  epochId: string;
+  epochNumber: number;
+  v: 1 | 2;
+  createdAt: number;
+  creatorDid: string;
+  reason: string | null;
+  /** The signed member list: did, key fingerprint, and (v2) the handle the creator named. */
+  members: { did: string; fp: string; handle?: string }[];
+  /** The link secret in force from this epoch on (sealed in it, or carried from before); null if unknown. */
+  linkSecret: string | null;
+  /** True when this epoch's own sealed state set a new link secret. */
+  linkChanged: boolean;
+  /**
+   * An epoch this client holds no key for but whose signed commit it took on first use, as the base
+   * to build on when it joined (protocol §7 gives a newcomer nothing older to check it against).
+   */
+  anchor?: boolean;
+  /** What changed since the previous verified commit, for the timeline (absent for the first). */
+  change?: EpochChange;
+}
+
+/** Per channel: what this client verified, so a lying server cannot roll it back (protocol §7). */
+export interface ChainState {
+  /** The newest verified epoch this client holds a key for: the only one it sends under. */
+  head: { epochNumber: number; epochId: string } | null;
+  /** The number of the channel's first v2 commit this client saw; v1 commits after it are refused. */
+  firstV2: number | null;
+  epochs: Record<string, VerifiedEpoch>;
+  /** The newest link secret this client knows (the channel's link), or null. */
+  linkSecret: string | null;
+}
+
+/** Replay defences that survive a reload (protocol §7): seen (sender, clientMsgId) and epoch order. */
+export interface SeenState {
+  /** `${senderDid}|${clientMsgId}` → the seq of the record that carried it first. */
+  pairs: Record<string, number>;
+  /** epochNumber → the lowest seq at which a message of that epoch was seen. */
+  epochFirstSeq: Record<string, number>;
+}
+
+/** How many (sender, clientMsgId) pairs a channel keeps; the oldest go first (see docs/decisions). */
+const MAX_SEEN_PAIRS = 20_000;
+
+const chainKey = (channelId: string) => `wsync-chain:${channelId}`;
+const seenKey = (channelId: string) => `wsync-seen:${channelId}`;
+export const CHAIN_INDEX_KEY = "wsync-chain-index";
+
+function emptyChain(): ChainState {
+  return { head: null, firstV2: null, epochs: {}, linkSecret: null };
+}
+
+/**
+ * The persisted chain and seen-state of every channel, cached in memory. Writes of the seen-state are
+ * batched (one per page or live record burst), so opening a channel costs one store write.
+ */
+export class ChainStore {
+  private readonly chains = new Map<string, ChainState>();
+  private readonly seen = new Map<string, SeenState>();
+  private readonly dirtySeen = new Set<string>();
+  private flushing: Promise<void> | null = null;
+
+  constructor(private readonly store: KeyValueStore) {}
+
+  async chain(channelId: string): Promise<ChainState> {
+    let c = this.chains.get(channelId);
+    if (!c) {
+      c = (await readJson<ChainState>(this.store, chainKey(channelId))) ?? emptyChain();
+      c.epochs ??= {};
+      this.chains.set(channelId, c);
+    }
+    return c;
+  }
+
+  async saveChain(channelId: string): Promise<void> {
+    const c = await this.chain(channelId);
+    await this.store.set(chainKey(channelId), JSON.stringify(c));
+    const index = (await readJson<string[]>(this.store, CHAIN_INDEX_KEY)) ?? [];
+    if (!index.includes(channelId))
+      await this.store.set(CHAIN_INDEX_KEY, JSON.stringify([...index, channelId]));
+  }
+
+  /** The verified epoch with this id, if any. */
+  async epochById(channelId: string, epochId: string): Promise<VerifiedEpoch | null> {
+    const c = await this.chain(channelId);
+    for (const e of Object.values(c.epochs)) if (e.epochId === epochId) return e;
+    return null;
+  }
+
+  async seenState(channelId: string): Promise<SeenState> {
+    let s = this.seen.get(channelId);
+    if (!s) {
+      s = (await readJson<SeenState>(this.store, seenKey(channelId))) ?? { pairs: {}, epochFirstSeq: {} };
+      this.seen.set(channelId, s);
+    }
+    return s;
+  }
+
+  markSeenDirty(channelId: string): void {
+    this.dirtySeen.add(channelId);
+    this.flushing ??= Promise.resolve().then(() => this.flushSeen());
+  }
+
+  private async flushSeen(): Promise<void> {
+    this.flushing = null;
+    for (const id of [...this.dirtySeen]) {
+      this.dirtySeen.delete(id);
+      const s = this.seen.get(id);
+      if (!s) continue;
+      const entries = Object.entries(s.pairs);
+      if (entries.length > MAX_SEEN_PAIRS) {
+        entries.sort((a, b) => a[1] - b[1]);
+        s.pairs = Object.fromEntries(entries.slice(entries.length - MAX_SEEN_PAIRS));
+      }
+      await this.store.set(seenKey(id), JSON.stringify(s));
+    }
+  }
+
+  /** Logout: forget every channel's chain and seen-state on this device. */
+  async clear(channelIds: Iterable<string>): Promise<void> {
+    const index = (await readJson<string[]>(this.store, CHAIN_INDEX_KEY)) ?? [];
+    for (const id of new Set([...channelIds, ...index, ...this.chains.keys(), ...this.seen.keys()])) {
+      await this.store.delete(chainKey(id));
+      await this.store.delete(seenKey(id));
+    }
+    await this.store.delete(CHAIN_INDEX_KEY);
+    this.chains.clear();
+    this.seen.clear();
+    this.dirtySeen.clear();
+  }
+}
+
+/** The commit's members in the persisted shape. */
+export function membersOf(commit: Commit): VerifiedEpoch["members"] {
+  return commit.members.map((m) =>
+    "handle" in m ? { did: m.did, fp: m.fp, handle: m.handle } : { did: m.did, fp: m.fp },
+  );
+}

@@ -1,0 +1,208 @@
+import {
+  checkKeyCommitment,
+  openState,
+  verifyCommit,
+  verifyInvite,
+  verifyLinkProof,
+} from "../crypto/index.ts";
+import type { Admission, Admissions, ChannelType, Commit } from "../protocol/runtime.ts";
+import type { ChainState, VerifiedEpoch } from "./chain.ts";
+import { membersOf } from "./chain.ts";
+import type { AdmissionCheck, EpochChange, SecurityCheck } from "./state.ts";
+
+/** A commit the server offers, with the evidence of who it added and (when held) its key. */
+export interface EpochCandidate {
+  commit: Commit;
+  signature: string;
+  admissions: Admissions;
+  /** The unwrapped key; absent for an anchor (an epoch taken without its key, see ChainState). */
+  epochKey?: Uint8Array;
+}
+
+export interface VerifyContext {
+  channelId: string;
+  channelType: ChannelType;
+  /** The channel's creator (the did of its canonical uri): the only one who may make epoch 1. */
+  channelCreator: string | null;
+  chain: ChainState;
+  myDid: string;
+  myFp: string;
+  /** The pinned key of a did (fetched and pinned on first sight), or null. */
+  keyOf(did: string): Promise<string | null>;
+  handleOf(did: string): string;
+}
+
+export type VerifyResult =
+  | { ok: true; entry: VerifiedEpoch; change: EpochChange | null }
+  | { ok: false; check: SecurityCheck; did?: string; handle?: string; detail: string };
+
+const fail = (check: SecurityCheck, detail: string, did?: string, handle?: string): VerifyResult => ({
+  ok: false,
+  check,
+  detail,
+  ...(did ? { did } : {}),
+  ...(handle ? { handle } : {}),
+});
+
+/** The newest verified epoch below `n`: "the previous verified commit" of protocol §7. */
+export function previousVerified(chain: ChainState, n: number): VerifiedEpoch | null {
+  let best: VerifiedEpoch | null = null;
+  for (const e of Object.values(chain.epochs)) {
+    if (e.epochNumber < n && (!best || e.epochNumber > best.epochNumber)) best = e;
+  }
+  return best;
+}
+
+/**
+ * Checks a joiner's admission evidence (protocol §7 "Authenticated membership") against the previous
+ * verified commit: an invite signed by one of its members for exactly this person and channel, or a
+ * link MAC under the link secret in force then. Public channels need none.
+ */
+export async function checkAdmission(
+  ctx: VerifyContext,
+  prev: VerifiedEpoch,
+  joiner: { did: string; fp: string },
+  admission: Admission | undefined | null,
+): Promise<AdmissionCheck | null> {
+  if (ctx.channelType === "public") return "public";
+  if (!admission) return null;
+  if (admission.kind === "invite") {
+    const inv = admission.invite;
+    if (inv.channelId !== ctx.channelId || inv.inviteeDid !== joiner.did) return null;
+    if (!prev.members.some((m) => m.did === inv.inviterDid) || inv.inviterDid === joiner.did) return null;
+    const inviterKey = await ctx.keyOf(inv.inviterDid);
+    if (!inviterKey || !(await verifyInvite(inv, admission.signature, inviterKey))) return null;
+    return "invite";
+  }
+  if (admission.kind === "link" && ctx.channelType === "secret") {
+    const p = admission.proof;
+    if (p.channelId !== ctx.channelId || p.did !== joiner.did || p.fp !== joiner.fp) return null;
+    const secret = prev.linkSecret;
+    // Without the link secret this device cannot check the MAC: it says so, neutrally (protocol §7).
+    if (!secret) return "link-unchecked";
+    return (await verifyLinkProof(p, secret)) ? "link" : null;
+  }
+  return null;
+}
+
+/**
+ * Whether a commit may be used, in protocol §7's order: (1) its signature under the creator's pinned
+ * key, (2) its creator (a member of the previous verified commit, an admitted joiner with reason
+ * "join", or for epoch 1 the channel's creator), (3) its key against keyCommitment, (4) its chain. It
+ * also refuses forks, v1 commits after the first v2 one, commits that do not list this client, and
+ * joiners without evidence. Pure: the caller commits the result.
+ */
+export async function verifyEpoch(ctx: VerifyContext, cand: EpochCandidate): Promise<VerifyResult> {
+  const c = cand.commit;
+  const n = c.epochNumber;
+  if (c.channelId !== ctx.channelId) return fail("chain", "commit of another channel");
+  const known = ctx.chain.epochs[String(n)];
+  if (known && known.epochId !== c.epochId) return fail("fork", `two commits for epoch ${n}`);
+  if (c.v === 1 && ctx.chain.firstV2 !== null && n > ctx.chain.firstV2) {
+    return fail("legacy-after-v2", `v1 commit for epoch ${n}`);
+  }
+  // (1) signature, under the key pinned for the creator (never a key the commit itself offers).
+  const creatorKey = await ctx.keyOf(c.creatorDid);
+  if (!creatorKey || !(await verifyCommit(c, cand.signature, creatorKey))) {
+    return fail("signature", "commit signature", c.creatorDid, ctx.handleOf(c.creatorDid));
+  }
+  const isAnchor = cand.epochKey === undefined;
+  const mine = c.members.find((m) => m.did === ctx.myDid);
+  if (!isAnchor && (!mine || mine.fp !== ctx.myFp)) return fail("members", "this device's key is not listed");
+
+  // (2) creator, and the evidence of everyone the commit adds.
+  const prev = previousVerified(ctx.chain, n);
+  let change: EpochChange | null = null;
+  if (n === 1) {
+    if (c.prevEpochId !== null || (ctx.channelCreator !== null && c.creatorDid !== ctx.channelCreator)) {
+      return fail(
+        "creator",
+        "epoch 1 not made by the channel's creator",
+        c.creatorDid,
+        ctx.handleOf(c.creatorDid),
+      );
+    }
+  }
+  // An anchor is taken on first use (only its signature, fork and chain are checkable): nothing the
+  // client holds tells who was a member then.
+  if (prev && !isAnchor) {
+    const before = new Map(prev.members.map((m) => [m.did, m]));
+    const now = new Map(c.members.map((m) => [m.did, m]));
+    const creatorWasMember = before.has(c.creatorDid);
+    const creatorJoins = c.v === 2 && c.reason === "join" && now.has(c.creatorDid);
+    if (!creatorWasMember && !creatorJoins) {
+      return fail("creator", "creator is not a member", c.creatorDid, ctx.handleOf(c.creatorDid));
+    }
+    const added: EpochChange["added"] = [];
+    for (const m of c.members) {
+      if (before.has(m.did)) continue;
+      if (c.v === 1) {
+        added.push({ did: m.did, handle: ctx.handleOf(m.did), admission: "none" });
+        continue;
+      }
+      const checked = await checkAdmission(ctx, prev, m, cand.admissions[m.did]);
+      if (!checked) return fail("admission", "no checkable admission", m.did, ctx.handleOf(m.did));
+      added.push({ did: m.did, handle: ctx.handleOf(m.did), admission: checked });
+    }
+    change = {
+      epochNumber: n,
+      reason: c.v === 2 ? c.reason : "legacy",
+      creator: { did: c.creatorDid, handle: ctx.handleOf(c.creatorDid) },
+      added,
+      removed: prev.members
+        .filter((m) => !now.has(m.did))
+        .map((m) => ({ did: m.did, handle: ctx.handleOf(m.did) })),
+      rekeyed: c.members
+        .filter((m) => before.has(m.did) && before.get(m.did)?.fp !== m.fp)
+        .map((m) => ({ did: m.did, handle: ctx.handleOf(m.did) })),
+      linkChanged: false,
+    };
+  }
+  // (4) chain: whenever this client holds epoch n − 1, the commit must name it.
+  const held = ctx.chain.epochs[String(n - 1)];
+  if (held && c.prevEpochId !== held.epochId) return fail("chain", `prevEpochId is not epoch ${n - 1}`);
+
+  // (3) the key against the commitment, then the sealed state it opens.
+  let linkSecret = prev?.linkSecret ?? ctx.chain.linkSecret;
+  let linkChanged = false;
+  if (!isAnchor && c.v === 2) {
+    const epochKey = cand.epochKey as Uint8Array;
+    const ok = await checkKeyCommitment({
+      channelId: ctx.channelId,
+      epochId: c.epochId,
+      epochNumber: n,
+      epochKey,
+      keyCommitment: c.keyCommitment,
+    });
+    if (!ok) return fail("key-commitment", "key does not match the commitment");
+    try {
+      const state = await openState({
+        channelId: ctx.channelId,
+        epochId: c.epochId,
+        epochKey,
+        sealedState: c.sealedState,
+      });
+      if (state.linkSecret !== null) {
+        linkChanged = state.linkSecret !== linkSecret;
+        linkSecret = state.linkSecret;
+      }
+    } catch {
+      return fail("key-commitment", "sealed state does not open under the committed key");
+    }
+  }
+  if (change) change.linkChanged = linkChanged && prev !== null;
+  const entry: VerifiedEpoch = {
+    epochId: c.epochId,
+    epochNumber: n,
+    v: c.v,
+    createdAt: c.createdAt,
+    creatorDid: c.creatorDid,
+    reason: c.v === 2 ? c.reason : null,
+    members: membersOf(c),
+    linkSecret: linkSecret ?? null,
+    linkChanged,
+    ...(isAnchor ? { anchor: true } : {}),
+    ...(change ? { change } : {}),
+  };
+  return { ok: true, entry, change };
+}
