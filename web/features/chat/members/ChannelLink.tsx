@@ -21,7 +21,7 @@ export function ChannelLink({ channelId }: { channelId: string }) {
   const view = s.open[channelId];
   if (view?.channel.value.type !== "secret") return null;
   const me = s.auth.user?.did;
-  const owner = view.members.some((m) => m.isOwner && m.did === me);
+  const owner = view.channel.role === "owner" || view.members.some((m) => m.isOwner && m.did === me);
   const link = view.link;
   if (!link && !owner) return null;
 
@@ -60,11 +60,9 @@ export function ChannelLink({ channelId }: { channelId: string }) {
         </div>
       ) : null}
       {owner ? (
-        <p>
-          <button type="button" className="danger" disabled={busy} aria-busy={busy} onClick={rotate}>
-            Rotate link
-          </button>
-        </p>
+        <button type="button" className="danger" disabled={busy} aria-busy={busy} onClick={rotate}>
+          Rotate link
+        </button>
       ) : null}
     </div>
   );

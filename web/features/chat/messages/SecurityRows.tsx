@@ -35,7 +35,7 @@ export function EpochRow({ item: i }: { item: Item }) {
     <div className={`notice epoch${unchecked ? " warning" : ""}`} data-epoch={e.epochNumber}>
       <time dateTime={i.createdAt}>{clockTime(i.createdAt)}</time>
       <span className="sym" aria-hidden="true">
-        ⚿
+        ◆
       </span>
       <span className="epoch-text">{SecurityText.epochChange(shortNames(e))}</span>
       <span className="signed-tag" title="from the commit its creator signed">
