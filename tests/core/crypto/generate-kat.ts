@@ -1,10 +1,11 @@
 // Writes vectors/wsync-kat-v1.json: `npx bun tests/core/crypto/generate-kat.ts`.
 // It drives the implementation under the test-only fixed randomness, so it must run with
-// NODE_ENV=test; it sets that itself when unset and refuses any other value.
+// NODE_ENV=test; it sets that itself when unset and refuses any other value. Clients now make only v2
+// epochs and messages (see generate-kat-v2.ts); the v1 ones here are built by kat-legacy-v1.ts, and
+// regenerating must leave this file unchanged: it pins the legacy history clients still read.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
-  buildCommit,
   canon,
   fromBase64,
   fromHex,
@@ -19,16 +20,13 @@ import {
   utf8,
 } from "../../../core/crypto/index.ts";
 import type { Commit, EncryptedContent, WrappedEpochKey } from "../../../core/protocol/index.ts";
+import { type DerivedIdentity, deriveIdentity, type IdentityInput, type KatParty } from "./kat-derive.ts";
 import {
-  type DerivedIdentity,
-  deriveEpoch,
-  deriveIdentity,
-  deriveMessage,
-  type EpochInput,
-  type IdentityInput,
-  type KatParty,
-  type MessageInput,
-} from "./kat-derive.ts";
+  deriveLegacyEpoch,
+  deriveLegacyMessage,
+  type LegacyEpochInput,
+  type LegacyMessageInput,
+} from "./kat-legacy-v1.ts";
 
 if (process.env.NODE_ENV === undefined) process.env.NODE_ENV = "test";
 if (process.env.NODE_ENV !== "test") {
@@ -45,7 +43,7 @@ const identityInputs: IdentityInput[] = [
   { name: "bob", did: "did:plc:katbob222222222222222222", seed: "b0".repeat(32) },
   { name: "carol", did: "did:plc:katcarol2222222222222222", seed: "c0".repeat(32) },
 ];
-const epochInputBase: Omit<EpochInput, never> = {
+const epochInputBase: LegacyEpochInput = {
   seed: "e0".repeat(32),
   channelId: "wsynckatvectorsa",
   epochNumber: 3,
@@ -95,7 +93,7 @@ const bob = parties.bob as KatParty;
 const carol = parties.carol as KatParty;
 
 // ---- epoch --------------------------------------------------------------------------------------
-const epoch = await deriveEpoch(epochInputBase, parties);
+const epoch = await deriveLegacyEpoch(epochInputBase, parties);
 const commitCanonical = canon(epoch.commit);
 const epochSignature = await stable(
   epoch.signature,
@@ -105,7 +103,7 @@ const epochSignature = await stable(
 );
 
 // ---- message ------------------------------------------------------------------------------------
-const messageInput: MessageInput = {
+const messageInput: LegacyMessageInput = {
   seed: "f0".repeat(32),
   sender: "alice",
   channelId: epochInputBase.channelId,
@@ -115,7 +113,7 @@ const messageInput: MessageInput = {
   text: messageText,
   timestamp: messageTimestamp,
 };
-const sealed = await deriveMessage(messageInput, parties);
+const sealed = await deriveLegacyMessage(messageInput, parties);
 const signedBytes = messageSigningBytes(messageInput.channelId, sealed.content);
 const content: EncryptedContent = {
   ...sealed.content,
@@ -188,10 +186,11 @@ const unwrapCase = (
   channelId = epochInputBase.channelId,
 ) => ({ comment, kind: "unwrap", wrapped, channelId, reader, readerDid, expect: epochKeyInvalid });
 
-const commitWithoutBob = buildCommit({
+// Still a well-formed v1 commit (alice remains a member): only the signature can refuse it.
+const commitWithoutBob: Commit = {
   ...epoch.commit,
   members: epoch.commit.members.filter((m) => m.did !== bob.did),
-});
+};
 const carolCommitComment =
   "the epoch's commit signed by carol (not its creator) must not verify under alice's key";
 const carolCommitSignature = await stable(
@@ -429,6 +428,7 @@ const file = {
     clientMsgId: sealed.clientMsgId,
     plaintextCanonical: canon({ type: "text", text: messageText }),
     aad: messageAad({
+      v: 1,
       channelId: messageInput.channelId,
       epochId: content.epochId,
       senderDid: alice.did,

@@ -1,12 +1,15 @@
-// Derivations shared by generate-kat.ts (which writes vectors/wsync-kat-v1.json) and kat.test.ts
-// (which re-derives them from the file's inputs and compares). Each case runs under its own seed of
-// the test-only fixed randomness, so its outputs depend on nothing else.
+// Derivations shared by the known-answer generators (generate-kat.ts, generate-kat-v2.ts) and their
+// tests, which re-derive each case from the file's inputs and compare. Each case runs under its own
+// seed of the test-only fixed randomness, so its outputs depend on nothing else. The v1 epoch and
+// message constructions, which clients no longer make, are in kat-legacy-v1.ts.
+
 import {
   type CreatedEpoch,
   createEpoch,
   dangerouslyRestoreRandomness,
   dangerouslyUseFixedRandomness,
   type EncryptedMessage,
+  type EpochState,
   encryptMessage,
   fingerprint,
   fromHex,
@@ -15,6 +18,7 @@ import {
   importIdentity,
   safetyNumber,
 } from "../../../core/crypto/index.ts";
+import type { CommitReason } from "../../../core/protocol/index.ts";
 
 export async function withFixedRandomness<T>(seedHex: string, run: () => Promise<T>): Promise<T> {
   dangerouslyUseFixedRandomness(seedHex);
@@ -52,7 +56,9 @@ export interface EpochInput {
   epochNumber: number;
   prevEpochId: string | null;
   creator: string;
+  reason: CommitReason;
   members: string[];
+  state: EpochState;
   createdAt: number;
 }
 
@@ -60,12 +66,14 @@ export interface KatParty {
   did: string;
   privateKey: string;
   publicKey: string;
+  /** The handle a v2 commit lists; v1 parties have none. */
+  handle?: string;
 }
 
 /**
- * Draws, in order: the epoch key (32 bytes), the epoch id (16), then for each member in the given
- * order the wrap IV (12) and the ephemeral scalar (48). The commit signature is the engine's
- * randomized ECDSA and is not reproducible.
+ * A v2 epoch (createEpoch). Draws, in order: the epoch key (32 bytes), the epoch id (16), the sealed
+ * state's IV (12), then for each member in the given order the wrap IV (12) and the ephemeral scalar
+ * (48). The commit signature is the engine's randomized ECDSA and is not reproducible.
  */
 export async function deriveEpoch(
   input: EpochInput,
@@ -75,7 +83,8 @@ export async function deriveEpoch(
   const identity = await importIdentity(creator.privateKey);
   const members = input.members.map((name) => {
     const party = parties[name] as KatParty;
-    return { did: party.did, publicKey: party.publicKey };
+    if (party.handle === undefined) throw new Error(`kat: ${name} has no handle for a v2 commit`);
+    return { did: party.did, publicKey: party.publicKey, handle: party.handle };
   });
   return withFixedRandomness(input.seed, () =>
     createEpoch({
@@ -84,7 +93,9 @@ export async function deriveEpoch(
       channelId: input.channelId,
       epochNumber: input.epochNumber,
       prevEpochId: input.prevEpochId,
+      reason: input.reason,
       members,
+      state: input.state,
       createdAt: input.createdAt,
     }),
   );
@@ -101,7 +112,10 @@ export interface MessageInput {
   timestamp: number;
 }
 
-/** Draws, in order: the clientMsgId (16 bytes) and the IV (12). The signature is randomized ECDSA. */
+/**
+ * A v2 message (encryptMessage). Draws, in order: the clientMsgId (16 bytes) and the IV (12). The
+ * signature is randomized ECDSA.
+ */
 export async function deriveMessage(
   input: MessageInput,
   parties: Record<string, KatParty>,

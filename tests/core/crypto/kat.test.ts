@@ -1,7 +1,9 @@
 // wsync's own known-answer vectors (vectors/wsync-kat-v1.json, written by generate-kat.ts). Every
 // deterministic output is re-derived from the file's inputs and compared byte for byte; ECDSA
 // signatures are randomized by WebCrypto, so those are verified instead. The negative cases must fail
-// with exactly the error they name.
+// with exactly the error they name. The epoch and message are protocol v1, which clients no longer
+// make but still read: the implementation must verify, unwrap (labels v1) and decrypt them exactly as
+// before. kat-v2.test.ts covers what clients make now.
 import { describe, expect, test } from "bun:test";
 import {
   CryptoError,
@@ -19,8 +21,9 @@ import {
   unwrapEpochKey,
   verifyCommit,
 } from "../../../core/crypto/index.ts";
-import type { Commit, WrappedEpochKey } from "../../../core/protocol/index.ts";
-import { deriveEpoch, deriveIdentity, deriveMessage, type KatParty } from "./kat-derive.ts";
+import type { Commit, CommitV1, WrappedEpochKey } from "../../../core/protocol/index.ts";
+import { deriveIdentity, type KatParty } from "./kat-derive.ts";
+import { deriveLegacyEpoch, deriveLegacyMessage } from "./kat-legacy-v1.ts";
 import kat from "./vectors/wsync-kat-v1.json";
 
 const parties: Record<string, KatParty> = {};
@@ -63,10 +66,10 @@ describe("KAT: canonical JSON", () => {
 
 describe("KAT: epoch", () => {
   const e = kat.epoch;
-  const commit = e.commit as Commit;
+  const commit = e.commit as CommitV1;
 
-  test("createEpoch re-derives key, id, commit, canonical bytes and every wrapped key", async () => {
-    const derived = await deriveEpoch(e, parties);
+  test("the v1 construction re-derives key, id, commit, canonical bytes and every wrapped key", async () => {
+    const derived = await deriveLegacyEpoch(e, parties);
     expect(toHex(derived.epochKey)).toBe(e.epochKeyHex);
     expect(derived.epochId).toBe(e.epochId);
     expect(derived.commit).toEqual(commit);
@@ -84,8 +87,26 @@ describe("KAT: epoch", () => {
     "%s unwraps the epoch key",
     async (did, w) => {
       const name = kat.identities.find((i) => i.did === did)?.name as string;
-      const key = await unwrapEpochKey(w as WrappedEpochKey, e.channelId, identities[name] as Identity, did);
+      const key = await unwrapEpochKey(
+        w as WrappedEpochKey,
+        e.channelId,
+        identities[name] as Identity,
+        did,
+        1,
+      );
       expect(toHex(key)).toBe(e.epochKeyHex);
+    },
+  );
+
+  test.each(e.wrappedKeys.map((w) => [w.recipientDid, w] as const))(
+    "%s cannot open the v1 wrap under v2 labels (the label version comes from the commit)",
+    async (did, w) => {
+      const name = kat.identities.find((i) => i.did === did)?.name as string;
+      const attempt = unwrapEpochKey(w as WrappedEpochKey, e.channelId, identities[name] as Identity, did, 2);
+      await expectCryptoError(attempt, {
+        code: "epoch-key-invalid",
+        message: "Epoch key is invalid or corrupted",
+      });
     },
   );
 });
@@ -93,14 +114,15 @@ describe("KAT: epoch", () => {
 describe("KAT: message", () => {
   const m = kat.message;
 
-  test("encryptMessage re-derives id, IV, ciphertext and the exact AAD and signed bytes", async () => {
-    const derived = await deriveMessage(m, parties);
+  test("the v1 construction re-derives id, IV, ciphertext and the exact AAD and signed bytes", async () => {
+    const derived = await deriveLegacyMessage(m, parties);
     const { signature: _fresh, ...unsigned } = derived.content;
     const { signature: _stored, ...storedUnsigned } = m.content;
     expect(unsigned).toEqual(storedUnsigned as typeof unsigned);
     expect(derived.clientMsgId).toBe(m.clientMsgId);
     expect(canon({ type: "text", text: m.text })).toBe(m.plaintextCanonical);
-    expect(messageAad({ ...m.content, channelId: m.channelId })).toBe(m.aad);
+    expect(messageAad({ ...m.content, v: 1, channelId: m.channelId })).toBe(m.aad);
+    expect(m.aad.startsWith("wsync/v1/msg|")).toBe(true);
     expect(new TextDecoder().decode(messageSigningBytes(m.channelId, derived.content))).toBe(
       m.signedCanonical,
     );
@@ -118,22 +140,40 @@ describe("KAT: message", () => {
     ]);
   });
 
-  test("the stored content decrypts to the text and verifies as alice's", async () => {
-    const result = await decryptMessage({
+  const openStored = (epochVersion?: 1 | 2) =>
+    decryptMessage({
       content: m.content,
       channelId: m.channelId,
       recordAuthorDid: party(m.sender).did,
       epochKey: fromHex(m.epochKeyHex),
       senderPublicKey: party(m.sender).publicKey,
+      ...(epochVersion === undefined ? {} : { epochVersion }),
     });
-    expect(result).toEqual({
-      plaintext: { type: "text", text: m.text },
-      verified: true,
-      senderDid: party(m.sender).did,
-      epochId: m.epochId,
-      epochNumber: m.epochNumber,
-      clientMsgId: m.clientMsgId,
-      timestamp: m.timestamp,
+
+  test.each([
+    ["without an epoch version", undefined],
+    ["under its v1 epoch", 1],
+  ] as const)(
+    "the stored content decrypts to the text and verifies as alice's, %s",
+    async (_name, version) => {
+      const result = await openStored(version);
+      expect(result).toEqual({
+        plaintext: { type: "text", text: m.text },
+        verified: true,
+        senderDid: party(m.sender).did,
+        epochId: m.epochId,
+        epochNumber: m.epochNumber,
+        clientMsgId: m.clientMsgId,
+        timestamp: m.timestamp,
+        v: 1,
+      });
+    },
+  );
+
+  test("the v1 content is refused when its epoch is v2 (a message carries its epoch's version)", async () => {
+    await expectCryptoError(openStored(2), {
+      code: "decrypt-message-failed",
+      message: "Failed to decrypt message: message version does not match its epoch",
     });
   });
 });
@@ -178,7 +218,7 @@ describe("KAT: negative vectors", () => {
 
   test.each(kat.negative.filter((n) => n.kind === "unwrap"))("unwrap: $comment", async (n: Negative) => {
     const v = n as Negative & { wrapped: WrappedEpochKey; reader: string; readerDid: string };
-    const attempt = unwrapEpochKey(v.wrapped, v.channelId, identities[v.reader] as Identity, v.readerDid);
+    const attempt = unwrapEpochKey(v.wrapped, v.channelId, identities[v.reader] as Identity, v.readerDid, 1);
     await expectCryptoError(attempt, v.expect as { code: string; message: string });
   });
 

@@ -95,6 +95,7 @@ describe("decryptMessage", () => {
       epochNumber: 4,
       clientMsgId: sealed.clientMsgId,
       timestamp: 1_700_000_000_123,
+      v: 2,
     });
   });
 
@@ -156,7 +157,7 @@ describe("decryptMessage", () => {
     const { content } = await encryptMessage(sealInput("x"));
     const variants = [
       { ...content, extra: 1 },
-      { ...content, v: 2 },
+      { ...content, v: 3 },
       { ...content, senderDid: "did:plc:x|y" },
       { ...content, timestamp: 1.5 },
       { ...content, signature: toBase64(new Uint8Array(63)) },
@@ -191,7 +192,7 @@ describe("decryptMessage", () => {
     // Encrypt a non-canonical plaintext by hand under the right AAD; only the plaintext check can catch it.
     const { content } = await encryptMessage(sealInput("x"));
     const key = await importEpochKey(epochKey);
-    const aad = `wsync/v1/msg|${CHANNEL}|${epochId}|${alice.did}|${content.clientMsgId}|${content.timestamp}`;
+    const aad = `wsync/v2/msg|${CHANNEL}|${epochId}|${alice.did}|${content.clientMsgId}|${content.timestamp}`;
     const iv = fromBase64(content.iv);
     const bogus = new Uint8Array(
       await crypto.subtle.encrypt(

@@ -1,5 +1,7 @@
 // The shared protocol v1 vectors, made by an independent implementation: whatever they accept we
-// must accept, whatever they reject we must reject.
+// must accept, whatever they reject we must reject. Clients make only v2 objects now, but v1 history
+// is still read: commits verify as before, wraps open under v1 labels, and v1 messages decrypt with
+// their epoch's version 1 (or none given). protocol-vectors-v2.test.ts covers v2.
 import { describe, expect, test } from "bun:test";
 import {
   CryptoError,
@@ -68,8 +70,11 @@ describe("shared vectors: epoch", () => {
     "%s unwraps epochKeyHex",
     async (did, wrapped) => {
       const name = names.find((n) => vectors.identities[n].did === did) as Name;
-      const key = await unwrapEpochKey(wrapped as WrappedEpochKey, epoch.channelId, idOf(name), did);
+      const key = await unwrapEpochKey(wrapped as WrappedEpochKey, epoch.channelId, idOf(name), did, 1);
       expect(toHex(key)).toBe(epoch.epochKeyHex);
+      // The same wrap read with v2 labels does not open: the label version is bound.
+      const asV2 = unwrapEpochKey(wrapped as WrappedEpochKey, epoch.channelId, idOf(name), did, 2);
+      await expect(asV2).rejects.toThrow(CryptoText.epochKeyInvalid);
     },
   );
 
@@ -77,19 +82,20 @@ describe("shared vectors: epoch", () => {
     const negative = epoch.negative[1] as { channelId: string; recipient: Name };
     const recipient = vectors.identities[negative.recipient];
     const wrapped = epoch.wrappedKeys.find((w) => w.recipientDid === recipient.did) as WrappedEpochKey;
-    const attempt = unwrapEpochKey(wrapped, negative.channelId, idOf(negative.recipient), recipient.did);
+    const attempt = unwrapEpochKey(wrapped, negative.channelId, idOf(negative.recipient), recipient.did, 1);
     await expect(attempt).rejects.toThrow(new CryptoError("epoch-key-invalid", CryptoText.epochKeyInvalid));
   });
 
   test("mallory cannot unwrap bob's key, as bob or as herself", async () => {
     const bobWrapped = epoch.wrappedKeys[1] as WrappedEpochKey;
-    const asBob = unwrapEpochKey(bobWrapped, epoch.channelId, idOf("mallory"), vectors.identities.bob.did);
+    const asBob = unwrapEpochKey(bobWrapped, epoch.channelId, idOf("mallory"), vectors.identities.bob.did, 1);
     await expect(asBob).rejects.toThrow(CryptoText.epochKeyInvalid);
     const asHerself = unwrapEpochKey(
       bobWrapped,
       epoch.channelId,
       idOf("mallory"),
       vectors.identities.mallory.did,
+      1,
     );
     await expect(asHerself).rejects.toThrow(CryptoText.epochKeyInvalid);
   });
@@ -102,16 +108,20 @@ describe("shared vectors: messages", () => {
 
   test.each(valid)("$comment", async (m) => {
     const signer = m.expect.signer as Name;
-    const result = await decryptMessage({
-      contentJson: m.content,
-      channelId: m.channelId,
-      recordAuthorDid: vectors.identities[signer].did,
-      epochKey,
-      senderPublicKey: vectors.identities[signer].publicKey,
-    });
-    expect(result.plaintext).toEqual(m.expect.plaintext as { type: "text"; text: string });
-    expect(result.verified).toBe(true);
-    expect(result.senderDid).toBe(vectors.identities[signer].did);
+    for (const epochVersion of [undefined, 1] as const) {
+      const result = await decryptMessage({
+        contentJson: m.content,
+        channelId: m.channelId,
+        recordAuthorDid: vectors.identities[signer].did,
+        epochKey,
+        senderPublicKey: vectors.identities[signer].publicKey,
+        ...(epochVersion === undefined ? {} : { epochVersion }),
+      });
+      expect(result.plaintext).toEqual(m.expect.plaintext as { type: "text"; text: string });
+      expect(result.verified).toBe(true);
+      expect(result.senderDid).toBe(vectors.identities[signer].did);
+      expect(result.v).toBe(1);
+    }
   });
 
   test.each(invalid)("rejected: $comment", async (m) => {
