@@ -26,6 +26,9 @@ export const notSignedIn = () =>
 /** Maps any error to the message and exit code the user sees. */
 export function describeError(e: unknown): { message: string; code: number } {
   if (e instanceof CliError) return { message: e.message, code: e.code };
+  // The engine's refusal to send after a failed check (not exported by core/client, hence the name).
+  if (e instanceof Error && e.name === "SendBlockedError")
+    return { message: e.message, code: ExitCode.security };
   if (e instanceof NetworkError) return { message: e.message, code: ExitCode.network };
   if (e instanceof ApiError) {
     if (e.status === 401) return { message: `${e.message} (run \`wsync login\`)`, code: ExitCode.auth };

@@ -104,6 +104,30 @@ export function warningKey(w: SecurityWarning): string {
   return JSON.stringify([w.check, w.channelId, w.epochNumber, w.did, w.text]);
 }
 
+export interface MemberJson {
+  did: string;
+  handle: string;
+  isOwner: boolean;
+  online: boolean;
+  publicKey: string | null;
+  fingerprint: string | null;
+}
+
+/**
+ * The documented member fields only: the server's admission evidence (MACs, signed invites) is the
+ * engine's to check, and scripts get no use from its raw form.
+ */
+export function memberJson(m: MemberJson): MemberJson {
+  return {
+    did: m.did,
+    handle: m.handle,
+    isOwner: m.isOwner,
+    online: m.online,
+    publicKey: m.publicKey,
+    fingerprint: m.fingerprint,
+  };
+}
+
 export interface ChannelJson {
   id: string;
   uri: string;
@@ -187,10 +211,10 @@ export function sendBlockedText(view: Pick<ChannelView, "warnings">): string {
   return w ? displaySafe(w.text) : SecurityText.sendBlocked;
 }
 
-/** Local "YYYY-MM-DD HH:MM"; a placeholder when the time is missing or unparsable. */
+/** Local "YYYY-MM-DD HH:MM"; a placeholder of the same width for rows without a time (missing rows). */
 export function time(iso: string): string {
   const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return "----------  --:--";
+  if (Number.isNaN(d.getTime())) return "---------- --:--";
   const pad = (n: number) => String(n).padStart(2, "0");
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }

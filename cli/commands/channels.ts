@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { ChannelTypes } from "../../core/protocol/index.ts";
 import { type GlobalOptions, resolveChannel, signedInClient } from "../context.ts";
 import { usageError } from "../errors.ts";
-import { channelJson } from "../format.ts";
+import { channelJson, memberJson } from "../format.ts";
 
 interface Opts extends GlobalOptions {
   json?: boolean;
@@ -94,7 +94,7 @@ export function registerChannelCommands(program: Command): void {
       const ch = await resolveChannel(client, ref);
       const members = await client.members(ch.id);
       if (o.json) {
-        process.stdout.write(`${JSON.stringify(members)}\n`);
+        process.stdout.write(`${JSON.stringify(members.map(memberJson))}\n`);
         return;
       }
       for (const m of members) {

@@ -35,7 +35,8 @@ type Row = { key: string; node: React.ReactNode };
 const MAX_PINNED_WARNINGS = 3;
 
 function messageRow(i: TimelineItem): React.ReactNode {
-  const at = clockTime(shownTime(i));
+  // Missing rows have no time of their own; keep the column instead of printing NaN.
+  const at = Number.isNaN(Date.parse(shownTime(i))) ? "--:--" : clockTime(shownTime(i));
   switch (i.kind) {
     case "notify":
       return (

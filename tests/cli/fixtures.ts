@@ -2,7 +2,7 @@
  * Timeline items and warnings of every protocol v2 kind, as the engine hands them to the CLI, for
  * the formatter and screen tests (no server needed).
  */
-import type { ChannelView, SecurityWarning, TimelineItem } from "../../core/client/index.ts";
+import type { ChannelView, EpochChange, SecurityWarning, TimelineItem } from "../../core/client/index.ts";
 import { SecurityText } from "../../core/client/index.ts";
 
 export const ALICE = { did: "did:plc:alice", handle: "alice.test" };
@@ -29,6 +29,29 @@ function item(seq: number, extra: Partial<TimelineItem>): TimelineItem {
   };
 }
 
+/** A kick that also let someone in by a link this device cannot check, and made a new link. */
+export const EPOCH: EpochChange = {
+  epochNumber: 3,
+  reason: "kick",
+  creator: ALICE,
+  added: [{ ...BOB, admission: "link-unchecked" }],
+  removed: [CAROL],
+  rekeyed: [],
+  linkChanged: true,
+};
+
+/** A run of withheld seqs: no author and no time, failed, the row's words as text and error. */
+function missingItem(from: number, to: number): TimelineItem {
+  return {
+    ...item(from - 0.5, { kind: "missing", uri: `missing:${from}-${to}`, missing: { from, to } }),
+    author: { did: "", handle: "" },
+    createdAt: "",
+    state: "failed",
+    text: SecurityText.missing,
+    error: SecurityText.missing,
+  };
+}
+
 export const fixtures = {
   verified: item(1, { text: "hello world", verified: true, signedAt: SIGNED_TIME, notes: [] }),
   legacy: item(2, { text: "from v1", verified: true, signedAt: SIGNED_TIME, notes: ["legacy"] }),
@@ -42,21 +65,16 @@ export const fixtures = {
   deletedUnsigned: item(6, { author: BOB, deleted: { ...CAROL, signed: false } }),
   failed: item(7, { state: "failed", error: "Message encrypted before you joined (forward secrecy)" }),
   notify: item(8, { kind: "notify", author: BOB, action: "joined" }),
-  epoch: item(8.5, {
+  // As the engine makes them: an epoch row from its signed commit, verified, its change in words.
+  epoch: item(8.25, {
     kind: "epoch",
-    uri: "epoch:7v7vk3ikf7srrj24:3",
-    epoch: {
-      epochNumber: 3,
-      reason: "kick",
-      creator: ALICE,
-      added: [{ ...BOB, admission: "link-unchecked" }],
-      removed: [CAROL],
-      rekeyed: [],
-      linkChanged: true,
-    },
+    uri: "epoch:3",
+    verified: true,
+    text: SecurityText.epochChange(EPOCH),
+    epoch: EPOCH,
   }),
-  missing: item(9.5, { kind: "missing", uri: "missing:10-12", missing: { from: 10, to: 12 } }),
-  missingOne: item(13.5, { kind: "missing", uri: "missing:14", missing: { from: 14, to: 14 } }),
+  missing: missingItem(10, 12),
+  missingOne: missingItem(14, 14),
 } satisfies Record<string, TimelineItem>;
 
 export const warnings: SecurityWarning[] = [

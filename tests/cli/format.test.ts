@@ -14,7 +14,17 @@ import {
   warningLine,
 } from "../../cli/format.ts";
 import { SecurityText } from "../../core/client/index.ts";
-import { ALICE, BOB, CAROL, CHANNEL_ID, fixtures, fixtureView, SIGNED_TIME, warnings } from "./fixtures.ts";
+import {
+  ALICE,
+  BOB,
+  CAROL,
+  CHANNEL_ID,
+  EPOCH,
+  fixtures,
+  fixtureView,
+  SIGNED_TIME,
+  warnings,
+} from "./fixtures.ts";
 
 const ITEM_KEYS = [
   "action",
@@ -69,13 +79,15 @@ describe("human lines", () => {
 
   test("epoch, missing and notice rows", () => {
     const epoch = itemLine(fixtures.epoch);
-    expect(epoch).toContain(`⟳ ${SecurityText.epochChange(fixtures.epoch.epoch)}`);
+    expect(epoch).toContain(`⟳ ${SecurityText.epochChange(EPOCH)}`);
     expect(epoch).toContain(
       "alice.test's client added bob.test (by link; this device cannot check the link)",
     );
     expect(epoch).toContain("removed carol.test");
     expect(epoch).toContain("made a new secret link (epoch 3)");
-    expect(itemLine(fixtures.missing)).toEndWith(`⋯ ${SecurityText.missing}: seqs 10-12`);
+    // A missing row has no time: a placeholder of the same width keeps the columns.
+    expect(itemLine(fixtures.missing)).toBe(`[---------- --:--] ⋯ ${SecurityText.missing}: seqs 10-12`);
+    expect(time(SIGNED_TIME)).toHaveLength("---------- --:--".length);
     expect(itemLine(fixtures.missingOne)).toEndWith(`⋯ ${SecurityText.missing}: seq 14`);
     expect(itemLine(fixtures.notify)).toEndWith("→ bob.test joined");
   });
@@ -95,7 +107,7 @@ describe("human lines", () => {
   test("control characters from the server never reach the terminal", () => {
     const evil = {
       ...fixtures.epoch,
-      epoch: { ...fixtures.epoch.epoch, creator: { ...ALICE, handle: "x\u001b[2Jy" } },
+      epoch: { ...EPOCH, creator: { ...ALICE, handle: "x\u001b[2Jy" } },
     };
     expect(itemLine(evil)).not.toContain("\u001b");
     const w = { ...warnings[0], text: "bad\u001b]0;title\u0007" } as (typeof warnings)[0];
@@ -156,7 +168,8 @@ describe("JSON", () => {
     expect(itemJson(fixtures.deletedUnsigned).deleted).toEqual({ ...CAROL, signed: false });
     expect(itemJson(fixtures.epoch)).toMatchObject({
       kind: "epoch",
-      text: null,
+      verified: true,
+      text: SecurityText.epochChange(EPOCH),
       epoch: {
         epochNumber: 3,
         reason: "kick",
@@ -167,12 +180,17 @@ describe("JSON", () => {
         linkChanged: true,
       },
     });
-    expect(itemJson(fixtures.missing)).toMatchObject({ kind: "missing", missing: { from: 10, to: 12 } });
+    expect(itemJson(fixtures.missing)).toMatchObject({
+      kind: "missing",
+      createdAt: "",
+      signedAt: null,
+      missing: { from: 10, to: 12 },
+    });
   });
 
   test("only documented fields: engine-internal additions do not leak", () => {
     const extra = { ...fixtures.epoch, isNew: true, clientMsgId: "x", sending: false };
-    const out = itemJson({ ...extra, epoch: { ...fixtures.epoch.epoch, internal: 1 } as never });
+    const out = itemJson({ ...extra, epoch: { ...EPOCH, internal: 1 } as never });
     expect(keysOf(out)).toEqual(ITEM_KEYS);
     expect(Object.keys(out.epoch ?? {})).not.toContain("internal");
   });
