@@ -389,10 +389,22 @@ export class ChannelEngine {
     isNew: boolean,
   ): Promise<{ item: TimelineItem; facts: MessageFacts | null }> {
     const base = itemFromRecord(record, isNew);
+    if (record.value.$type === "chat.wsync.message") {
+      // First sight of an author pins their key and handle (from get-keys) before anything is shown.
+      await this.epochs.authorKey(base.author.did).catch(() => null);
+    }
     const shownAs = this.epochs.handleOf(base.author.did, base.author.handle);
     const item: TimelineItem = { ...base, author: { did: base.author.did, handle: shownAs } };
     if (record.value.$type !== "chat.wsync.message") return { item, facts: null };
     const rec = record as MessageRecord;
+    if (shownAs !== rec.value.author.handle) {
+      // The server names this person differently from their pin: say so, and never verify it.
+      this.epochs.warn(channelId, "handle", {
+        did: rec.value.author.did,
+        handle: shownAs,
+        detail: `the server calls them ${rec.value.author.handle}`,
+      });
+    }
     const view = this.view(channelId);
     if (rec.value.deletion || rec.value.content === "") {
       const deleted = view

@@ -369,7 +369,14 @@ export class EpochManager {
       return false;
     }
     // Our own key, never the wrap the server hands back (it may be one of its own making).
-    return this.adopt(channelId, { ...mine.record, admissions: info.admissions, epochKey: mine.key });
+    const ok = await this.adopt(channelId, {
+      ...mine.record,
+      admissions: info.admissions,
+      epochKey: mine.key,
+    });
+    const view = this.view(channelId);
+    if (ok && view) view.epoch = info;
+    return ok;
   }
 
   private async doRotate(

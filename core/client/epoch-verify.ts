@@ -163,7 +163,11 @@ export async function verifyEpoch(ctx: VerifyContext, cand: EpochCandidate): Pro
   if (held && c.prevEpochId !== held.epochId) return fail("chain", `prevEpochId is not epoch ${n - 1}`);
 
   // (3) the key against the commitment, then the sealed state it opens.
-  let linkSecret = prev?.linkSecret ?? ctx.chain.linkSecret;
+  // An anchor's sealed state cannot be opened: the link in force then is the newest this client
+  // knows (the one it just joined with, when it came by link), not an older epoch's.
+  let linkSecret = isAnchor
+    ? (ctx.chain.linkSecret ?? prev?.linkSecret)
+    : (prev?.linkSecret ?? ctx.chain.linkSecret);
   let linkChanged = false;
   if (!isAnchor && c.v === 2) {
     const epochKey = cand.epochKey as Uint8Array;

@@ -66,6 +66,16 @@ export class Tamper {
     };
   }
 
+  private readonly swallowed = new Map<RouteName, number>();
+
+  /**
+   * The next `times` answers of `route` never reach the client: the request is carried out by the
+   * server, then the client sees a network failure (a server that "loses" its reply).
+   */
+  swallow(route: RouteName, times = 1): void {
+    this.swallowed.set(route, (this.swallowed.get(route) ?? 0) + times);
+  }
+
   /** Rewrites (or drops, by returning null) every server frame before the engine sees it. */
   frames(fn: (f: Frame) => Frame | null): () => void {
     this.frameRewrites.push(fn);
@@ -104,6 +114,12 @@ export class Tamper {
     }
     if (route) this.requests.push({ route, body: request });
     const res = await fetch(input, init);
+    const swallow = route ? (this.swallowed.get(route) ?? 0) : 0;
+    if (route && swallow > 0) {
+      this.swallowed.set(route, swallow - 1);
+      await res.arrayBuffer();
+      throw new TypeError("connection reset (reply swallowed)");
+    }
     const fns = route ? (this.rewrites.get(route) ?? []) : [];
     if (!res.ok || fns.length === 0) return res;
     let body = (await res.json()) as RouteResponse<RouteName>;
