@@ -145,9 +145,20 @@ export function MessagePane({ view, output, focused, height, scroll }: Props) {
       <Text bold color="green">
         {title}
       </Text>
-      {[...pinned, ...shown].map((r) => (
-        <Box key={r.key}>{r.node}</Box>
+      {pinned.map((r) => (
+        <Box key={r.key} flexShrink={0}>
+          {r.node}
+        </Box>
       ))}
+      {/* Rows that wrap take more lines than the count above allows for: clip at the top, so the
+          newest rows stay visible and nothing spills over the border or the pinned lines. */}
+      <Box flexDirection="column" flexGrow={1} justifyContent="flex-end" overflow="hidden">
+        {shown.map((r) => (
+          <Box key={r.key} flexShrink={0}>
+            {r.node}
+          </Box>
+        ))}
+      </Box>
     </Box>
   );
 }

@@ -1,5 +1,7 @@
+import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { render } from "ink-testing-library";
+import { sendBlockedText } from "../../cli/format.ts";
 import { App } from "../../cli/tui/App.tsx";
 import { signedUp, until } from "../core/client/engine-harness.ts";
 import { startTestServer, type TestServer } from "../server/harness.ts";
@@ -94,6 +96,60 @@ test("the screen lists channels, runs /wsync commands, switches channels and sen
     await Bun.sleep(20);
     ui.stdin.write(ENTER);
     await frameContains(ui.lastFrame, "invite-only");
+  } finally {
+    ui.unmount();
+    a.client.disconnect();
+    b.client.disconnect();
+  }
+});
+
+test("a rollback: the refused send pins the warning and the blocked line; Enter then says why at once", async () => {
+  const a = await signedUp(t.url, "alice");
+  const b = await signedUp(t.url, "bob");
+  const { channel } = await a.client.createChannel({ name: "rolled", type: "public" });
+  await b.client.open(channel.id);
+  await a.client.open(channel.id);
+  await a.client.send(channel.id, "before");
+  // The server forgets the channel's newest epoch, which alice has verified: a rollback.
+  const db = new Database(t.config.sqlitePath);
+  try {
+    const { n } = db
+      .query("SELECT max(epoch_number) AS n FROM epochs WHERE channel_id = ?")
+      .get(channel.id) as { n: number };
+    db.run("DELETE FROM epoch_keys WHERE channel_id = ? AND epoch_number = ?", [channel.id, n]);
+    db.run("DELETE FROM epochs WHERE channel_id = ? AND epoch_number = ?", [channel.id, n]);
+  } finally {
+    db.close();
+  }
+  a.client.state.currentChannelId = channel.id;
+  const ui = render(<App client={a.client} />);
+  try {
+    await frameContains(ui.lastFrame, "#rolled [public]");
+    await type(ui.stdin, "after");
+    ui.stdin.write(ENTER);
+    // The engine refuses; the pane pins the warnings (their text) and the send-blocked line.
+    await frameContains(ui.lastFrame, "⚠ Messages in this channel");
+    const view = a.client.view(channel.id);
+    expect(view?.sendBlocked).toBe(true);
+    expect(view?.warnings.some((w) => w.check === "rollback")).toBe(true);
+    await frameContains(ui.lastFrame, "⚠ The server reports an older epoch");
+    // Pinned lines and wrapped rows never overprint each other.
+    expect(ui.lastFrame()).toMatch(/── \w+ ── +│/);
+    await until(() => !(ui.lastFrame() ?? "").includes("Sending…"), 10_000, "the send to end");
+
+    // A second try is refused before any request: no new row, the status line says why.
+    ui.stdin.write("\u0015");
+    await Bun.sleep(20);
+    const rowsBefore = view?.items.length;
+    await type(ui.stdin, "again");
+    ui.stdin.write(ENTER);
+    await Bun.sleep(300);
+    expect(view?.items.length).toBe(rowsBefore);
+    const frame = ui.lastFrame() ?? "";
+    expect(frame).not.toContain("Sending…");
+    // The status line (truncated to the terminal) starts with the failed check's words.
+    const status = frame.split("\n").at(-1) ?? "";
+    expect(status.trim()).toStartWith(sendBlockedText(view as NonNullable<typeof view>).slice(0, 40));
   } finally {
     ui.unmount();
     a.client.disconnect();
