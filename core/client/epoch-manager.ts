@@ -392,6 +392,17 @@ export class EpochManager {
         if (!info.rotationRequired && !opts.newLink) return;
       }
       const chain = await this.chain(channelId);
+      // Never build on an epoch older than (or different from) the newest one verified: that would
+      // accept the server's rollback and fork the channel.
+      const head = chain.head;
+      if (
+        head &&
+        (info.epochNumber < head.epochNumber ||
+          (info.epochNumber === head.epochNumber && info.epochId !== head.epochId))
+      ) {
+        const verdict = await this.reconcile(channelId, info);
+        throw new SendBlockedError(typeof verdict === "string" ? verdict : SecurityText.sendBlocked);
+      }
       // Someone else won the race and the new epoch is usable: done.
       if (attempt > 0 && !info.rotationRequired && info.epochId && !opts.newLink) {
         await this.loadEpochKeys(channelId);

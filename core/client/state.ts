@@ -16,11 +16,11 @@ export type SecurityCheck =
   | "signature"
   /** The creator was not a member of the previous verified commit (nor an admitted joiner). */
   | "creator"
-  /** The key the server offered does not match the signed commit's keyCommitment. */
+  /** The key the server offered does not match the signed commit's keyCommitment (or its sealed state does not open under it). */
   | "key-commitment"
   /** prevEpochId does not name the epoch this client holds for the number before. */
   | "chain"
-  /** The commit does not list this client with its own key, or its sealed state does not open. */
+  /** The commit does not list this client with its own key. */
   | "members"
   /** A member added without admission evidence that this client could check. */
   | "admission"
