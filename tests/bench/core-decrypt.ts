@@ -24,6 +24,7 @@ import {
 import {
   decryptMessage,
   encryptMessage,
+  fingerprint,
   generateEpochKey,
   generateIdentity,
   importIdentity,
@@ -89,7 +90,32 @@ for (let i = 0; i < count; i++) {
 const store = new MemoryStore();
 await new Keyring(store).addEpochKeys(channelId, [{ epochId, epochNumber, key: epochKey }]);
 await store.set(StoreKeys.pins, JSON.stringify(Object.fromEntries(senders.map((s) => [s.did, s.publicKey]))));
+await store.set(StoreKeys.handles, JSON.stringify(Object.fromEntries(senders.map((s) => [s.did, s.handle]))));
 const reader = { did: `did:plc:${base32(24)}`, handle: "reader.test" };
+// ...and the epoch's verified commit (protocol v2 uses a key only under a verified commit, and checks
+// each sender against its member list and its lifetime), as the reader persisted it when it verified it.
+{
+  const keyring = new Keyring(store);
+  const chain = await keyring.chains.chain(channelId);
+  const members = await Promise.all(
+    senders.map(async (s) => ({ did: s.did, fp: await fingerprint(s.publicKey), handle: s.handle })),
+  );
+  members.sort((a, b) => (a.did < b.did ? -1 : 1));
+  chain.head = { epochNumber, epochId };
+  chain.firstV2 = epochNumber;
+  chain.epochs[String(epochNumber)] = {
+    epochId,
+    epochNumber,
+    v: 2,
+    createdAt: Date.now() - (count + 60) * 1000,
+    creatorDid: senders[0]?.did as string,
+    reason: "manual",
+    members,
+    linkSecret: null,
+    linkChanged: false,
+  };
+  await keyring.chains.saveChain(channelId);
+}
 
 const offline = async (): Promise<Response> => {
   throw new Error("the benchmark must not touch the network");
@@ -127,7 +153,7 @@ function newEngine(): ChannelEngine {
 
 async function openPath(engine: ChannelEngine): Promise<void> {
   const items = await Promise.all(records.map((r) => engine.decryptRecord(channelId, r, false)));
-  for (const item of items) {
+  for (const { item } of items) {
     if (item.state !== "success" || !item.verified || !item.text) {
       throw new Error(`not decrypted and verified: ${JSON.stringify(item)}`);
     }

@@ -113,7 +113,9 @@ try {
       channelId: channel.id,
       epochNumber: epochInfo.epochNumber + 1,
       prevEpochId: epochInfo.epochId,
-      members: members.map((m) => ({ did: m.did, publicKey: m.publicKey as string })),
+      reason: "manual",
+      members: members.map((m) => ({ did: m.did, publicKey: m.publicKey as string, handle: m.handle })),
+      state: { linkSecret: null },
       createdAt: Date.now(),
     });
     const t2 = performance.now();

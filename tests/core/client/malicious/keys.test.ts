@@ -1,7 +1,7 @@
 /**
  * A malicious server lies about keys: it swaps a member's public key, hands a client wrapped keys
- * meant for someone or somewhere else, or (the protocol's known limitation) a substitute epoch key
- * under a real epoch id.
+ * meant for someone or somewhere else, or a substitute epoch key under a real epoch id (a v1
+ * limitation that v2's key commitment closes).
  */
 import { expect, test } from "bun:test";
 import type { TimelineItem } from "../../../../core/client/index.ts";
@@ -11,6 +11,7 @@ import {
   fingerprint,
   generateEpochKey,
   safetyNumber,
+  toHex,
   unwrapEpochKey,
 } from "../../../../core/crypto/index.ts";
 import type { EncryptedContent, WrappedEpochKey } from "../../../../core/protocol/index.ts";
@@ -226,19 +227,22 @@ test("wrapped keys addressed to another member or another channel: skipped, mess
   expect(item.error).toBe(CryptoText.epochKeyNotFound(e3));
   expect(held().has(e3)).toBe(false);
   expect(held().has(foreign.epochId)).toBe(false);
-  expect(alice.logs.filter((l) => l.includes(CryptoText.epochKeyInvalid)).length).toBeGreaterThanOrEqual(4);
+  // Each bad wrap is logged and skipped: the three for epoch 3 fail to unwrap, and the foreign one as
+  // it is has no signed commit in this channel (v2 never unwraps a key without its commit).
+  expect(alice.logs.filter((l) => l.includes(CryptoText.epochKeyInvalid)).length).toBeGreaterThanOrEqual(3);
+  expect(alice.logs).toContain(`epoch key ${foreign.epochId}: no commit offered`);
   // And alice does not send under an epoch she holds no genuine key for.
   await expect(alice.client.send(channel.id, "nothing")).rejects.toThrow();
   expect(alice.tamper.sentContents().filter((c) => c.epochId === e3)).toEqual([]);
 });
 
 /**
- * KNOWN LIMITATION (protocol §5): a wrapped key is bound to channel, epoch id, number and recipient,
- * but not to the commit or to the key the creator generated. A malicious server can wrap a key of
- * its own to one member under a real, correctly signed epoch id. This test records what the engine
- * does today; change it when a mitigation lands.
+ * Closed in protocol v2 (§7; a v1 limitation): a wrapped key is bound to channel, epoch id, number and
+ * recipient, and now also to the signed commit through its keyCommitment. A server that wraps a key of
+ * its own to one member under a real, correctly signed epoch id (plainly, on get-epoch-keys) is
+ * refused: the member never uses it, is warned, and encrypts nothing under it.
  */
-test("limitation: a substitute key for a real epoch id is used to send; the server reads it, members cannot", async () => {
+test("a substitute key for a real epoch id (on get-epoch-keys) is refused: key-commitment warning, nothing sent under it", async () => {
   const bob = await user("bob");
   const alice = await user("alice");
   const carol = await user("carol");
@@ -246,12 +250,13 @@ test("limitation: a substitute key for a real epoch id is used to send; the serv
   await bob.client.open(channel.id);
   await alice.client.join(channel.id);
   const serverKey = generateEpochKey();
-  const held = () => new Set(epochKeysOf(alice.store, channel.id).keys());
+  const known = new Set(epochKeysOf(alice.store, channel.id).keys());
+  // Every wrap for an epoch alice does not hold yet is replaced by a wrap of the server's key.
   alice.tamper.response("getEpochKeys", async (body) => {
     const out: WrappedEpochKey[] = [];
     for (const w of body.epochKeys) {
       out.push(
-        held().has(w.epochId)
+        known.has(w.epochId)
           ? w
           : await forgeWrap({
               channelId: channel.id,
@@ -267,33 +272,48 @@ test("limitation: a substitute key for a real epoch id is used to send; the serv
   });
   await carol.client.join(channel.id);
   const e3 = carol.client.view(channel.id)?.epoch?.epochId as string;
-  await until(() => held().has(e3), 5000, "alice holds a key for epoch 3");
-  // carol speaks first under epoch 3: alice cannot open it (a validly signed message her key fails on).
+  // carol speaks first under epoch 3: alice cannot open it (she holds no key for epoch 3).
   expect(await relay(carol, alice, channel.id, "carol in epoch 3")).toMatchObject({
     state: "failed",
     text: null,
   });
-
-  // Today alice still sends under epoch 3 with the substitute key...
-  const record = await alice.client.send(channel.id, "alice in epoch 3");
-  const [sent] = alice.tamper.sentContents();
-  expect(sent?.epochId).toBe(e3);
-  // ...which the server opens,
-  const opened = await decryptMessage({
-    content: sent,
-    channelId: channel.id,
-    recordAuthorDid: alice.did,
-    epochKey: serverKey,
-    senderPublicKey: alice.keys.publicKey,
-  });
-  expect(opened.plaintext.text).toBe("alice in epoch 3");
-  // ...while the members cannot: they show it as failed, never as a good message.
-  for (const u of [bob, carol]) {
-    expect(await seen(u, channel.id, record.uri)).toMatchObject({
-      state: "failed",
-      verified: false,
-      text: null,
-    });
+  await until(
+    () => (alice.client.view(channel.id)?.warnings ?? []).some((w) => w.check === "key-commitment"),
+    5000,
+    "alice's key-commitment warning",
+  );
+  // alice never stored or used the server's key for epoch 3...
+  const held = epochKeysOf(alice.store, channel.id).get(e3);
+  if (held) expect(toHex(held)).not.toBe(toHex(serverKey));
+  // ...refuses to send, with the warning's words...
+  const sentBefore = alice.tamper.sentContents().length;
+  const outcome = await alice.client.send(channel.id, "alice in epoch 3").then(
+    () => "sent" as const,
+    (e: Error) => e,
+  );
+  const view = alice.client.view(channel.id);
+  const warning = view?.warnings.find((w) => w.check === "key-commitment");
+  expect(warning?.epochNumber).toBe(3);
+  expect(outcome).toBeInstanceOf(Error);
+  expect((outcome as Error).name).toBe("SendBlockedError");
+  expect((outcome as Error).message).toBe(warning?.text as string);
+  expect(view?.sendBlocked).toBe(true);
+  // ...and hands the server nothing under epoch 3 or readable with its key.
+  const sent = alice.tamper.sentContents();
+  expect(sent.length).toBe(sentBefore);
+  expect(sent.filter((c) => c.epochId === e3)).toEqual([]);
+  for (const content of sent) {
+    const opened = await decryptMessage({
+      content,
+      channelId: channel.id,
+      recordAuthorDid: alice.did,
+      epochKey: serverKey,
+      senderPublicKey: alice.keys.publicKey,
+    }).then(
+      () => true,
+      () => false,
+    );
+    expect(opened).toBe(false);
   }
 });
 
