@@ -15,7 +15,7 @@ import {
   type EpochRecord,
   type Member,
 } from "../protocol/runtime.ts";
-import type { ChainState, VerifiedEpoch } from "./chain.ts";
+import { type ChainState, membersOf, type VerifiedEpoch } from "./chain.ts";
 import type { EngineContext } from "./engine-context.ts";
 import { checkAdmission, type EpochCandidate, type VerifyContext, verifyEpoch } from "./epoch-verify.ts";
 import type { EpochKey } from "./keyring.ts";
@@ -333,6 +333,16 @@ export class EpochManager {
     }
     if (info.epochNumber === head.epochNumber && info.epochId !== head.epochId) {
       return block(this.warn(channelId, "fork", { epochNumber: info.epochNumber }).text);
+    }
+    if (info.commit && info.epochId === head.epochId) {
+      // The same epoch id under a commit other than the one verified (members slipped in or out).
+      const verified = chain.epochs[String(head.epochNumber)];
+      const offered = membersOf(info.commit);
+      const same =
+        verified !== undefined &&
+        verified.members.length === offered.length &&
+        verified.members.every((m, i) => m.did === offered[i]?.did && m.fp === offered[i]?.fp);
+      if (!same) return block(this.warn(channelId, "signature", { epochNumber: info.epochNumber }).text);
     }
     if (info.epochNumber > head.epochNumber) {
       const failed = view?.warnings.find((w) => w.epochNumber === info.epochNumber && w.check !== "handle");
