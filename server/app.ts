@@ -74,7 +74,6 @@ export function createServices(deps: AppDeps): Services {
     bus,
     clock,
     notices,
-    publicUrl: () => deps.config.publicUrl,
     isOnline: (did) => hub.isOnline(did),
     normalizeHandle: (h) => auth.normalizeHandle(h),
   });
@@ -99,6 +98,22 @@ export function createServices(deps: AppDeps): Services {
     }),
   };
 }
+
+/**
+ * Checks run on a parsed body before schema validation, for refusals that deserve a clearer message
+ * than the schema's first error. A v1 commit fails CommitV2 at several fields; say why in one line.
+ */
+const bodyPrechecks: Partial<Record<RouteName, (body: unknown) => void>> = {
+  createEpoch(body) {
+    const commit = (body as { commit?: unknown } | null)?.commit;
+    if (typeof commit === "object" && commit !== null && (commit as { v?: unknown }).v === 1) {
+      throw new ApiError(
+        "InvalidRequest",
+        "commit.v: must be 2 (protocol v2); version 1 commits are no longer accepted",
+      );
+    }
+  },
+};
 
 const FAVICON_SVG =
   '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" fill="#000"/><path d="M2 4l3 8 3-6 3 6 3-8" stroke="#00ff9c" stroke-width="1.6" fill="none"/></svg>';
@@ -155,9 +170,14 @@ export function createApp(deps: AppDeps) {
     if (def.method === "GET") {
       app.get(path, run);
     } else {
+      const precheck = bodyPrechecks[name];
       app.post(path, run, {
         ...(def.body ? { body: def.body } : {}),
-        parse: ({ request }) => readJsonBody(request, def.maxBytes ?? Limits.bodyMaxBytes),
+        parse: async ({ request }) => {
+          const body = await readJsonBody(request, def.maxBytes ?? Limits.bodyMaxBytes);
+          precheck?.(body);
+          return body;
+        },
       });
     }
   }

@@ -28,6 +28,10 @@ export const handlers: { [N in RouteName]: Handler<N> } = {
   logout: (s, a) => s.auth.logout(a.body),
   savePublicKey: (s, a) => s.auth.savePublicKey(caller(a), a.body),
   getKeys: (s, a) => s.auth.getKeys(a.body),
+  resolveUser: (s, a) => {
+    caller(a);
+    return s.auth.resolveUser(a.body);
+  },
   getChannels: (s, a) => s.channels.list(caller(a)),
   createChannel: (s, a) => s.channels.create(caller(a), a.body),
   joinChannel: async (s, a) => {

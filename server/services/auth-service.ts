@@ -281,6 +281,22 @@ export class AuthService {
     return { success: true, publicKey };
   }
 
+  /**
+   * A handle's account and key (protocol §7: a v2 client resolves the invitee before it signs an
+   * invite naming their did). The handle is normalised as invite does; an unknown one is 404.
+   */
+  async resolveUser(body: RouteBody<"resolveUser">): Promise<PublicKeyRecord> {
+    const handle = this.normalizeHandle(body.handle);
+    const account = handle ? await this.d.storage.accounts.byHandle(handle) : null;
+    if (!account) throw new ApiError("NotFound", "No user with that handle");
+    return {
+      did: account.did,
+      handle: account.handle,
+      publicKey: account.publicKey,
+      fingerprint: account.fingerprint,
+    };
+  }
+
   async getKeys(body: RouteBody<"getKeys">): Promise<{ keys: PublicKeyRecord[] }> {
     const rows = await this.d.storage.accounts.byDids([...new Set(body.dids)]);
     return {

@@ -1,4 +1,6 @@
+import { verifyInvite } from "../../core/crypto/index.ts";
 import {
+  type Admission,
   ApiError,
   type Channel,
   channelIdFromUri,
@@ -8,9 +10,9 @@ import {
   WsEvent,
 } from "../../core/protocol/index.ts";
 import { type Bus, frame } from "../realtime/bus.ts";
-import type { ChannelRow, Storage } from "../storage/types.ts";
+import type { AccountRow, ChannelRow, Storage } from "../storage/types.ts";
 import type { Clock } from "../util/clock.ts";
-import { newChannelId, randomBase64Url } from "../util/ids.ts";
+import { newChannelId } from "../util/ids.ts";
 import { secretsEqual, sha256Hex } from "../util/secrets.ts";
 import type { AuthContext } from "./auth-service.ts";
 import { requireMember } from "./channel-access.ts";
@@ -22,11 +24,16 @@ export interface ChannelDeps {
   bus: Bus;
   clock: Clock;
   notices: Notices;
-  /** Read when a link is made: with PORT=0 it is only known once the server listens. */
-  publicUrl(): string;
   isOnline(did: string): boolean;
   normalizeHandle(handle: string): string | null;
 }
+
+/**
+ * How far a signed invite's or deletion's `createdAt` may be from the server's clock. It bounds how
+ * long a signed object made for one purpose can be replayed to the server, while allowing for
+ * clients with a skewed clock or a message queued offline.
+ */
+export const SIGNED_OBJECT_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 export class ChannelService {
   constructor(private readonly d: ChannelDeps) {}
@@ -47,24 +54,25 @@ export class ChannelService {
     return { channels: rows.map(toChannel) };
   }
 
-  private async requireKey(ctx: AuthContext): Promise<void> {
+  private async requireKey(ctx: AuthContext): Promise<AccountRow> {
     const account = await this.d.storage.accounts.byDid(ctx.did);
     if (!account?.publicKey) {
       throw new ApiError("Forbidden", "Save your public key before creating or joining encrypted channels");
     }
+    return account;
   }
 
-  async create(
-    ctx: AuthContext,
-    body: RouteBody<"createChannel">,
-  ): Promise<{ channel: Channel; payload?: { uri: string; link: string } }> {
+  /**
+   * Creates a channel. A secret channel gets no link here (protocol §7): the server must never know
+   * a link secret, so the creator's client makes one and sends its join token with epoch 1; until
+   * then the join token is null, nobody can join by link, and linkRotationRequired is true.
+   */
+  async create(ctx: AuthContext, body: RouteBody<"createChannel">): Promise<{ channel: Channel }> {
     const name = body.name.trim();
     if (!name) throw new ApiError("InvalidRequest", "name: must not be blank");
     await this.requireKey(ctx);
     const now = this.d.clock.now();
     const id = newChannelId();
-    // The secret link's token is shown once; only its hash is stored, so a database leak cannot join.
-    const joinToken = body.type === "secret" ? randomBase64Url(16) : null;
     const row: ChannelRow = {
       id,
       name,
@@ -73,19 +81,20 @@ export class ChannelService {
       creatorDid: ctx.did,
       ownerDid: ctx.did,
       createdAt: now,
-      joinTokenHash: joinToken ? sha256Hex(joinToken) : null,
+      joinTokenHash: null,
+      linkVoided: false,
       memberVersion: 1,
     };
     await this.d.storage.channels.create(row, { did: ctx.did, at: now });
-    const channel = await this.view(id, ctx.did);
-    if (!joinToken) return { channel };
-    return {
-      channel,
-      payload: { uri: channel.uri, link: `${this.d.publicUrl()}/sync/join/${id}#${joinToken}` },
-    };
+    return { channel: await this.view(id, ctx.did) };
   }
 
-  /** Joins (or, for a member, just returns the channel). Rules: protocol §3 "Joining". */
+  /**
+   * Joins (or, for a member, just returns the channel). Rules: protocol §3 "Joining" with §7's
+   * evidence: the admission a member joins with is stored with them and shown to every member, who
+   * check it before wrapping an epoch key to the joiner. The server cannot make evidence: an invite
+   * is signed by a member, a link proof is a MAC under the link secret that only members know.
+   */
   async join(
     ctx: AuthContext,
     body: RouteBody<"joinChannel">,
@@ -94,27 +103,25 @@ export class ChannelService {
     if (!id) throw new ApiError("InvalidRequest", "channelUri: its last path segment is not a channel id");
     const channel = await this.d.storage.channels.get(id);
     if (!channel) throw new ApiError("NotFound", "Channel not found");
+    let admission: Admission | null = null;
     if (!(await this.d.storage.channels.member(id, ctx.did))) {
-      const invited = (await this.d.storage.channels.invite(id, ctx.did)) !== null;
-      const tokenOk =
-        channel.type === "secret" &&
-        channel.joinTokenHash !== null &&
-        body.joinToken !== undefined &&
-        secretsEqual(sha256Hex(body.joinToken), channel.joinTokenHash);
-      // A wrong token for a secret channel looks exactly like a channel that does not exist.
-      if (channel.type === "secret" && !invited && !tokenOk)
-        throw new ApiError("NotFound", "Channel not found");
-      if (channel.type === "invite" && !invited)
-        throw new ApiError("InviteRequired", "This channel is invite-only");
-      await this.requireKey(ctx);
+      admission = await this.admissionFor(channel, ctx, body);
     }
+    // A link join is re-checked against the live token inside the insert (a kick may void it now).
+    const linkGate =
+      admission?.kind === "link" && channel.joinTokenHash !== null
+        ? { joinTokenHash: channel.joinTokenHash }
+        : undefined;
     const change = await this.d.storage.channels.addMember(
       id,
       ctx.did,
       this.d.clock.now(),
       Limits.membersPerChannel,
+      admission,
+      linkGate,
     );
     if (change.kind === "channel-full") throw new ApiError("Forbidden", "Channel is full");
+    if (change.kind === "link-gone") throw new ApiError("NotFound", "Channel not found");
     const joined = change.kind === "joined";
     if (joined) {
       await this.d.notices.post(channel, ctx, "joined");
@@ -128,6 +135,57 @@ export class ChannelService {
       });
     }
     return { channel: await this.view(id, ctx.did), members: await this.memberList(id), joined };
+  }
+
+  /** The evidence a non-member joins with, or the refusal (protocol §3 "Joining", §7). */
+  private async admissionFor(
+    channel: ChannelRow,
+    ctx: AuthContext,
+    body: RouteBody<"joinChannel">,
+  ): Promise<Admission> {
+    if (channel.type === "public") {
+      await this.requireKey(ctx);
+      return { kind: "public" };
+    }
+    const invite = await this.d.storage.channels.invite(channel.id, ctx.did);
+    // Only a signed v2 invite admits: an invite stored before v2 has nothing members could check.
+    if (invite?.signed) {
+      await this.requireKey(ctx);
+      return { kind: "invite", invite: invite.signed.invite, signature: invite.signed.signature };
+    }
+    if (channel.type === "invite") {
+      throw new ApiError(
+        "InviteRequired",
+        invite ? "This invite is from an older version: ask for a new invite" : "This channel is invite-only",
+      );
+    }
+    // Secret channel. The token is compared in constant time against the stored hash; a voided or
+    // unset link has no hash. A wrong token looks exactly like a channel that does not exist, and is
+    // checked before anything else about the body so that nothing else reveals the channel.
+    const tokenOk =
+      channel.joinTokenHash !== null &&
+      !channel.linkVoided &&
+      body.joinToken !== undefined &&
+      secretsEqual(sha256Hex(body.joinToken), channel.joinTokenHash);
+    if (!tokenOk) {
+      // An invitee with an invite from before v2 already knows the channel exists.
+      if (invite)
+        throw new ApiError("InviteRequired", "This invite is from an older version: ask for a new invite");
+      throw new ApiError("NotFound", "Channel not found");
+    }
+    const account = await this.requireKey(ctx);
+    const proof = body.admission;
+    if (!proof) throw new ApiError("InvalidRequest", "admission: required with joinToken (a link proof)");
+    // The server cannot check the MAC (it does not know the link secret; members do), but it can
+    // make sure the proof is this joiner's, for this channel, under their current key, so a proof
+    // copied from someone else is refused here and not only by members.
+    if (proof.channelId !== channel.id)
+      throw new ApiError("InvalidRequest", "admission.channelId: must be this channel");
+    if (proof.did !== ctx.did) throw new ApiError("InvalidRequest", "admission.did: must be the caller");
+    if (proof.fp !== account.fingerprint) {
+      throw new ApiError("InvalidRequest", "admission.fp: must be the fingerprint of your current key");
+    }
+    return { kind: "link", proof };
   }
 
   async leave(ctx: AuthContext, body: RouteBody<"leaveChannel">): Promise<{ success: true }> {
@@ -146,12 +204,18 @@ export class ChannelService {
     return { success: true };
   }
 
+  /**
+   * A kick from a secret channel voids the join token in the removal's transaction (protocol §7):
+   * the kicked member knows the link, so from that moment it admits nobody, and the next epoch must
+   * bring a new link that only the remaining members see.
+   */
   private async removeMember(
     channel: ChannelRow,
     who: { did: string; handle: string },
     action: "left" | "kicked",
   ): Promise<void> {
-    if (!(await this.d.storage.channels.removeMember(channel.id, who.did))) return;
+    const voidLink = action === "kicked" && channel.type === "secret";
+    if (!(await this.d.storage.channels.removeMember(channel.id, who.did, { voidLink }))) return;
     const channelUri = uriOf(channel);
     // Tell the member first (their sockets are still subscribed), then cut them off.
     await this.d.bus.publish({
@@ -163,18 +227,40 @@ export class ChannelService {
     await this.d.notices.post(channel, who, action);
   }
 
+  /**
+   * Stores a member's signed invite (protocol §7). Everything the server can check is checked before
+   * anything is stored: the invite names this channel, the caller as inviter and the handle's account
+   * as invitee, is recent, and is signed under the caller's stored key. A forged or misdirected invite
+   * is never stored, so it can never be handed to members as someone's admission.
+   */
   async invite(ctx: AuthContext, body: RouteBody<"invite">): Promise<{ success: true }> {
     const { channel } = await requireMember(this.d.storage, ctx, body.channelUri);
     const handle = this.d.normalizeHandle(body.handle);
     const target = handle ? await this.d.storage.accounts.byHandle(handle) : null;
     if (!target) throw new ApiError("NotFound", "No user with that handle");
-    if (await this.d.storage.channels.member(channel.id, target.did)) return { success: true };
+    const { invite, signature } = body;
     const now = this.d.clock.now();
+    if (invite.channelId !== channel.id)
+      throw new ApiError("InvalidRequest", "invite.channelId: must be this channel");
+    if (invite.inviterDid !== ctx.did)
+      throw new ApiError("InvalidRequest", "invite.inviterDid: must be the caller");
+    if (invite.inviteeDid !== target.did) {
+      throw new ApiError("InvalidRequest", "invite.inviteeDid: must be the did of the invited handle");
+    }
+    if (Math.abs(invite.createdAt - now) > SIGNED_OBJECT_WINDOW_MS) {
+      throw new ApiError("InvalidRequest", "invite.createdAt: must be within 24 hours of the server's time");
+    }
+    const inviter = await this.d.storage.accounts.byDid(ctx.did);
+    if (!inviter?.publicKey || !(await verifyInvite(invite, signature, inviter.publicKey))) {
+      throw new ApiError("InvalidRequest", "signature: does not verify under the inviter's public key");
+    }
+    if (await this.d.storage.channels.member(channel.id, target.did)) return { success: true };
     await this.d.storage.channels.addInvite({
       channelId: channel.id,
       inviteeDid: target.did,
       fromDid: ctx.did,
       createdAt: now,
+      signed: { invite, signature },
     });
     await this.d.bus.publish({
       kind: "user",

@@ -1,29 +1,23 @@
 import { verifyCommit } from "../../core/crypto/index.ts";
 import {
+  type Admissions,
   ApiError,
+  type ChannelType,
+  type CommitV2,
   type EpochInfo,
   type RouteBody,
   type WrappedEpochKey,
   WsEvent,
 } from "../../core/protocol/index.ts";
 import { type Bus, frame } from "../realtime/bus.ts";
-import type { EpochState, Storage } from "../storage/types.ts";
+import type { EpochRow, MemberRow, Storage } from "../storage/types.ts";
 import type { Clock } from "../util/clock.ts";
+import { sha256Hex } from "../util/secrets.ts";
 import type { AuthContext } from "./auth-service.ts";
 import { requireMember } from "./channel-access.ts";
-import { uriOf } from "./records.ts";
+import { toEpochInfo, toEpochRecord, uriOf } from "./records.ts";
 
-export function toEpochInfo(state: EpochState): EpochInfo {
-  const e = state.current;
-  return {
-    epochId: e?.epochId ?? null,
-    epochNumber: e?.epochNumber ?? 0,
-    createdAt: e?.createdAt ?? null,
-    commit: e?.commit ?? null,
-    signature: e?.signature ?? null,
-    rotationRequired: state.rotationRequired,
-  };
-}
+export { toEpochInfo };
 
 const conflict = (why: string) =>
   new ApiError("EpochConflict", `${why}; fetch the epoch info and members again`);
@@ -39,11 +33,18 @@ export class EpochService {
     return toEpochInfo(await this.storage.epochs.state(channelId));
   }
 
-  /** Only the caller's own wrapped keys: nobody can even fetch ciphertext of another member's key. */
+  /**
+   * Only the caller's own wrapped keys: nobody can even fetch ciphertext of another member's key.
+   * With them, the signed commit (and admissions) of each of those epochs, so a client can check
+   * every key against its commit (protocol §7) before using it. Epochs are immutable once stored,
+   * so the two reads need no common transaction.
+   */
   async keys(ctx: AuthContext, body: RouteBody<"getEpochKeys">) {
     const { channel } = await requireMember(this.storage, ctx, body.channelUri);
     const epochKeys = await this.storage.epochs.keysFor(channel.id, ctx.did);
-    return { success: true as const, channelId: channel.id, epochKeys };
+    const numbers = [...new Set(epochKeys.map((k) => k.epochNumber))];
+    const epochs = (await this.storage.epochs.byNumbers(channel.id, numbers)).map(toEpochRecord);
+    return { success: true as const, channelId: channel.id, epochKeys, epochs };
   }
 
   async getInfo(ctx: AuthContext, body: RouteBody<"getEpochInfo">) {
@@ -52,15 +53,29 @@ export class EpochService {
   }
 
   /**
-   * Accepts a member's new epoch only when it is signed by the caller, numbered current + 1, chained
-   * to the current epoch, and addressed to exactly the current member set under their current keys
-   * (protocol §5). The member version read here is checked again inside the insert transaction, so a
-   * join or leave that lands meanwhile turns the insert into an EpochConflict instead of an epoch that
-   * misses someone or includes a leaver.
+   * Accepts a member's new epoch only when it is a v2 commit signed by the caller, numbered current
+   * + 1, chained to the current epoch, and addressed to exactly the current member set under their
+   * current keys and handles (protocol §5, §7); in invite and secret channels every member the epoch
+   * adds must have stored admission evidence; a secret channel whose link is void or unset must get
+   * a new joinToken with it. The member version read here is checked again inside the insert
+   * transaction, so a join or leave (or a kick that voids the link) that lands meanwhile turns the
+   * insert into an EpochConflict instead of an epoch that misses someone, includes a leaver, or was
+   * judged against stale evidence: admissions change only with the member set.
+   *
+   * Any member may set a new link (joinToken) with an epoch, not only the owner: the secret is sealed
+   * in the commit for every member, who all could share the old link anyway, and the owner's kick
+   * makes the rotating client, whoever it is, produce a new one.
    */
   async create(ctx: AuthContext, body: RouteBody<"createEpoch">) {
     const { channel } = await requireMember(this.storage, ctx, body.channelUri);
-    const { commit, wrappedKeys, signature } = body;
+    const { wrappedKeys, signature, joinToken } = body;
+    // The route schema admits only v2; this guards any other caller of the service.
+    const commit = body.commit as CommitV2;
+    if (commit.v !== 2) throw new ApiError("InvalidRequest", "commit.v: must be 2");
+    // Only a secret channel has a link; a token elsewhere would be a join gate nobody checks.
+    if (joinToken !== undefined && channel.type !== "secret") {
+      throw new ApiError("InvalidRequest", "joinToken: only a secret channel has a join token");
+    }
     if (commit.channelId !== channel.id)
       throw new ApiError("InvalidRequest", "commit.channelId: not this channel");
     if (commit.creatorDid !== ctx.did)
@@ -84,7 +99,24 @@ export class EpochService {
     if (dids.length !== expected.size || commit.members.some((m) => expected.get(m.did) !== m.fp)) {
       throw conflict("commit.members is not the current member set with their current keys");
     }
+    // Clients pin a did's handle from signed commits (protocol §7 "Names"): a commit must never
+    // carry a handle the account does not have.
+    const byDid = new Map(members.map((m) => [m.did, m]));
+    commit.members.forEach((m, i) => {
+      if (byDid.get(m.did)?.handle !== m.handle) {
+        throw new ApiError("InvalidRequest", `commit.members.${i}.handle: must be that member's handle`);
+      }
+    });
     checkWrappedKeys(wrappedKeys, commit.epochId, commit.epochNumber, expected);
+    const admissions = admissionsFor(channel.type, commit, state.current, byDid);
+
+    // A voided (kick, upgrade) or never-set link is replaced only by a new one that members know.
+    if (state.linkRotationRequired && joinToken === undefined) {
+      throw new ApiError(
+        "RotationRequired",
+        "A new secret link is required: send joinToken for a new link secret with this epoch",
+      );
+    }
 
     const creator = await this.storage.accounts.byDid(ctx.did);
     if (!creator?.publicKey || !(await verifyCommit(commit, signature, creator.publicKey))) {
@@ -101,8 +133,11 @@ export class EpochService {
         createdAt: this.clock.now(),
         creatorDid: ctx.did,
         memberVersion: state.memberVersion,
+        admissions,
       },
       wrappedKeys,
+      // Only the token's hash is kept, as for every secret; set in the insert's own transaction.
+      joinToken === undefined ? {} : { joinTokenHash: sha256Hex(joinToken) },
     );
     if (result === "conflict") throw conflict("Another member created this epoch first");
     if (result === "members-changed") throw conflict("The member set changed while the epoch was made");
@@ -118,6 +153,40 @@ export class EpochService {
     });
     return { success: true as const, epochInfo: await this.info(channel.id) };
   }
+}
+
+/**
+ * The admission evidence of every member the commit adds: those not in the previous epoch's commit
+ * (for epoch 1, everyone but its creator). In invite and secret channels each must have evidence of
+ * the channel's kind, else the epoch is refused: clients wrap only to joiners whose evidence they
+ * can check (protocol §7), and the server must not be the one to let a ghost in. Public channels
+ * need none; what evidence exists is still recorded.
+ */
+function admissionsFor(
+  type: ChannelType,
+  commit: CommitV2,
+  previous: EpochRow | null,
+  members: Map<string, MemberRow>,
+): Admissions {
+  const before = new Set<string>(
+    previous ? previous.commit.members.map((m: { did: string }) => m.did) : [commit.creatorDid],
+  );
+  const admissions: Admissions = {};
+  for (const m of commit.members) {
+    if (before.has(m.did)) continue;
+    const evidence = members.get(m.did)?.admission ?? null;
+    const fits =
+      evidence !== null &&
+      (type === "public" || evidence.kind === "invite" || (type === "secret" && evidence.kind === "link"));
+    if (type !== "public" && !fits) {
+      throw new ApiError(
+        "InvalidRequest",
+        `commit.members: ${m.did} has no admission evidence for this channel (an invite or a link proof); they must join again`,
+      );
+    }
+    if (evidence !== null) admissions[m.did] = evidence;
+  }
+  return admissions;
 }
 
 function checkWrappedKeys(

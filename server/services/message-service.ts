@@ -1,4 +1,5 @@
 import { TypeCompiler } from "@sinclair/typebox/compiler";
+import { verifyDeletion } from "../../core/crypto/index.ts";
 import {
   ApiError,
   Collections,
@@ -15,6 +16,7 @@ import type { Clock } from "../util/clock.ts";
 import { newRkey } from "../util/ids.ts";
 import type { AuthContext } from "./auth-service.ts";
 import { requireMember } from "./channel-access.ts";
+import { SIGNED_OBJECT_WINDOW_MS } from "./channel-service.ts";
 import { toMessageRecord, toRecord, uriOf } from "./records.ts";
 
 const contentCheck = TypeCompiler.Compile(EncryptedContent);
@@ -91,6 +93,8 @@ export class MessageService {
         `content${first?.path.replaceAll("/", ".") ?? ""}: ${first?.message ?? "invalid"}`,
       );
     }
+    // Version 1 content is legacy history only (protocol §7): nothing new is sent with v1 labels.
+    if (content.v !== 2) throw new ApiError("InvalidRequest", "content.v: must be 2");
     if (content.senderDid !== ctx.did)
       throw new ApiError("InvalidRequest", "content.senderDid: must be the sender");
     if (content.clientMsgId !== body.clientMsgId) {
@@ -144,12 +148,19 @@ export class MessageService {
     return toMessageRecord(previous, chUri);
   }
 
-  /** The author, or an owner of the channel, may delete a message. */
+  /**
+   * The author, or an owner of the channel, may delete a message, with a deletion signed by
+   * themselves (protocol §7). The message becomes a tombstone that keeps the signed deletion, so
+   * members see who deleted it and can check that; a deletion the server cannot verify under the
+   * caller's key is refused and changes nothing (it would be shown to members as "deleted by X").
+   */
   async delete(ctx: AuthContext, body: RouteBody<"deleteMessage">): Promise<{ success: true }> {
     const m = messageUriRe.exec(body.uri);
     if (!m?.[2]) throw new ApiError("InvalidRequest", "uri: not a message uri");
+    const { deletion, signature } = body;
     const row = await this.storage.timeline.byRkey(m[2]);
-    if (row?.kind !== "message" || row.authorDid !== m[1])
+    // A tombstone (content "") is a message that no longer exists.
+    if (row?.kind !== "message" || row.authorDid !== m[1] || row.content === "")
       throw new ApiError("NotFound", "Message not found");
     const channel = await this.storage.channels.get(row.channelId);
     const member = channel ? await this.storage.channels.member(channel.id, ctx.did) : null;
@@ -157,11 +168,29 @@ export class MessageService {
     if (row.authorDid !== ctx.did && member.role !== "owner") {
       throw new ApiError("Forbidden", "Only the author or a channel owner can delete a message");
     }
-    if (await this.storage.timeline.deleteMessage(row.rkey)) {
+    // Authorization first (above): who may not see the message learns nothing from the body checks.
+    if (deletion.uri !== body.uri) throw new ApiError("InvalidRequest", "deletion.uri: must equal uri");
+    if (deletion.byDid !== ctx.did)
+      throw new ApiError("InvalidRequest", "deletion.byDid: must be the caller");
+    if (deletion.channelId !== channel.id) {
+      throw new ApiError("InvalidRequest", "deletion.channelId: must be the message's channel");
+    }
+    if (Math.abs(deletion.createdAt - this.clock.now()) > SIGNED_OBJECT_WINDOW_MS) {
+      throw new ApiError(
+        "InvalidRequest",
+        "deletion.createdAt: must be within 24 hours of the server's time",
+      );
+    }
+    const account = await this.storage.accounts.byDid(ctx.did);
+    if (!account?.publicKey || !(await verifyDeletion(deletion, signature, account.publicKey))) {
+      throw new ApiError("InvalidRequest", "signature: does not verify under your public key");
+    }
+    const signed = { deletion, signature };
+    if (await this.storage.timeline.deleteMessage(row.rkey, signed)) {
       await this.bus.publish({
         kind: "channel",
         channelId: channel.id,
-        frame: frame(WsEvent.messageDeleted, { channelUri: uriOf(channel), uri: body.uri }),
+        frame: frame(WsEvent.messageDeleted, { channelUri: uriOf(channel), uri: body.uri, deletion: signed }),
       });
     }
     return { success: true };

@@ -2,6 +2,8 @@ import {
   type Channel,
   Collections,
   channelUri,
+  type EpochInfo,
+  type EpochRecord,
   type Member,
   type MessageRecord,
   messageUri,
@@ -12,6 +14,8 @@ import {
 import type {
   ChannelRow,
   ChannelSummary,
+  EpochRow,
+  EpochState,
   MemberRow,
   MessageRow,
   NotifyRow,
@@ -51,6 +55,32 @@ export function toMember(m: MemberRow, online: boolean): Member {
     online,
     publicKey: m.publicKey,
     fingerprint: m.fingerprint,
+    admission: m.admission,
+  };
+}
+
+export function toEpochRecord(e: EpochRow): EpochRecord {
+  return {
+    epochId: e.epochId,
+    epochNumber: e.epochNumber,
+    createdAt: e.createdAt,
+    commit: e.commit,
+    signature: e.signature,
+    admissions: e.admissions,
+  };
+}
+
+export function toEpochInfo(state: EpochState): EpochInfo {
+  const e = state.current;
+  return {
+    epochId: e?.epochId ?? null,
+    epochNumber: e?.epochNumber ?? 0,
+    createdAt: e?.createdAt ?? null,
+    commit: e?.commit ?? null,
+    signature: e?.signature ?? null,
+    rotationRequired: state.rotationRequired,
+    admissions: e?.admissions ?? {},
+    linkRotationRequired: state.linkRotationRequired,
   };
 }
 
@@ -64,7 +94,9 @@ export function toMessageRecord(r: MessageRow, chUri: string): MessageRecord {
       $type: Collections.message,
       author: { did: r.authorDid, handle: r.authorHandle },
       createdAt: iso(r.createdAt),
+      // A tombstone: content "" and, when deleted under v2, the signed deletion (protocol §7).
       content: r.content,
+      ...(r.deletion ? { deletion: r.deletion } : {}),
     },
   };
 }

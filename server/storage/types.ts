@@ -1,4 +1,13 @@
-import type { ChannelType, Commit, NotifyAction, WrappedEpochKey } from "../../core/protocol/index.ts";
+import type {
+  Admission,
+  Admissions,
+  ChannelType,
+  Commit,
+  InviteObject,
+  NotifyAction,
+  SignedDeletion,
+  WrappedEpochKey,
+} from "../../core/protocol/index.ts";
 
 /**
  * Storage behind small async interfaces, one per aggregate. Nothing above this layer may assume
@@ -65,8 +74,14 @@ export interface ChannelRow {
   /** The current owner; passes on when the owner leaves, null while the channel is empty. */
   ownerDid: string | null;
   createdAt: number;
-  /** SHA-256 of the secret join token (secret channels only); the token itself is never stored. */
+  /**
+   * SHA-256 of the secret join token (secret channels only); the token itself is never stored. Null
+   * until a member's create-epoch brings one (protocol §7: the server never makes a link), and again
+   * after the link was voided.
+   */
   joinTokenHash: string | null;
+  /** The secret link was voided (a kick, or the v2 upgrade): the next epoch must bring a new joinToken. */
+  linkVoided: boolean;
   /** Bumped with every change of the member set or of a member's key (see EpochRow.memberVersion). */
   memberVersion: number;
 }
@@ -87,6 +102,13 @@ export interface MemberRow {
   joinedAt: number;
   publicKey: string | null;
   fingerprint: string | null;
+  /** The evidence the member joined with (protocol §7); null for the creator and pre-v2 members. */
+  admission: Admission | null;
+}
+
+export interface SignedInvite {
+  invite: InviteObject;
+  signature: string;
 }
 
 export interface InviteRow {
@@ -95,12 +117,18 @@ export interface InviteRow {
   fromDid: string;
   fromHandle: string;
   createdAt: number;
+  /** The inviter's signed v2 invite; null for invites stored before v2 (they no longer admit anyone). */
+  signed: SignedInvite | null;
 }
+
+export type NewInvite = Omit<InviteRow, "fromHandle" | "signed"> & { signed?: SignedInvite | null };
 
 export type MembershipChange =
   | { kind: "joined"; member: MemberRow }
   | { kind: "already-member"; member: MemberRow }
-  | { kind: "channel-full" };
+  | { kind: "channel-full" }
+  /** The join token given as `linkGate` is no longer the channel's (voided or replaced meanwhile). */
+  | { kind: "link-gone" };
 
 export interface ChannelStore {
   /** Creates the channel with its creator as owner (member version 1, no epoch yet). */
@@ -113,16 +141,28 @@ export interface ChannelStore {
   members(channelId: string): Promise<MemberRow[]>;
   channelIdsOf(did: string): Promise<string[]>;
   /**
-   * Adds a member, removes any pending invite for them and bumps the member version, atomically.
-   * Refuses past the member limit.
+   * Adds a member with the admission evidence they joined with (null: none), removes any pending
+   * invite for them and bumps the member version, atomically. Refuses past the member limit. With
+   * `linkGate`, refuses ("link-gone") unless that is still the channel's live join token hash, checked
+   * in the same transaction, so a join by link cannot land after a kick has voided the link.
    */
-  addMember(channelId: string, did: string, at: number, limit: number): Promise<MembershipChange>;
+  addMember(
+    channelId: string,
+    did: string,
+    at: number,
+    limit: number,
+    admission?: Admission | null,
+    linkGate?: { joinTokenHash: string },
+  ): Promise<MembershipChange>;
   /**
    * Removes a member and bumps the member version atomically. When the owner leaves, the longest-
-   * standing remaining member becomes owner. Returns false when `did` was not a member.
+   * standing remaining member becomes owner. With `voidLink`, the channel's join token is voided in
+   * the same transaction (a kick from a secret channel: the kicked member's link must stop working
+   * the moment they are out). Returns false when `did` was not a member (and then voids nothing).
    */
-  removeMember(channelId: string, did: string): Promise<boolean>;
-  addInvite(invite: Omit<InviteRow, "fromHandle">): Promise<void>;
+  removeMember(channelId: string, did: string, opts?: { voidLink?: boolean }): Promise<boolean>;
+  /** Stores a pending invite, replacing any earlier one for the same (channel, invitee) from anyone. */
+  addInvite(invite: NewInvite): Promise<void>;
   invite(channelId: string, did: string): Promise<InviteRow | null>;
   invitesFor(did: string): Promise<InviteRow[]>;
 }
@@ -137,12 +177,21 @@ export interface EpochRow {
   creatorDid: string;
   /** The channel's member version this epoch was made for; rotation is required when they differ. */
   memberVersion: number;
+  /**
+   * The admission evidence, keyed by did, of each member this epoch added (in its commit but not in
+   * the previous epoch's; for epoch 1 everyone but its creator), as stored on their member rows.
+   * Members without evidence (the creator, pre-v2 members, public-channel members from before v2)
+   * are absent. `{}` for epochs stored before v2.
+   */
+  admissions: Admissions;
 }
 
 export interface EpochState {
   current: EpochRow | null;
   memberVersion: number;
   rotationRequired: boolean;
+  /** A secret channel whose join token is null or voided: the next epoch must bring a joinToken. */
+  linkRotationRequired: boolean;
 }
 
 export type EpochInsertResult = "ok" | "conflict" | "members-changed";
@@ -152,11 +201,19 @@ export interface EpochStore {
   /**
    * Inserts epoch `row` and its wrapped keys only if `row.epochNumber` is current + 1 ("conflict"
    * otherwise) and the channel's member version is still `row.memberVersion` ("members-changed"
-   * otherwise: the member set moved under the caller). One transaction.
+   * otherwise: the member set moved under the caller). One transaction. With `joinTokenHash`, the
+   * same transaction sets the channel's join token hash and clears its voided flag, so a new link
+   * exists exactly when the epoch that seals it does.
    */
-  insert(row: EpochRow, wrappedKeys: WrappedEpochKey[]): Promise<EpochInsertResult>;
+  insert(
+    row: EpochRow,
+    wrappedKeys: WrappedEpochKey[],
+    opts?: { joinTokenHash?: string },
+  ): Promise<EpochInsertResult>;
   /** The wrapped keys addressed to `did`, oldest epoch first. */
   keysFor(channelId: string, did: string): Promise<WrappedEpochKey[]>;
+  /** The stored epochs with these numbers (unknown numbers are skipped), oldest first. */
+  byNumbers(channelId: string, epochNumbers: number[]): Promise<EpochRow[]>;
 }
 
 export interface MessageRow {
@@ -167,8 +224,14 @@ export interface MessageRow {
   authorDid: string;
   authorHandle: string;
   clientMsgId: string;
+  /** "" once deleted. */
   content: string;
   createdAt: number;
+  /**
+   * Set on a tombstone deleted under protocol v2: the signed deletion. A tombstone deleted before v2
+   * has content "" and no deletion.
+   */
+  deletion?: SignedDeletion;
 }
 
 export interface NotifyRow {
@@ -200,13 +263,20 @@ export interface TimelineStore {
   appendMessage(row: Omit<MessageRow, "seq" | "kind">, epochId: string): Promise<AppendMessageResult>;
   appendNotify(row: Omit<NotifyRow, "seq" | "kind">): Promise<NotifyRow>;
   byClientMsgId(authorDid: string, clientMsgId: string): Promise<MessageRow | null>;
-  /** Newest first, seq < beforeSeq when given. */
+  /**
+   * Newest first, seq < beforeSeq when given. Tombstones of deleted messages are included (content
+   * "", with their deletion): every seq stays accounted for, so a seq a client never sees was withheld.
+   */
   page(channelId: string, limit: number, beforeSeq: number | null): Promise<TimelineRow[]>;
-  /** Oldest first, seq > sinceSeq. */
+  /** Oldest first, seq > sinceSeq; tombstones included as in `page`. */
   since(channelId: string, sinceSeq: number, limit: number): Promise<TimelineRow[]>;
+  /** A live record, or a message's tombstone (content "", deletion set when deleted under v2). */
   byRkey(rkey: string): Promise<TimelineRow | null>;
-  /** Removes a message and wipes its content. Returns false when it did not exist. */
-  deleteMessage(rkey: string): Promise<boolean>;
+  /**
+   * Turns a live message into a tombstone: wipes its content and keeps the signed deletion (null only
+   * for callers without one). Returns false when there was no live message with that rkey.
+   */
+  deleteMessage(rkey: string, deletion?: SignedDeletion | null): Promise<boolean>;
 }
 
 export interface Storage {

@@ -5,6 +5,7 @@ import {
   type ClientFrameType,
   Frame,
   Limits,
+  type RouteBody,
   type ServerFrame,
   WsClose,
   WsEvent,
@@ -137,7 +138,8 @@ export function socketHandlers(s: Services) {
       case WsEvent.ping:
         return {};
       case WsEvent.channelJoin: {
-        const body = data as { channelUri: string; joinToken?: string };
+        // Same rules and evidence as POST /channel/join (the frame schema carries `admission` too).
+        const body = data as RouteBody<"joinChannel">;
         const { channel, members } = await s.channels.join(ctx, body);
         if (st.conn) s.hub.subscribe(st.conn, channel.id);
         sendRaw(ws, {

@@ -6,7 +6,17 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Channel } from "../../core/protocol/index.ts";
 import { call, ok, startTestServer, type TestServer } from "./harness.ts";
-import { createChannel, type Person, person, rotate, seal } from "./people.ts";
+import {
+  createChannel,
+  deletionBody,
+  invite,
+  inviteBody,
+  linkJoinBody,
+  type Person,
+  person,
+  rotate,
+  seal,
+} from "./people.ts";
 
 type Role = "anonymous" | "non-member" | "invited" | "member" | "owner";
 type Kind = "public" | "invite" | "secret";
@@ -205,12 +215,11 @@ interface Fixture {
 async function fixture(kind: Kind): Promise<Fixture> {
   const { channel, link } = await createChannel(t.url, owner, kind);
   for (const p of [member, victim]) {
-    if (kind !== "public")
-      await ok(t.url, "invite", { channelUri: channel.uri, handle: p.session.handle }, owner.token);
+    if (kind !== "public") await invite(t.url, owner, channel, p);
     await ok(t.url, "joinChannel", { channelUri: channel.uri }, p.token);
   }
   expect(kind === "secret" ? typeof link : "none").toBe(kind === "secret" ? "string" : "none");
-  await ok(t.url, "invite", { channelUri: channel.uri, handle: invited.session.handle }, owner.token);
+  await invite(t.url, owner, channel, invited);
   const r = await rotate(t.url, owner, channel);
   expect(r.res.status).toBe(200);
   const epoch = { epochId: r.epochId, epochNumber: r.epochNumber, epochKey: r.epochKey };
@@ -245,11 +254,19 @@ async function perform(role: Role, action: Action, f: Fixture): Promise<number |
     case "epoch-keys":
       return (await call(t.url, "getEpochKeys", { channelUri }, token)).status;
     case "invite":
-      return (await call(t.url, "invite", { channelUri, handle: guest.session.handle }, token)).status;
+      return (await call(t.url, "invite", await inviteBody(who ?? owner, f.channel, guest.session), token))
+        .status;
     case "kick":
       return (await call(t.url, "kick", { channelUri, did: victim.session.did }, token)).status;
     case "delete":
-      return (await call(t.url, "deleteMessage", { uri: f.victimMessageUri }, token)).status;
+      return (
+        await call(
+          t.url,
+          "deleteMessage",
+          await deletionBody(who ?? owner, f.channel, f.victimMessageUri),
+          token,
+        )
+      ).status;
   }
 }
 
@@ -261,8 +278,12 @@ async function effect(role: Role, action: Action, f: Fixture, status: number | "
     expect(members.some((m) => m.did === victim.session.did)).toBe(status !== 200);
   }
   if (action === "delete") {
+    // A deleted message stays as a tombstone (protocol §7): content wiped, signed deletion kept.
     const { records } = await ok(t.url, "getMessages", { channelUri }, owner.token);
-    expect(records.some((r) => r.uri === f.victimMessageUri)).toBe(status !== 200);
+    const record = records.find((r) => r.uri === f.victimMessageUri);
+    const value = record?.value as { content?: string; deletion?: unknown } | undefined;
+    expect(value?.content === "").toBe(status === 200);
+    expect(value?.deletion !== undefined).toBe(status === 200);
   }
   if (action === "join" && role !== "anonymous") {
     const { members } = await ok(t.url, "getMembers", { channelUri }, owner.token);
@@ -288,20 +309,25 @@ for (const role of Object.keys(MATRIX) as Role[]) {
 
 test("an author may delete their own message; another member may not", async () => {
   const f = await fixture("public");
-  expect((await call(t.url, "deleteMessage", { uri: f.victimMessageUri }, member.token)).status).toBe(403);
-  expect((await call(t.url, "deleteMessage", { uri: f.victimMessageUri }, victim.token)).status).toBe(200);
-  expect((await call(t.url, "deleteMessage", { uri: f.victimMessageUri }, victim.token)).status).toBe(404);
+  const by = (p: Person) => deletionBody(p, f.channel, f.victimMessageUri);
+  expect((await call(t.url, "deleteMessage", await by(member), member.token)).status).toBe(403);
+  expect((await call(t.url, "deleteMessage", await by(victim), victim.token)).status).toBe(200);
+  expect((await call(t.url, "deleteMessage", await by(victim), victim.token)).status).toBe(404);
 });
 
 test("a secret channel's join token is required and checked", async () => {
   const { channel, link } = await createChannel(t.url, owner, "secret");
-  const token = (link as string).split("#")[1] as string;
+  const linkSecret = (link as string).split("#")[1] as string;
+  const body = await linkJoinBody(outsider, channel, linkSecret);
+  const token = body.joinToken as string;
   const wrong = `${token.slice(0, -2)}AA`;
-  expect(
-    (await call(t.url, "joinChannel", { channelUri: channel.uri, joinToken: wrong }, outsider.token)).status,
-  ).toBe(404);
-  // The link as pasted, or `{id}#{token}`: the client splits it; the server takes uri + token.
-  expect(
-    (await call(t.url, "joinChannel", { channelUri: channel.id, joinToken: token }, outsider.token)).status,
-  ).toBe(200);
+  expect((await call(t.url, "joinChannel", { ...body, joinToken: wrong }, outsider.token)).status).toBe(404);
+  // The link secret itself is not the token: the server only ever sees the derived joinToken.
+  expect((await call(t.url, "joinChannel", { ...body, joinToken: linkSecret }, outsider.token)).status).toBe(
+    404,
+  );
+  // The link as pasted, or `{id}#{secret}`: the client splits it; the server takes uri + token.
+  expect((await call(t.url, "joinChannel", { ...body, channelUri: channel.id }, outsider.token)).status).toBe(
+    200,
+  );
 });

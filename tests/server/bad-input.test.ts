@@ -15,6 +15,7 @@ import { createHash } from "node:crypto";
 import type { TSchema } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { SignJWT } from "jose";
+import { newLinkSecret } from "../../core/crypto/index.ts";
 import {
   API_BASE,
   ClientFrames,
@@ -28,7 +29,7 @@ import {
   WsClose,
 } from "../../core/protocol/index.ts";
 import { ManualClock, ok, startTestServer, type TestServer, TestSocket } from "./harness.ts";
-import { type Person, person, rotate, seal } from "./people.ts";
+import { deletionBody, inviteBody, linkJoinBody, type Person, person, rotate, seal } from "./people.ts";
 
 // Password hashing (argon2id) takes ~0.4 s a call on the 2-core CI machine; `bun test <file>` alone
 // would otherwise use the 5 s default rather than the suite's --timeout 30000.
@@ -248,7 +249,12 @@ const errorIs =
     if (a.status !== status) return `expected ${status}, got ${a.status}`;
     const body = a.json as { error?: string; message?: string };
     if (!codes.includes(body?.error ?? "")) return `expected ${codes.join("|")}, got ${body?.error}`;
-    if (messagePrefix !== undefined && !body.message?.startsWith(`${messagePrefix}: `))
+    // Naming a member of the broken field ("deletion.v" for a broken "deletion") names it too.
+    if (
+      messagePrefix !== undefined &&
+      !body.message?.startsWith(`${messagePrefix}: `) &&
+      !body.message?.startsWith(`${messagePrefix}.`)
+    )
       return `message should name "${messagePrefix}": ${JSON.stringify(body.message)}`;
     return null;
   };
@@ -266,6 +272,13 @@ interface World {
   secretChannel: { id: string; uri: string };
   messageUri: string;
   epochBody: { commit: unknown; signature: string; wrappedKeys: unknown[] };
+  /** A v1-shaped commit for the same epoch (refused since protocol v2). */
+  v1Commit: unknown;
+  /** The victim's genuinely signed invite of the fuzzer to the invite channel, and deletion of messageUri. */
+  signedInvite: { invite: unknown; signature: string };
+  signedDeletion: { deletion: unknown; signature: string };
+  /** A link proof for the secret channel, as the fuzzer would make it (with a wrong link secret). */
+  linkProof: unknown;
   /** Bad tokens by name; `expired` must answer ExpiredToken, the rest Unauthorized. */
   badAccess: Record<string, string>;
   badRefresh: Record<string, string>;
@@ -283,9 +296,10 @@ function baseBodies(w: World): Record<BodyRoute, Record<string, unknown>> {
     getChannels: {},
     getInvites: {},
     createChannel: { name: "fuzz", description: "d", type: "public" },
-    joinChannel: { channelUri, joinToken: "tok" },
+    joinChannel: { channelUri, joinToken: "tok", admission: w.linkProof },
     leaveChannel: { channelUri },
-    invite: { channelUri, handle: "someone" },
+    invite: { channelUri, handle: "someone", ...w.signedInvite },
+    resolveUser: { handle: "someone" },
     kick: { channelUri, did: w.victim.session.did },
     getMembers: { channelUri },
     getEpochKeys: { channelUri },
@@ -293,7 +307,7 @@ function baseBodies(w: World): Record<BodyRoute, Record<string, unknown>> {
     createEpoch: { channelUri, ...w.epochBody },
     getMessages: { channelUri, limit: 10, cursor: "abc", since: 1 },
     send: { channelUri, content: "{}", clientMsgId: "0".repeat(32) },
-    deleteMessage: { uri: w.messageUri },
+    deleteMessage: { uri: w.messageUri, ...w.signedDeletion },
   };
 }
 
@@ -1020,6 +1034,12 @@ function buildHttpCases(w: World, rng: Rng): HttpCase[] {
     { channelUri: w.secretChannel.uri, joinToken: "wrong-token" },
     errorIs(404, ["NotFound"]),
   );
+  // A wrong token is NotFound whatever the admission says: nothing about the body reveals the channel.
+  semantic(
+    "joinChannel",
+    { channelUri: w.secretChannel.uri, joinToken: "A".repeat(43), admission: w.linkProof },
+    errorIs(404, ["NotFound"]),
+  );
   semantic("joinChannel", { channelUri: randomChannelId() }, errorIs(404, ["NotFound"]));
   semantic(
     "joinChannel",
@@ -1043,24 +1063,32 @@ function buildHttpCases(w: World, rng: Rng): HttpCase[] {
   semantic("createEpoch", { channelUri: w.inviteChannel.uri, ...w.epochBody }, errorIs(403, ["Forbidden"]));
   semantic("createEpoch", { channelUri: w.secretChannel.uri, ...w.epochBody }, errorIs(404, ["NotFound"]));
   semantic(
+    "createEpoch",
+    { channelUri: w.inviteChannel.uri, ...w.epochBody, commit: w.v1Commit },
+    errorIs(422, ["InvalidRequest"], "commit.v"),
+  );
+  semantic("resolveUser", { handle: "no-such-user" }, errorIs(404, ["NotFound"]));
+  semantic("resolveUser", { handle: "-bad-" }, errorIs(404, ["NotFound"]));
+  semantic(
     "kick",
     { channelUri: w.inviteChannel.uri, did: w.victim.session.did },
     errorIs(403, ["Forbidden"]),
   );
   semantic(
     "invite",
-    { channelUri: w.inviteChannel.uri, handle: w.fuzzer.session.handle },
+    { channelUri: w.inviteChannel.uri, handle: w.fuzzer.session.handle, ...w.signedInvite },
     errorIs(403, ["Forbidden"]),
   );
   semantic(
     "invite",
-    { channelUri: w.secretChannel.uri, handle: w.fuzzer.session.handle },
+    { channelUri: w.secretChannel.uri, handle: w.fuzzer.session.handle, ...w.signedInvite },
     errorIs(404, ["NotFound"]),
   );
-  semantic("deleteMessage", { uri: w.messageUri }, errorIs(404, ["NotFound"]));
+  // The victim's genuinely signed deletion, replayed by a non-member: the message stays.
+  semantic("deleteMessage", { uri: w.messageUri, ...w.signedDeletion }, errorIs(404, ["NotFound"]));
   semantic(
     "deleteMessage",
-    { uri: "at://nobody/chat.wsync.message/x" },
+    { uri: "at://nobody/chat.wsync.message/x", ...w.signedDeletion },
     errorIs(422, ["InvalidRequest"], "uri"),
   );
   semantic(
@@ -1377,7 +1405,7 @@ function buildWsCases(w: World, rng: Rng, n: number): WsCase[] {
   const channelUri = w.inviteChannel.uri;
   const validData: Record<string, Record<string, unknown>> = {
     ping: {},
-    "channel:join": { channelUri, joinToken: "tok" },
+    "channel:join": { channelUri, joinToken: "tok", admission: w.linkProof },
     "channel:leave": { channelUri },
     "channel:message": { channelUri, content: "{}", clientMsgId: "0".repeat(32) },
   };
@@ -1466,7 +1494,7 @@ function buildWsCases(w: World, rng: Rng, n: number): WsCase[] {
       } else {
         field = rng.pick(keys);
         if (m === 1) data[field] = rng.pick(WRONG_TYPES.filter((v) => typeof v !== "string"));
-        else if (m === 2 && field !== "joinToken") delete data[field];
+        else if (m === 2 && field !== "joinToken" && field !== "admission") delete data[field];
         else data[field] = field === "content" ? "" : "x".repeat(rng.pick([0, 301, 5000]));
       }
       out.push({
@@ -1608,6 +1636,23 @@ describe("bad input changes nothing and never gives a 500", () => {
       secretChannel: secret.channel,
       messageUri: sent.record.uri,
       epochBody: { commit: r.commit, signature: r.signature, wrappedKeys: r.wrappedKeys },
+      v1Commit: {
+        v: 1,
+        channelId: r.commit.channelId,
+        epochNumber: r.commit.epochNumber,
+        epochId: r.commit.epochId,
+        prevEpochId: r.commit.prevEpochId,
+        creatorDid: r.commit.creatorDid,
+        members: r.commit.members.map((m) => ({ did: m.did, fp: m.fp })),
+        createdAt: r.commit.createdAt,
+      },
+      signedInvite: (({ invite, signature }) => ({ invite, signature }))(
+        await inviteBody(victim, invite.channel, fuzzer.session),
+      ),
+      signedDeletion: (({ deletion, signature }) => ({ deletion, signature }))(
+        await deletionBody(victim, invite.channel, sent.record.uri),
+      ),
+      linkProof: (await linkJoinBody(fuzzer, secret.channel, newLinkSecret())).admission,
       badAccess: tokens.access,
       badRefresh: tokens.refresh,
     };
@@ -1735,7 +1780,11 @@ describe("bad input changes nothing and never gives a 500", () => {
             // socket.ts leaves "/" and "~" in a key JSON-pointer-escaped ("a~1b"); either spelling names it.
             const spellings = c.field ? [c.field, c.field.replaceAll("~", "~0").replaceAll("/", "~1")] : [];
             const message = f.data.message;
-            if (c.field && !spellings.some((n) => message.startsWith(`${n}: `)))
+            // A broken object field (admission: {}) may be named by its first broken member.
+            if (
+              c.field &&
+              !spellings.some((n) => message.startsWith(`${n}: `) || message.startsWith(`${n}.`))
+            )
               violate(c.kind, `message should name ${c.field}: ${where}`);
           }
         }

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { MessageRecord, TimelineRecord } from "../../core/protocol/index.ts";
 import { ok, TestSocket } from "./harness.ts";
-import { createChannel, type Person, person, rotate, seal } from "./people.ts";
+import { createChannel, deletionBody, type Person, person, rotate, seal } from "./people.ts";
 
 /**
  * An acknowledged message is a promise to the sender: it survives `kill -9` of the server. This runs
@@ -134,7 +134,7 @@ test("every acknowledged message survives kill -9, and the server carries on aft
     await send(i % 2 ? bob : alice, sockets[i % 2] as TestSocket, `one by one ${i}`);
   // …one the owner deletes…
   const deleted = await send(alice, sockets[0] as TestSocket, "delete me");
-  await ok(server.url, "deleteMessage", { uri: deleted.uri }, alice.token);
+  await ok(server.url, "deleteMessage", await deletionBody(alice, channel, deleted.uri), alice.token);
   acked.pop();
   // …then a burst in flight on both sockets, and the kill the moment the last ack is in.
   const sealed = await Promise.all(
@@ -161,9 +161,14 @@ test("every acknowledged message survives kill -9, and the server carries on aft
     expect(got?.value.content).toBe(m.value.content);
     expect(got?.value.author).toEqual(m.value.author);
   }
-  expect(byUri.has(deleted.uri)).toBe(false);
-  // Nothing that was not acknowledged appeared either: the acked messages plus the join notice.
-  const messages = stored.filter((rec) => rec.value.$type === "chat.wsync.message");
+  // The deleted message survives only as its tombstone, with the signed deletion (protocol §7).
+  const tombstone = byUri.get(deleted.uri) as MessageRecord | undefined;
+  expect(tombstone?.value.content).toBe("");
+  expect(tombstone?.value.deletion?.deletion.uri).toBe(deleted.uri);
+  // Nothing that was not acknowledged appeared either: the acked messages, the tombstone and the join notice.
+  const messages = stored.filter(
+    (rec) => rec.value.$type === "chat.wsync.message" && rec.uri !== deleted.uri,
+  );
   expect(messages).toHaveLength(acked.length);
   const since = await ok(
     server.url,

@@ -7,7 +7,7 @@ import { expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { fromBase64, toBase64, toHex, unwrapEpochKey } from "../../core/crypto/index.ts";
 import { ok, startTestServer, TestSocket } from "./harness.ts";
-import { createChannel, person, rotate, seal } from "./people.ts";
+import { createChannel, invite, linkJoinBody, person, rotate, seal } from "./people.ts";
 
 function encodings(secret: Uint8Array | string): string[] {
   const bytes = typeof secret === "string" ? new TextEncoder().encode(secret) : secret;
@@ -23,13 +23,16 @@ test("no plaintext, epoch key or private key reaches the database", async () => 
   if (!a || !b || !c) throw new Error("setup");
   const first = await createChannel(t.url, a, "secret", "canary-room");
   const { channel } = first;
-  const token = (first.link as string).split("#")[1] as string;
-  await ok(t.url, "joinChannel", { channelUri: channel.uri, joinToken: token }, b.token);
-  const e2 = await rotate(t.url, b, channel);
+  const linkSecret = (first.link as string).split("#")[1] as string;
+  const joinBody = await linkJoinBody(b, channel, linkSecret);
+  const token = joinBody.joinToken as string;
+  await ok(t.url, "joinChannel", joinBody, b.token);
+  const e2 = await rotate(t.url, b, channel, { reason: "join", linkSecret });
   expect(e2.res.status).toBe(200);
-  await ok(t.url, "invite", { channelUri: channel.uri, handle: c.session.handle }, a.token);
+  await invite(t.url, a, channel, c);
   await ok(t.url, "joinChannel", { channelUri: channel.uri }, c.token);
-  const e3 = await rotate(t.url, c, channel);
+  // A kick-free rotation by an invited joiner who knows no link secret (state.linkSecret null).
+  const e3 = await rotate(t.url, c, channel, { reason: "join" });
   expect(e3.res.status).toBe(200);
 
   // Each member unwraps epoch 3 from what the server hands out: the conversation is real.
@@ -71,6 +74,8 @@ test("no plaintext, epoch key or private key reaches the database", async () => 
     first.epochKey,
     e2.epochKey,
     e3.epochKey,
+    // The link secret never reaches the server; the join token only as its hash.
+    linkSecret,
     token,
     ...[a, b, c].map((p) => fromBase64(p.privateKey)),
     ...[a, b, c].map((p) => p.privateKey),

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, expect, test } from "bun:test";
 import { WsClose } from "../../core/protocol/index.ts";
 import { Hub } from "../../server/realtime/hub.ts";
 import { call, ok, startTestServer, type TestServer, TestSocket } from "./harness.ts";
-import { createChannel, person, rotate, seal } from "./people.ts";
+import { createChannel, invite, person, rotate, seal } from "./people.ts";
 
 let t: TestServer;
 beforeEach(async () => {
@@ -231,7 +231,7 @@ test("an invite reaches the invitee's sockets", async () => {
   const [a, b] = await Promise.all([person(t.url, "a"), person(t.url, "b")]);
   const { channel } = await createChannel(t.url, a, "invite");
   const sb = await TestSocket.connect(t.wsUrl, b.token);
-  await ok(t.url, "invite", { channelUri: channel.uri, handle: b.session.handle }, a.token);
+  await invite(t.url, a, channel, b);
   const inv = await sb.waitFor((f) => f.type === "channel:invited");
   expect(inv.data).toMatchObject({ channel: { id: channel.id }, from: { did: a.session.did } });
   const { invites } = await ok(t.url, "getInvites", {}, b.token);

@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import type { ChannelType } from "../../../core/protocol/index.ts";
+import type { Admission, ChannelType, InviteObject } from "../../../core/protocol/index.ts";
 import type {
   ChannelRow,
   ChannelStore,
@@ -7,6 +7,7 @@ import type {
   InviteRow,
   MemberRow,
   MembershipChange,
+  NewInvite,
 } from "../types.ts";
 
 interface Row {
@@ -18,6 +19,7 @@ interface Row {
   owner_did: string | null;
   created_at: number;
   join_token_hash: string | null;
+  link_voided: number;
   member_version: number;
 }
 
@@ -37,6 +39,7 @@ interface MRow {
   joined_at: number;
   public_key: string | null;
   fingerprint: string | null;
+  admission_json: string | null;
 }
 
 const toChannel = (r: Row): ChannelRow => ({
@@ -48,6 +51,7 @@ const toChannel = (r: Row): ChannelRow => ({
   ownerDid: r.owner_did,
   createdAt: r.created_at,
   joinTokenHash: r.join_token_hash,
+  linkVoided: r.link_voided === 1,
   memberVersion: r.member_version,
 });
 
@@ -68,6 +72,7 @@ const toMember = (r: MRow): MemberRow => ({
   joinedAt: r.joined_at,
   publicKey: r.public_key,
   fingerprint: r.fingerprint,
+  admission: r.admission_json === null ? null : (JSON.parse(r.admission_json) as Admission),
 });
 
 const SUMMARY = `
@@ -79,7 +84,7 @@ const SUMMARY = `
   LEFT JOIN members me ON me.channel_id = c.id AND me.did = $viewer`;
 
 const MEMBER = `
-  SELECT m.channel_id, m.did, a.handle, m.role, m.joined_at, a.public_key, a.fingerprint
+  SELECT m.channel_id, m.did, a.handle, m.role, m.joined_at, a.public_key, a.fingerprint, m.admission_json
   FROM members m JOIN accounts a ON a.did = m.did`;
 
 export class SqliteChannels implements ChannelStore {
@@ -92,10 +97,20 @@ export class SqliteChannels implements ChannelStore {
         // that column), and every channel starts at member version 1 with no epoch, whatever the row says.
         this.db
           .query(
-            `INSERT INTO channels (id, name, description, type, creator_did, owner_did, created_at, join_token_hash, member_version)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1)`,
+            `INSERT INTO channels (id, name, description, type, creator_did, owner_did, created_at, join_token_hash, link_voided, member_version)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1)`,
           )
-          .run(c.id, c.name, c.description, c.type, c.creatorDid, owner.did, c.createdAt, c.joinTokenHash);
+          .run(
+            c.id,
+            c.name,
+            c.description,
+            c.type,
+            c.creatorDid,
+            owner.did,
+            c.createdAt,
+            c.joinTokenHash,
+            c.linkVoided ? 1 : 0,
+          );
         this.db
           .query("INSERT INTO members (channel_id, did, role, joined_at) VALUES (?, ?, 'owner', ?)")
           .run(c.id, owner.did, owner.at);
@@ -144,7 +159,14 @@ export class SqliteChannels implements ChannelStore {
     return rows.map((r) => r.channel_id);
   }
 
-  async addMember(channelId: string, did: string, at: number, limit: number): Promise<MembershipChange> {
+  async addMember(
+    channelId: string,
+    did: string,
+    at: number,
+    limit: number,
+    admission: Admission | null = null,
+    linkGate?: { joinTokenHash: string },
+  ): Promise<MembershipChange> {
     return this.db
       .transaction((): MembershipChange => {
         const existing = this.db
@@ -157,6 +179,12 @@ export class SqliteChannels implements ChannelStore {
           }
         ).n;
         if (count >= limit) return { kind: "channel-full" };
+        if (linkGate) {
+          const live = this.db
+            .query("SELECT 1 AS ok FROM channels WHERE id = ? AND join_token_hash = ? AND link_voided = 0")
+            .get(channelId, linkGate.joinTokenHash);
+          if (!live) return { kind: "link-gone" };
+        }
         // An empty channel has no owner left; whoever comes back first takes it over.
         const ownerless =
           (
@@ -166,8 +194,10 @@ export class SqliteChannels implements ChannelStore {
           ).owner_did === null;
         const role = ownerless ? "owner" : "member";
         this.db
-          .query("INSERT INTO members (channel_id, did, role, joined_at) VALUES (?, ?, ?, ?)")
-          .run(channelId, did, role, at);
+          .query(
+            "INSERT INTO members (channel_id, did, role, joined_at, admission_json) VALUES (?, ?, ?, ?, ?)",
+          )
+          .run(channelId, did, role, at, admission === null ? null : JSON.stringify(admission));
         if (ownerless) this.db.query("UPDATE channels SET owner_did = ? WHERE id = ?").run(did, channelId);
         this.db.query("DELETE FROM invites WHERE channel_id = ? AND invitee_did = ?").run(channelId, did);
         this.db.query("UPDATE channels SET member_version = member_version + 1 WHERE id = ?").run(channelId);
@@ -179,12 +209,19 @@ export class SqliteChannels implements ChannelStore {
       .immediate();
   }
 
-  async removeMember(channelId: string, did: string): Promise<boolean> {
+  async removeMember(channelId: string, did: string, opts: { voidLink?: boolean } = {}): Promise<boolean> {
     return this.db
       .transaction((): boolean => {
         const res = this.db.query("DELETE FROM members WHERE channel_id = ? AND did = ?").run(channelId, did);
         if (res.changes === 0) return false;
         this.db.query("UPDATE channels SET member_version = member_version + 1 WHERE id = ?").run(channelId);
+        // In the removal's transaction: there is no moment when the member is out but their link
+        // still admits them (or anyone they gave it to).
+        if (opts.voidLink) {
+          this.db
+            .query("UPDATE channels SET join_token_hash = NULL, link_voided = 1 WHERE id = ?")
+            .run(channelId);
+        }
         const owner = this.db.query("SELECT owner_did FROM channels WHERE id = ?").get(channelId) as {
           owner_did: string | null;
         };
@@ -204,19 +241,30 @@ export class SqliteChannels implements ChannelStore {
       .immediate();
   }
 
-  async addInvite(i: Omit<InviteRow, "fromHandle">): Promise<void> {
+  async addInvite(i: NewInvite): Promise<void> {
     this.db
       .query(
-        `INSERT INTO invites (channel_id, invitee_did, from_did, created_at) VALUES (?, ?, ?, ?)
-         ON CONFLICT (channel_id, invitee_did) DO UPDATE SET from_did = excluded.from_did, created_at = excluded.created_at`,
+        `INSERT INTO invites (channel_id, invitee_did, from_did, created_at, invite_json, invite_signature)
+         VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (channel_id, invitee_did) DO UPDATE SET from_did = excluded.from_did,
+           created_at = excluded.created_at, invite_json = excluded.invite_json,
+           invite_signature = excluded.invite_signature`,
       )
-      .run(i.channelId, i.inviteeDid, i.fromDid, i.createdAt);
+      .run(
+        i.channelId,
+        i.inviteeDid,
+        i.fromDid,
+        i.createdAt,
+        i.signed ? JSON.stringify(i.signed.invite) : null,
+        i.signed ? i.signed.signature : null,
+      );
   }
 
   private invites(where: string, ...params: string[]): InviteRow[] {
     const rows = this.db
       .query(
-        `SELECT i.channel_id, i.invitee_did, i.from_did, a.handle AS from_handle, i.created_at
+        `SELECT i.channel_id, i.invitee_did, i.from_did, a.handle AS from_handle, i.created_at,
+           i.invite_json, i.invite_signature
          FROM invites i JOIN accounts a ON a.did = i.from_did WHERE ${where} ORDER BY i.created_at`,
       )
       .all(...params) as {
@@ -225,6 +273,8 @@ export class SqliteChannels implements ChannelStore {
       from_did: string;
       from_handle: string;
       created_at: number;
+      invite_json: string | null;
+      invite_signature: string | null;
     }[];
     return rows.map((r) => ({
       channelId: r.channel_id,
@@ -232,6 +282,10 @@ export class SqliteChannels implements ChannelStore {
       fromDid: r.from_did,
       fromHandle: r.from_handle,
       createdAt: r.created_at,
+      signed:
+        r.invite_json !== null && r.invite_signature !== null
+          ? { invite: JSON.parse(r.invite_json) as InviteObject, signature: r.invite_signature }
+          : null,
     }));
   }
 

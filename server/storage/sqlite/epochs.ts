@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import type { Commit, WrappedEpochKey } from "../../../core/protocol/index.ts";
+import type { Admissions, Commit, WrappedEpochKey } from "../../../core/protocol/index.ts";
 import type { EpochInsertResult, EpochRow, EpochState, EpochStore } from "../types.ts";
 
 interface Row {
@@ -11,6 +11,7 @@ interface Row {
   creator_did: string;
   created_at: number;
   member_version: number;
+  admissions_json: string;
 }
 
 const toEpoch = (r: Row): EpochRow => ({
@@ -22,7 +23,15 @@ const toEpoch = (r: Row): EpochRow => ({
   creatorDid: r.creator_did,
   createdAt: r.created_at,
   memberVersion: r.member_version,
+  admissions: JSON.parse(r.admissions_json) as Admissions,
 });
+
+interface ChannelState {
+  member_version: number;
+  type: string;
+  join_token_hash: string | null;
+  link_voided: number;
+}
 
 export class SqliteEpochs implements EpochStore {
   constructor(private readonly db: Database) {}
@@ -33,35 +42,42 @@ export class SqliteEpochs implements EpochStore {
       .get(channelId) as Row | null;
   }
 
-  private memberVersion(channelId: string): number {
-    const r = this.db.query("SELECT member_version FROM channels WHERE id = ?").get(channelId) as {
-      member_version: number;
-    } | null;
-    return r?.member_version ?? 0;
+  private channelState(channelId: string): ChannelState | null {
+    return this.db
+      .query("SELECT member_version, type, join_token_hash, link_voided FROM channels WHERE id = ?")
+      .get(channelId) as ChannelState | null;
   }
 
   async state(channelId: string): Promise<EpochState> {
     return this.db.transaction((): EpochState => {
       const row = this.currentRow(channelId);
-      const memberVersion = this.memberVersion(channelId);
+      const channel = this.channelState(channelId);
+      const memberVersion = channel?.member_version ?? 0;
       return {
         current: row ? toEpoch(row) : null,
         memberVersion,
         rotationRequired: !row || row.member_version !== memberVersion,
+        linkRotationRequired:
+          channel?.type === "secret" && (channel.join_token_hash === null || channel.link_voided === 1),
       };
     })();
   }
 
-  async insert(e: EpochRow, wrappedKeys: WrappedEpochKey[]): Promise<EpochInsertResult> {
+  async insert(
+    e: EpochRow,
+    wrappedKeys: WrappedEpochKey[],
+    opts: { joinTokenHash?: string } = {},
+  ): Promise<EpochInsertResult> {
     return this.db
       .transaction((): EpochInsertResult => {
         const current = this.currentRow(e.channelId);
         if (e.epochNumber !== (current?.epoch_number ?? 0) + 1) return "conflict";
-        if (this.memberVersion(e.channelId) !== e.memberVersion) return "members-changed";
+        if ((this.channelState(e.channelId)?.member_version ?? 0) !== e.memberVersion)
+          return "members-changed";
         this.db
           .query(
-            `INSERT INTO epochs (channel_id, epoch_number, epoch_id, commit_json, signature, creator_did, created_at, member_version)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+            `INSERT INTO epochs (channel_id, epoch_number, epoch_id, commit_json, signature, creator_did, created_at, member_version, admissions_json)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
           )
           .run(
             e.channelId,
@@ -72,12 +88,20 @@ export class SqliteEpochs implements EpochStore {
             e.creatorDid,
             e.createdAt,
             e.memberVersion,
+            JSON.stringify(e.admissions),
           );
         const insertKey = this.db.query(
           "INSERT INTO epoch_keys (channel_id, epoch_number, recipient_did, wrapped_json) VALUES (?, ?, ?, ?)",
         );
         for (const k of wrappedKeys)
           insertKey.run(e.channelId, e.epochNumber, k.recipientDid, JSON.stringify(k));
+        // The new link takes effect with the epoch whose sealed state carries its secret, never
+        // without it (a refused epoch leaves the old token, or the voided state, in place).
+        if (opts.joinTokenHash !== undefined) {
+          this.db
+            .query("UPDATE channels SET join_token_hash = ?, link_voided = 0 WHERE id = ?")
+            .run(opts.joinTokenHash, e.channelId);
+        }
         return "ok";
       })
       .immediate();
@@ -90,5 +114,16 @@ export class SqliteEpochs implements EpochStore {
       )
       .all(channelId, did) as { wrapped_json: string }[];
     return rows.map((r) => JSON.parse(r.wrapped_json) as WrappedEpochKey);
+  }
+
+  async byNumbers(channelId: string, epochNumbers: number[]): Promise<EpochRow[]> {
+    if (epochNumbers.length === 0) return [];
+    const rows = this.db
+      .query(
+        `SELECT * FROM epochs WHERE channel_id = ? AND epoch_number IN (SELECT value FROM json_each(?))
+         ORDER BY epoch_number`,
+      )
+      .all(channelId, JSON.stringify(epochNumbers)) as Row[];
+    return rows.map(toEpoch);
   }
 }

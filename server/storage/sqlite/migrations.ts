@@ -92,6 +92,29 @@ export const migrations: { version: number; sql: string }[] = [
       CREATE UNIQUE INDEX timeline_client_msg ON timeline(author_did, client_msg_id) WHERE kind = 'message';
     `,
   },
+  {
+    // Protocol v2 (§7): admission evidence, signed invites and deletions, members-only secret links.
+    version: 2,
+    sql: `
+      ALTER TABLE members ADD COLUMN admission_json TEXT;
+      ALTER TABLE invites ADD COLUMN invite_json TEXT;
+      ALTER TABLE invites ADD COLUMN invite_signature TEXT;
+      ALTER TABLE epochs ADD COLUMN admissions_json TEXT NOT NULL DEFAULT '{}';
+      ALTER TABLE channels ADD COLUMN link_voided INTEGER NOT NULL DEFAULT 0 CHECK (link_voided IN (0, 1));
+      ALTER TABLE timeline ADD COLUMN deletion_json TEXT;
+      -- Upgrade (§7): a channel whose current epoch has a v1 commit needs rotation, so its next
+      -- message is sent under a v2 epoch (key commitment, handles, sealed state).
+      UPDATE channels SET member_version = member_version + 1
+        WHERE id IN (
+          SELECT e.channel_id FROM epochs e
+          WHERE e.epoch_number = (SELECT MAX(x.epoch_number) FROM epochs x WHERE x.channel_id = e.channel_id)
+            AND json_extract(e.commit_json, '$.v') = 1
+        );
+      -- v1 secret links were minted by this server, which therefore knows them: void every one. The
+      -- next v2 epoch brings a join token derived from a link secret only members know.
+      UPDATE channels SET join_token_hash = NULL, link_voided = 1 WHERE type = 'secret';
+    `,
+  },
 ];
 
 const userVersion = (db: Database) =>

@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import type { NotifyAction } from "../../../core/protocol/index.ts";
+import type { NotifyAction, SignedDeletion } from "../../../core/protocol/index.ts";
 import type { AppendMessageResult, MessageRow, NotifyRow, TimelineRow, TimelineStore } from "../types.ts";
 
 interface Row {
@@ -13,21 +13,28 @@ interface Row {
   content: string | null;
   action: NotifyAction | null;
   created_at: number;
+  deletion_json: string | null;
+}
+
+function toMessage(r: Row): MessageRow {
+  const row: MessageRow = {
+    kind: "message",
+    channelId: r.channel_id,
+    seq: r.seq,
+    rkey: r.rkey,
+    authorDid: r.author_did,
+    authorHandle: r.author_handle,
+    clientMsgId: r.client_msg_id ?? "",
+    content: r.content ?? "",
+    createdAt: r.created_at,
+  };
+  if (r.deletion_json !== null) row.deletion = JSON.parse(r.deletion_json) as SignedDeletion;
+  return row;
 }
 
 const toRow = (r: Row): TimelineRow =>
   r.kind === "message"
-    ? {
-        kind: "message",
-        channelId: r.channel_id,
-        seq: r.seq,
-        rkey: r.rkey,
-        authorDid: r.author_did,
-        authorHandle: r.author_handle,
-        clientMsgId: r.client_msg_id ?? "",
-        content: r.content ?? "",
-        createdAt: r.created_at,
-      }
+    ? toMessage(r)
     : {
         kind: "notify",
         channelId: r.channel_id,
@@ -57,7 +64,7 @@ export class SqliteTimeline implements TimelineStore {
     const r = this.db
       .query("SELECT * FROM timeline WHERE kind = 'message' AND author_did = ? AND client_msg_id = ?")
       .get(authorDid, clientMsgId) as Row | null;
-    return r ? (toRow(r) as MessageRow) : null;
+    return r ? toMessage(r) : null;
   }
 
   async appendMessage(m: Omit<MessageRow, "seq" | "kind">, epochId: string): Promise<AppendMessageResult> {
@@ -114,38 +121,36 @@ export class SqliteTimeline implements TimelineStore {
     return this.findClientMsg(authorDid, clientMsgId);
   }
 
+  // Tombstones are returned (protocol §7): a seq the server leaves out is shown as withheld.
   async page(channelId: string, limit: number, beforeSeq: number | null): Promise<TimelineRow[]> {
     const rows = this.db
-      .query(
-        `SELECT * FROM timeline WHERE channel_id = ? AND seq < ? AND deleted = 0 ORDER BY seq DESC LIMIT ?`,
-      )
+      .query(`SELECT * FROM timeline WHERE channel_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`)
       .all(channelId, beforeSeq ?? Number.MAX_SAFE_INTEGER, limit) as Row[];
     return rows.map(toRow);
   }
 
   async since(channelId: string, sinceSeq: number, limit: number): Promise<TimelineRow[]> {
     const rows = this.db
-      .query(
-        `SELECT * FROM timeline WHERE channel_id = ? AND seq > ? AND deleted = 0 ORDER BY seq ASC LIMIT ?`,
-      )
+      .query(`SELECT * FROM timeline WHERE channel_id = ? AND seq > ? ORDER BY seq ASC LIMIT ?`)
       .all(channelId, sinceSeq, limit) as Row[];
     return rows.map(toRow);
   }
 
   async byRkey(rkey: string): Promise<TimelineRow | null> {
-    const r = this.db.query("SELECT * FROM timeline WHERE rkey = ? AND deleted = 0").get(rkey) as Row | null;
+    const r = this.db.query("SELECT * FROM timeline WHERE rkey = ?").get(rkey) as Row | null;
     return r ? toRow(r) : null;
   }
 
-  async deleteMessage(rkey: string): Promise<boolean> {
+  async deleteMessage(rkey: string, deletion: SignedDeletion | null = null): Promise<boolean> {
     const deleted = this.db
       .transaction((): boolean => {
         // The row stays as a tombstone so seq never repeats; its ciphertext is wiped (secure_delete is on).
         const r = this.db
           .query(
-            "UPDATE timeline SET deleted = 1, content = NULL WHERE rkey = ? AND kind = 'message' AND deleted = 0 RETURNING channel_id",
+            `UPDATE timeline SET deleted = 1, content = NULL, deletion_json = ?
+             WHERE rkey = ? AND kind = 'message' AND deleted = 0 RETURNING channel_id`,
           )
-          .get(rkey) as { channel_id: string } | null;
+          .get(deletion === null ? null : JSON.stringify(deletion), rkey) as { channel_id: string } | null;
         if (!r) return false;
         this.db.query("UPDATE channels SET message_count = message_count - 1 WHERE id = ?").run(r.channel_id);
         return true;

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import type { MemberRow } from "../../../server/storage/types.ts";
 import { newChannelId, newDid, sortStrings, type World } from "./fixtures.ts";
 
 export function channelsContract(w: () => World): void {
@@ -18,6 +19,7 @@ export function channelsContract(w: () => World): void {
           joinedAt: row.createdAt,
           publicKey: owner.publicKey,
           fingerprint: owner.fingerprint,
+          admission: null,
         },
       ]);
       const st = await s.epochs.state(row.id);
@@ -163,19 +165,19 @@ export function channelsContract(w: () => World): void {
       const bob = await w().user();
       const ch = await w().channel(owner);
       const at = w().now();
-      const change = await s.channels.addMember(ch.id, bob.did, at, 5000);
-      expect(change).toEqual({
-        kind: "joined",
-        member: {
-          channelId: ch.id,
-          did: bob.did,
-          handle: bob.handle,
-          role: "member",
-          joinedAt: at,
-          publicKey: bob.publicKey,
-          fingerprint: bob.fingerprint,
-        },
-      });
+      const change = await s.channels.addMember(ch.id, bob.did, at, 5000, { kind: "public" });
+      const member: MemberRow = {
+        channelId: ch.id,
+        did: bob.did,
+        handle: bob.handle,
+        role: "member",
+        joinedAt: at,
+        publicKey: bob.publicKey,
+        fingerprint: bob.fingerprint,
+        admission: { kind: "public" },
+      };
+      expect(change).toEqual({ kind: "joined", member });
+      expect(await s.channels.member(ch.id, bob.did)).toEqual(member);
       expect((await s.channels.get(ch.id))?.memberVersion).toBe(2);
       expect((await s.channels.summary(ch.id, bob.did))?.memberCount).toBe(2);
     });
@@ -322,6 +324,7 @@ export function channelsContract(w: () => World): void {
         fromDid: owner.did,
         fromHandle: owner.handle,
         createdAt: t1,
+        signed: null,
       });
       // Inviting again replaces the invite rather than adding a second one.
       const t2 = w().now();
@@ -337,6 +340,7 @@ export function channelsContract(w: () => World): void {
         fromDid: helper.did,
         fromHandle: helper.handle,
         createdAt: t2,
+        signed: null,
       });
       const t3 = w().now();
       await s.channels.addInvite({
@@ -354,6 +358,7 @@ export function channelsContract(w: () => World): void {
         fromDid: helper.did,
         fromHandle: helper.handle,
         createdAt: t3,
+        signed: null,
       });
       expect(await s.channels.invitesFor(helper.did)).toEqual([]);
       expect(await s.channels.invite(ch2.id, owner.did)).toBeNull();

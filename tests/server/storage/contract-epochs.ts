@@ -11,6 +11,7 @@ export function epochsContract(w: () => World): void {
         current: null,
         memberVersion: 1,
         rotationRequired: true,
+        linkRotationRequired: false,
       });
       expect(await s.epochs.keysFor(ch.id, owner.did)).toEqual([]);
     });
@@ -26,6 +27,7 @@ export function epochsContract(w: () => World): void {
         current: e.row,
         memberVersion: 1,
         rotationRequired: false,
+        linkRotationRequired: false,
       });
     });
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { TimelineRow } from "../../../server/storage/types.ts";
-import { newClientMsgId, newEpochId, newRkey, type World } from "./fixtures.ts";
+import { newClientMsgId, newEpochId, newRkey, signedDeletion, type World } from "./fixtures.ts";
 
 const seqs = (rows: TimelineRow[]) => rows.map((r) => r.seq);
 
@@ -205,40 +205,55 @@ export function timelineContract(w: () => World): void {
       expect(await s.timeline.since(channel.id, all[6] as number, 3)).toEqual([]);
     });
 
-    test("deleteMessage: true once, then false; the row disappears from every read", async () => {
+    test("deleteMessage: true once, then false; the row stays as a tombstone with its signed deletion", async () => {
       const { s } = w();
       const { owner, channel, epochId } = await w().room();
       const a = await w().message(channel, owner, epochId);
       const doomed = await w().message(channel, owner, epochId);
       const c = await w().message(channel, owner, epochId);
-      expect(await s.timeline.deleteMessage(doomed.rkey)).toBe(true);
-      expect(await s.timeline.deleteMessage(doomed.rkey)).toBe(false);
-      expect(await s.timeline.deleteMessage(newRkey())).toBe(false);
-      expect(await s.timeline.byRkey(doomed.rkey)).toBeNull();
-      expect(seqs(await s.timeline.page(channel.id, 10, null))).toEqual([c.seq, a.seq]);
-      expect(seqs(await s.timeline.page(channel.id, 1, c.seq))).toEqual([a.seq]);
-      expect(seqs(await s.timeline.since(channel.id, 0, 10))).toEqual([a.seq, c.seq]);
-      expect(seqs(await s.timeline.since(channel.id, a.seq, 1))).toEqual([c.seq]);
+      const signed = signedDeletion(channel.id, doomed.rkey, owner.did, w().now());
+      expect(await s.timeline.deleteMessage(doomed.rkey, signed)).toBe(true);
+      expect(await s.timeline.deleteMessage(doomed.rkey, signed)).toBe(false);
+      expect(await s.timeline.deleteMessage(newRkey(), signed)).toBe(false);
+      const tombstone = { ...doomed, content: "", deletion: signed };
+      expect(await s.timeline.byRkey(doomed.rkey)).toEqual(tombstone);
+      // Every seq stays accounted for: reads return the tombstone in its place.
+      expect(await s.timeline.page(channel.id, 10, null)).toEqual([c, tombstone, a]);
+      expect(seqs(await s.timeline.page(channel.id, 1, c.seq))).toEqual([doomed.seq]);
+      expect(await s.timeline.since(channel.id, 0, 10)).toEqual([a, tombstone, c]);
+      expect(seqs(await s.timeline.since(channel.id, a.seq, 1))).toEqual([doomed.seq]);
       expect((await s.channels.summary(channel.id, owner.did))?.messageCount).toBe(2);
       // The content is gone, not just hidden.
       const left = await s.timeline.byClientMsgId(owner.did, doomed.clientMsgId);
-      expect(left?.content ?? "").not.toContain(JSON.parse(doomed.content).encrypted);
+      expect(left?.content).toBe("");
+      expect(left?.deletion).toEqual(signed);
       // A seq is never handed out twice.
       expect((await w().message(channel, owner, epochId)).seq).toBe(c.seq + 1);
+    });
+
+    test("deleteMessage without a signed deletion leaves a tombstone without one", async () => {
+      const { s } = w();
+      const { owner, channel, epochId } = await w().room();
+      const m = await w().message(channel, owner, epochId);
+      expect(await s.timeline.deleteMessage(m.rkey)).toBe(true);
+      const row = await s.timeline.byRkey(m.rkey);
+      expect(row).toEqual({ ...m, content: "" });
+      expect(row && "deletion" in row).toBe(false);
     });
 
     test("a retry of a deleted message does not bring it back", async () => {
       const { s } = w();
       const { owner, channel, epochId } = await w().room();
       const m = await w().message(channel, owner, epochId);
-      await s.timeline.deleteMessage(m.rkey);
+      await s.timeline.deleteMessage(m.rkey, signedDeletion(channel.id, m.rkey, owner.did, w().now()));
       const retry = w().messageInput(channel, owner, epochId, {
         clientMsgId: m.clientMsgId,
         content: m.content,
       });
       const r = await s.timeline.appendMessage(retry, epochId);
       expect(r.kind).not.toBe("ok");
-      expect(await s.timeline.page(channel.id, 10, null)).toEqual([]);
+      const rows = await s.timeline.page(channel.id, 10, null);
+      expect(rows.map((x) => x.kind === "message" && x.content)).toEqual([""]);
       expect(await s.timeline.byRkey(retry.rkey)).toBeNull();
     });
 

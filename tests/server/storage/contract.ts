@@ -4,6 +4,7 @@ import { accountsContract, sessionsContract } from "./contract-accounts.ts";
 import { channelsContract } from "./contract-channels.ts";
 import { epochsContract } from "./contract-epochs.ts";
 import { concurrencyContract, timelineContract } from "./contract-timeline.ts";
+import { v2Contract } from "./contract-v2.ts";
 import { World } from "./fixtures.ts";
 
 export type OpenStorage = () => Promise<{ storage: Storage; cleanup(): Promise<void> }>;
@@ -37,5 +38,6 @@ export function storageContract(name: string, open: OpenStorage): void {
     epochsContract(w);
     timelineContract(w);
     concurrencyContract(w);
+    v2Contract(w);
   });
 }

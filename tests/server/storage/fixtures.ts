@@ -1,5 +1,12 @@
 import { expect } from "bun:test";
-import type { ChannelType, Commit, NotifyAction, WrappedEpochKey } from "../../../core/protocol/index.ts";
+import type {
+  Admissions,
+  ChannelType,
+  Commit,
+  NotifyAction,
+  SignedDeletion,
+  WrappedEpochKey,
+} from "../../../core/protocol/index.ts";
 import type {
   AccountRow,
   ChannelRow,
@@ -42,7 +49,7 @@ export const newClientMsgId = () => randomHex(16);
 /** A ciphertext-shaped content string, unique per call so a test can look for it afterwards. */
 export function fakeContent(epochId: string, senderDid: string, clientMsgId: string, extra = 0): string {
   return JSON.stringify({
-    v: 1,
+    v: 2,
     epochId,
     epochNumber: 1,
     iv: randomB64(12),
@@ -68,6 +75,27 @@ export function wrappedKey(
     iv: randomB64(12),
     encryptedKey: randomB64(48),
     createdAt,
+  };
+}
+
+/** A deletion-shaped signed object (storage keeps it as given; it never verifies signatures). */
+export function signedDeletion(
+  channelId: string,
+  rkey: string,
+  byDid: string,
+  createdAt: number,
+): SignedDeletion {
+  return {
+    deletion: { v: 2, channelId, uri: `at://${byDid}/chat.wsync.message/${rkey}`, byDid, createdAt },
+    signature: randomB64(64),
+  };
+}
+
+/** An invite-shaped signed object (not a valid signature). */
+export function signedInvite(channelId: string, inviterDid: string, inviteeDid: string, createdAt: number) {
+  return {
+    invite: { v: 2 as const, channelId, inviteeDid, inviterDid, createdAt },
+    signature: randomB64(64),
   };
 }
 
@@ -119,6 +147,7 @@ export class World {
       ownerDid: owner.did,
       createdAt: this.now(),
       joinTokenHash: type === "secret" ? randomHex(32) : null,
+      linkVoided: false,
       memberVersion: 1,
       ...overrides,
     };
@@ -141,22 +170,25 @@ export class World {
    * The next epoch for the channel's current members and member version, built as a client would
    * (without real cryptography). Not inserted.
    */
-  async nextEpoch(channelId: string, creatorDid: string) {
+  async nextEpoch(channelId: string, creatorDid: string, admissions: Admissions = {}) {
     const state = await this.s.epochs.state(channelId);
     const members = await this.s.channels.members(channelId);
     const epochNumber = (state.current?.epochNumber ?? 0) + 1;
     const epochId = newEpochId();
     const createdAt = this.now();
     const commit: Commit = {
-      v: 1,
+      v: 2,
       channelId,
       epochNumber,
       epochId,
       prevEpochId: state.current?.epochId ?? null,
       creatorDid,
+      reason: epochNumber === 1 ? "create" : "manual",
       members: members
-        .map((m) => ({ did: m.did, fp: m.fingerprint ?? randomHex(16) }))
+        .map((m) => ({ did: m.did, fp: m.fingerprint ?? randomHex(16), handle: m.handle }))
         .sort((a, b) => (a.did < b.did ? -1 : 1)),
+      keyCommitment: randomB64(32),
+      sealedState: randomB64(40),
       createdAt,
     };
     const row: EpochRow = {
@@ -168,6 +200,7 @@ export class World {
       createdAt,
       creatorDid,
       memberVersion: state.memberVersion,
+      admissions,
     };
     const keys = members.map((m) => wrappedKey(epochId, epochNumber, m.did, createdAt));
     return { row, keys };
