@@ -48,6 +48,14 @@ export interface SeenState {
 const MAX_SEEN_PAIRS = 20_000;
 
 const chainKey = (channelId: string) => `wsync-chain:${channelId}`;
+const epochKey = (channelId: string, n: number) => `wsync-chain:${channelId}:${n}`;
+
+interface ChainMeta {
+  head: ChainState["head"];
+  firstV2: number | null;
+  linkSecret: string | null;
+  numbers: number[];
+}
 const seenKey = (channelId: string) => `wsync-seen:${channelId}`;
 export const CHAIN_INDEX_KEY = "wsync-chain-index";
 
@@ -67,19 +75,44 @@ export class ChainStore {
 
   constructor(private readonly store: KeyValueStore) {}
 
+  /**
+   * The chain as persisted: a small record (head, first v2 number, link secret, epoch numbers) and one
+   * entry per verified epoch, so adopting an epoch writes that epoch's member list once instead of
+   * rewriting every member list the channel ever had.
+   */
   async chain(channelId: string): Promise<ChainState> {
     let c = this.chains.get(channelId);
     if (!c) {
-      c = (await readJson<ChainState>(this.store, chainKey(channelId))) ?? emptyChain();
-      c.epochs ??= {};
+      const meta = await readJson<ChainMeta>(this.store, chainKey(channelId));
+      c = emptyChain();
+      if (meta) {
+        c.head = meta.head ?? null;
+        c.firstV2 = meta.firstV2 ?? null;
+        c.linkSecret = meta.linkSecret ?? null;
+        for (const n of meta.numbers ?? []) {
+          const e = await readJson<VerifiedEpoch>(this.store, epochKey(channelId, n));
+          if (e) c.epochs[String(n)] = e;
+        }
+      }
       this.chains.set(channelId, c);
     }
     return c;
   }
 
-  async saveChain(channelId: string): Promise<void> {
+  /** Persists the chain's record and, when given, the entry of the epoch that just changed. */
+  async saveChain(channelId: string, changedEpoch?: number): Promise<void> {
     const c = await this.chain(channelId);
-    await this.store.set(chainKey(channelId), JSON.stringify(c));
+    if (changedEpoch !== undefined) {
+      const e = c.epochs[String(changedEpoch)];
+      if (e) await this.store.set(epochKey(channelId, changedEpoch), JSON.stringify(e));
+    }
+    const meta: ChainMeta = {
+      head: c.head,
+      firstV2: c.firstV2,
+      linkSecret: c.linkSecret,
+      numbers: Object.keys(c.epochs).map(Number),
+    };
+    await this.store.set(chainKey(channelId), JSON.stringify(meta));
     const index = (await readJson<string[]>(this.store, CHAIN_INDEX_KEY)) ?? [];
     if (!index.includes(channelId))
       await this.store.set(CHAIN_INDEX_KEY, JSON.stringify([...index, channelId]));
@@ -125,6 +158,8 @@ export class ChainStore {
   async clear(channelIds: Iterable<string>): Promise<void> {
     const index = (await readJson<string[]>(this.store, CHAIN_INDEX_KEY)) ?? [];
     for (const id of new Set([...channelIds, ...index, ...this.chains.keys(), ...this.seen.keys()])) {
+      const meta = await readJson<ChainMeta>(this.store, chainKey(id));
+      for (const n of meta?.numbers ?? []) await this.store.delete(epochKey(id, n));
       await this.store.delete(chainKey(id));
       await this.store.delete(seenKey(id));
     }

@@ -209,7 +209,6 @@ export class ChannelEngine {
       .sort((a, b) => a.item.seq - b.item.seq);
     const seen = await this.c.keyring.chains.seenState(channelId);
     for (const d of ordered) this.place(view, seen, d.item, d.facts);
-    this.c.keyring.chains.markSeenDirty(channelId);
     view.cursor = page.cursor;
     view.hasMore = page.hasMore;
     // The page answers for every seq from its oldest record (or seq 1 when nothing is older) up to
@@ -233,8 +232,11 @@ export class ChannelEngine {
     facts: MessageFacts | null,
   ): TimelineItem | null {
     if (view.items.some((i) => i.uri === item.uri)) return null;
-    const checked = facts ? checkReplayAndOrder(view, seen, item, facts) : item;
-    return insertItem(view, checked);
+    if (!facts) return insertItem(view, item);
+    const checked = checkReplayAndOrder(view, seen, item, facts);
+    // Only a change is written back (one write per page or burst, see ChainStore).
+    if (checked.seenChanged) this.c.keyring.chains.markSeenDirty(view.channel.id);
+    return insertItem(view, checked.item);
   }
 
   private refreshMissing(view: ChannelView): void {
@@ -326,7 +328,6 @@ export class ChannelEngine {
     const { item, facts } = await this.decryptRecord(channelId, record, isNew);
     const seen = await this.c.keyring.chains.seenState(channelId);
     const placed = this.place(view, seen, item, facts);
-    this.c.keyring.chains.markSeenDirty(channelId);
     if (placed) {
       const cov = this.coverage.get(channelId);
       if (fillGaps && cov && record.seq > cov.hi + 1) this.fillGap(channelId, cov.hi);
@@ -389,11 +390,11 @@ export class ChannelEngine {
     isNew: boolean,
   ): Promise<{ item: TimelineItem; facts: MessageFacts | null }> {
     const base = itemFromRecord(record, isNew);
-    if (record.value.$type === "chat.wsync.message") {
-      // First sight of an author pins their key and handle (from get-keys) before anything is shown.
-      await this.epochs.authorKey(base.author.did).catch(() => null);
-    }
-    const shownAs = this.epochs.handleOf(base.author.did, base.author.handle);
+    // First sight of an author pins their key and handle (from get-keys) before anything is shown.
+    const senderKey =
+      record.value.$type === "chat.wsync.message" ? this.epochs.authorKey(base.author.did) : null;
+    await senderKey?.catch(() => null);
+    const shownAs = (await this.c.keyring.pinnedHandle(base.author.did)) ?? base.author.handle;
     const item: TimelineItem = { ...base, author: { did: base.author.did, handle: shownAs } };
     if (record.value.$type !== "chat.wsync.message") return { item, facts: null };
     const rec = record as MessageRecord;
@@ -439,13 +440,12 @@ export class ChannelEngine {
       }
     }
     try {
-      const senderKey = await this.epochs.authorKey(rec.value.author.did);
       const out = await decryptMessage({
         contentJson: rec.value.content,
         channelId,
         recordAuthorDid: rec.value.author.did,
         epochKey: await importedKey(vk.key),
-        senderPublicKey: senderKey,
+        senderPublicKey: await senderKey,
         epochVersion: vk.epoch.v,
       });
       const notes: IntegrityNote[] = [];
@@ -569,7 +569,6 @@ export class ChannelEngine {
             }) ??
             view.items.find((i) => i.uri === record.uri) ??
             item;
-          this.c.keyring.chains.markSeenDirty(channelId);
           const cov = this.coverage.get(channelId);
           if (cov && record.seq > cov.hi + 1) this.fillGap(channelId, cov.hi);
           else if (cov && record.seq === cov.hi + 1) cov.hi = record.seq;

@@ -47,6 +47,8 @@ export class EpochManager {
   private readonly keyLoads = new Map<string, Promise<void>>();
   private readonly authorKeys = new Map<string, Promise<string | null>>();
   private readonly pending = new Map<string, PendingEpoch>();
+  private cacheGeneration = 0;
+  private readonly verifiedKeys = new Map<string, Promise<{ key: EpochKey; epoch: VerifiedEpoch } | null>>();
   /** Told of every verified membership change, so the timeline can show it. */
   onChange: (channelId: string, change: EpochChange, createdAt: number) => void = () => undefined;
 
@@ -185,7 +187,8 @@ export class EpochManager {
   private async adopt(channelId: string, cand: EpochCandidate): Promise<boolean> {
     const ctx = await this.verifyContext(channelId);
     const commit = cand.commit;
-    if (commit.v === 2) {
+    // Our own commit names exactly the handles we just pinned from the member list.
+    if (commit.v === 2 && !cand.own) {
       await this.pinHandles(
         channelId,
         commit.members.map((m) => ({ did: m.did, handle: m.handle })),
@@ -218,7 +221,7 @@ export class EpochManager {
         { epochId: entry.epochId, epochNumber: entry.epochNumber, key: new Uint8Array(cand.epochKey) },
       ]);
     }
-    await this.chains.saveChain(channelId);
+    await this.chains.saveChain(channelId, entry.epochNumber);
     if (result.change) this.onChange(channelId, result.change, entry.createdAt);
     this.updateLink(channelId, chain);
     return true;
@@ -501,6 +504,7 @@ export class EpochManager {
           ...record,
           admissions: res.epochInfo.admissions,
           epochKey: created.epochKey,
+          own: { linkSecret },
         });
         const view = this.view(channelId);
         if (view) {
@@ -543,14 +547,33 @@ export class EpochManager {
     return info.rotationRequired ? "scheduled" : "manual";
   }
 
-  /** The epoch keys of a channel that this client verified, for decryption (never an unverified one). */
-  async verifiedKey(
-    channelId: string,
-    epochId: string,
-  ): Promise<{ key: EpochKey; epoch: VerifiedEpoch } | null> {
-    const epoch = await this.chains.epochById(channelId, epochId);
-    if (!epoch || epoch.anchor) return null;
-    const key = await this.c.keyring.epochKey(channelId, epochId);
-    return key ? { key, epoch } : null;
+  /**
+   * The epoch keys of a channel that this client verified, for decryption (never an unverified one).
+   * A verified (epoch, key) pair never changes, so lookups are shared and found pairs remembered;
+   * misses are forgotten at once (the epoch may be verified a moment later).
+   */
+  verifiedKey(channelId: string, epochId: string): Promise<{ key: EpochKey; epoch: VerifiedEpoch } | null> {
+    // Keys wiped (logout, DISCONNECT): nothing remembered from before may outlive them.
+    if (this.cacheGeneration !== this.c.keyring.generation) {
+      this.verifiedKeys.clear();
+      this.cacheGeneration = this.c.keyring.generation;
+    }
+    const cacheKey = `${channelId}|${epochId}`;
+    const cached = this.verifiedKeys.get(cacheKey);
+    if (cached) return cached;
+    const p = (async () => {
+      const epoch = await this.chains.epochById(channelId, epochId);
+      if (!epoch || epoch.anchor) return null;
+      const key = await this.c.keyring.epochKey(channelId, epochId);
+      return key ? { key, epoch } : null;
+    })();
+    this.verifiedKeys.set(cacheKey, p);
+    p.then(
+      (found) => {
+        if (!found) this.verifiedKeys.delete(cacheKey);
+      },
+      () => this.verifiedKeys.delete(cacheKey),
+    );
+    return p;
   }
 }

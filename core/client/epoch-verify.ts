@@ -17,6 +17,11 @@ export interface EpochCandidate {
   admissions: Admissions;
   /** The unwrapped key; absent for an anchor (an epoch taken without its key, see ChainState). */
   epochKey?: Uint8Array;
+  /**
+   * Set only for an epoch this client made itself this moment (or recognised as exactly its own
+   * after a lost reply): its signature and key commitment hold by construction and are not redone.
+   */
+  own?: { linkSecret: string | null };
 }
 
 export interface VerifyContext {
@@ -102,9 +107,11 @@ export async function verifyEpoch(ctx: VerifyContext, cand: EpochCandidate): Pro
     return fail("legacy-after-v2", `v1 commit for epoch ${n}`);
   }
   // (1) signature, under the key pinned for the creator (never a key the commit itself offers).
-  const creatorKey = await ctx.keyOf(c.creatorDid);
-  if (!creatorKey || !(await verifyCommit(c, cand.signature, creatorKey))) {
-    return fail("signature", "commit signature", c.creatorDid, ctx.handleOf(c.creatorDid));
+  if (!cand.own) {
+    const creatorKey = await ctx.keyOf(c.creatorDid);
+    if (!creatorKey || !(await verifyCommit(c, cand.signature, creatorKey))) {
+      return fail("signature", "commit signature", c.creatorDid, ctx.handleOf(c.creatorDid));
+    }
   }
   const isAnchor = cand.epochKey === undefined;
   const mine = c.members.find((m) => m.did === ctx.myDid);
@@ -169,7 +176,10 @@ export async function verifyEpoch(ctx: VerifyContext, cand: EpochCandidate): Pro
     ? (ctx.chain.linkSecret ?? prev?.linkSecret)
     : (prev?.linkSecret ?? ctx.chain.linkSecret);
   let linkChanged = false;
-  if (!isAnchor && c.v === 2) {
+  if (cand.own) {
+    linkChanged = cand.own.linkSecret !== null && cand.own.linkSecret !== linkSecret;
+    if (cand.own.linkSecret !== null) linkSecret = cand.own.linkSecret;
+  } else if (!isAnchor && c.v === 2) {
     const epochKey = cand.epochKey as Uint8Array;
     const ok = await checkKeyCommitment({
       channelId: ctx.channelId,

@@ -40,8 +40,9 @@ export function checkReplayAndOrder(
   seen: SeenState,
   item: TimelineItem,
   facts: MessageFacts,
-): TimelineItem {
+): { item: TimelineItem; seenChanged: boolean } {
   let out = item;
+  let seenChanged = false;
   const key = pairKey(facts);
   const first = seen.pairs[key];
   if (first !== undefined && first !== item.seq) {
@@ -50,11 +51,13 @@ export function checkReplayAndOrder(
       // The earlier record arrived after its replay (an older page loaded later): the later one is
       // the replay.
       seen.pairs[key] = item.seq;
+      seenChanged = true;
       const idx = view.items.findIndex((i) => i.seq === first && isRecordMessage(i));
       if (idx >= 0) view.items[idx] = asReplay(view.items[idx] as TimelineItem);
     }
   } else if (first === undefined) {
     seen.pairs[key] = item.seq;
+    seenChanged = true;
   }
   // A message of epoch N after records of a later epoch at lower seqs: the server re-inserted it.
   for (const [n, s] of Object.entries(seen.epochFirstSeq)) {
@@ -64,17 +67,16 @@ export function checkReplayAndOrder(
     }
   }
   const known = seen.epochFirstSeq[String(facts.epochNumber)];
-  if (known === undefined || item.seq < known) seen.epochFirstSeq[String(facts.epochNumber)] = item.seq;
+  if (known === undefined || item.seq < known) {
+    seen.epochFirstSeq[String(facts.epochNumber)] = item.seq;
+    seenChanged = true;
+  }
 
   // Signed times: not more than the skew older than the message before it in seq order; and the
-  // message after it must not be more than the skew older than this one.
-  let before: TimelineItem | undefined;
-  let after: TimelineItem | undefined;
-  for (const i of view.items) {
-    if (!isRecordMessage(i) || signedMs(i) === null || i.notes?.includes("replay")) continue;
-    if (i.seq < item.seq && (!before || i.seq > before.seq)) before = i;
-    if (i.seq > item.seq && (!after || i.seq < after.seq)) after = i;
-  }
+  // message after it must not be more than the skew older than this one. Items are kept in seq order,
+  // so the neighbours are found by bisection rather than a scan per record.
+  const before = neighbour(view.items, item.seq, -1);
+  const after = neighbour(view.items, item.seq, 1);
   const beforeMs = before ? signedMs(before) : null;
   if (beforeMs !== null && beforeMs - facts.timestamp > Limits.clockSkewMs)
     out = withNote(out, "out-of-order");
@@ -83,7 +85,29 @@ export function checkReplayAndOrder(
     const idx = view.items.indexOf(after);
     if (idx >= 0) view.items[idx] = withNote(after, "out-of-order");
   }
-  return out;
+  return { item: out, seenChanged };
+}
+
+/**
+ * The nearest record message (with a signed time, not a replay) below (`dir` −1) or above (+1) `seq`
+ * in `items`, which are in seq order with own unsent items (seq 0) at the end.
+ */
+function neighbour(items: TimelineItem[], seq: number, dir: -1 | 1): TimelineItem | undefined {
+  let lo = 0;
+  let hi = items.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    const s = (items[mid] as TimelineItem).seq;
+    if (s !== 0 && s < seq) lo = mid + 1;
+    else hi = mid;
+  }
+  // lo: the first item at or above seq (or an unsent one).
+  for (let i = dir < 0 ? lo - 1 : lo; i >= 0 && i < items.length; i += dir) {
+    const it = items[i] as TimelineItem;
+    if (it.seq === seq) continue;
+    if (isRecordMessage(it) && it.signedAt && !it.notes?.includes("replay")) return it;
+  }
+  return undefined;
 }
 
 /**

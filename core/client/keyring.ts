@@ -27,6 +27,10 @@ export class Keyring {
   private readonly epochs = new Map<string, Map<string, EpochKey>>();
   private pins: Record<string, string> | null = null;
   private handles: Record<string, string> | null = null;
+  /** handle → did of the pins above, kept in step with them. */
+  private handleOwners = new Map<string, string>();
+  /** Bumped when every key is wiped, so caches of keys elsewhere know to drop what they hold. */
+  generation = 0;
   /** What this client verified per channel (protocol §7); wiped with the keys. */
   readonly chains: ChainStore;
 
@@ -51,6 +55,7 @@ export class Keyring {
   /** Spec §4.3: clearing all key data wipes in-memory epoch keys and the key pair. */
   async clear(channelIds: Iterable<string>): Promise<void> {
     this.identity = null;
+    this.generation++;
     // Every channel that ever stored epoch keys on this device, not only the ones opened since load.
     const indexed = (await readJson<string[]>(this.store, StoreKeys.epochIndex)) ?? [];
     for (const id of new Set([...channelIds, ...this.epochs.keys(), ...indexed])) {
@@ -59,6 +64,7 @@ export class Keyring {
     this.epochs.clear();
     this.pins = null;
     this.handles = null;
+    this.handleOwners = new Map();
     await this.chains.clear(channelIds);
     await this.store.delete(StoreKeys.handles);
     await this.store.delete(StoreKeys.epochIndex);
@@ -164,7 +170,10 @@ export class Keyring {
   }
 
   private async loadHandles(): Promise<Record<string, string>> {
-    this.handles ??= (await readJson<Record<string, string>>(this.store, StoreKeys.handles)) ?? {};
+    if (!this.handles) {
+      this.handles = (await readJson<Record<string, string>>(this.store, StoreKeys.handles)) ?? {};
+      this.handleOwners = new Map(Object.entries(this.handles).map(([d, h]) => [h, d]));
+    }
     return this.handles;
   }
 
@@ -186,7 +195,7 @@ export class Keyring {
     entries: { did: string; handle: string }[],
   ): Promise<{ did: string; handle: string; problem: "changed" | "taken"; pinned: string }[]> {
     const pins = await this.loadHandles();
-    const owners = new Map(Object.entries(pins).map(([d, h]) => [h, d]));
+    const owners = this.handleOwners;
     const problems: { did: string; handle: string; problem: "changed" | "taken"; pinned: string }[] = [];
     let added = false;
     for (const { did, handle } of entries) {

@@ -123,18 +123,19 @@ export class EpochService {
       throw new ApiError("InvalidRequest", "signature: does not verify under the creator's public key");
     }
 
+    const row: EpochRow = {
+      channelId: channel.id,
+      epochNumber: commit.epochNumber,
+      epochId: commit.epochId,
+      commit,
+      signature,
+      createdAt: this.clock.now(),
+      creatorDid: ctx.did,
+      memberVersion: state.memberVersion,
+      admissions,
+    };
     const result = await this.storage.epochs.insert(
-      {
-        channelId: channel.id,
-        epochNumber: commit.epochNumber,
-        epochId: commit.epochId,
-        commit,
-        signature,
-        createdAt: this.clock.now(),
-        creatorDid: ctx.did,
-        memberVersion: state.memberVersion,
-        admissions,
-      },
+      row,
       wrappedKeys,
       // Only the token's hash is kept, as for every secret; set in the insert's own transaction.
       joinToken === undefined ? {} : { joinTokenHash: sha256Hex(joinToken) },
@@ -151,7 +152,15 @@ export class EpochService {
         epochId: commit.epochId,
       }),
     });
-    return { success: true as const, epochInfo: await this.info(channel.id) };
+    // The insert checked, in its transaction, that nothing moved since `state` was read: the new
+    // epoch is current, no rotation is due, and any void link was replaced (no second read needed).
+    const epochInfo = toEpochInfo({
+      current: row,
+      memberVersion: state.memberVersion,
+      rotationRequired: false,
+      linkRotationRequired: false,
+    });
+    return { success: true as const, epochInfo };
   }
 }
 

@@ -8,6 +8,8 @@
  *   and pinned sender keys stored, nothing fetched), then `decryptRecord` for all 50 records
  *   concurrently, as `loadPage` does;
  * - engine, warm: the same engine again (keys already read from the store);
+ * - engine page load: `loadPage` on a fresh engine, i.e. the above plus the protocol v2 checks that
+ *   span records (replay, order, withheld seqs) and placing the items, as opening shows them;
  * - decryptMessage alone, with the pinned keys, one after the other.
  * Usage: bun tests/bench/core-decrypt.ts [runs=200] [messages=50]
  */
@@ -114,7 +116,7 @@ const reader = { did: `did:plc:${base32(24)}`, handle: "reader.test" };
     linkSecret: null,
     linkChanged: false,
   };
-  await keyring.chains.saveChain(channelId);
+  await keyring.chains.saveChain(channelId, epochNumber);
 }
 
 const offline = async (): Promise<Response> => {
@@ -130,12 +132,12 @@ const realtime = new Realtime({
   onSessionEnded: () => undefined,
 });
 
-function newEngine(): ChannelEngine {
+function newEngine(fetchFn: typeof offline = offline, state = initialState()): ChannelEngine {
   return new ChannelEngine({
-    state: initialState(),
+    state,
     api: new ApiClient({
       baseUrl: "http://127.0.0.1:9",
-      fetch: offline,
+      fetch: fetchFn,
       accessToken: () => null,
       refresh: async () => false,
     }),
@@ -149,6 +151,48 @@ function newEngine(): ChannelEngine {
       throw new Error(`engine logged: ${m}`);
     },
   });
+}
+
+/** The newest page as get-messages answers it, served from memory (no server, no network). */
+const pageJson = JSON.stringify({ records: [...records].reverse(), cursor: null, hasMore: false });
+const servePage = async (): Promise<Response> => new Response(pageJson, { status: 200 });
+
+/**
+ * What opening shows: `loadPage` on a fresh engine, i.e. decrypt and verify every record, then the
+ * protocol v2 checks that need more than one record (replay, order, withheld seqs) and placement.
+ */
+async function pagePath(): Promise<void> {
+  const state = initialState();
+  state.open[channelId] = {
+    channel: {
+      id: channelId,
+      uri: channelUri,
+      value: { $type: "chat.wsync.channel", name: "bench", type: "public", description: "", createdAt: "" },
+      owner: null,
+      memberCount: senders.length,
+      messageCount: count,
+      lastActivity: null,
+      isMember: true,
+      role: "member",
+    },
+    members: [],
+    items: [],
+    hasMore: false,
+    cursor: null,
+    loading: false,
+    loadingMore: false,
+    epoch: null,
+    keysLoaded: true,
+    lastSeq: 0,
+    warnings: [],
+    sendBlocked: false,
+    link: null,
+  };
+  await newEngine(servePage, state).loadPage(channelId, count, true);
+  const shown = (state.open[channelId]?.items ?? []).filter((i) => i.kind === "message");
+  if (shown.length !== count || !shown.every((i) => i.verified && i.text)) {
+    throw new Error("not every message decrypted, verified and shown");
+  }
 }
 
 async function openPath(engine: ChannelEngine): Promise<void> {
@@ -195,6 +239,7 @@ console.log(
     .map((x) => x.toFixed(2))
     .join(" ")}, target < 20 ms per ${count}`,
 );
+await measure("engine page load (fresh engine: loadPage, v2 checks, placement)", pagePath);
 await measure("engine open path (fresh Keyring + ChannelEngine, concurrent decryptRecord)", () =>
   openPath(newEngine()),
 );

@@ -164,7 +164,7 @@ test("replay: an old signed message re-inserted later is shown as a replay, neve
   await until(() => messages(bob, channel.id).some((i) => i.text === "later"), 5000, "later");
   const page = await suite.t.storage.timeline.page(channel.id, 100, null);
   const row = page.find((r) => r.kind === "message" && r.rkey === original?.uri.split("/").pop());
-  if (!row || row.kind !== "message") throw new Error("no original row");
+  if (row?.kind !== "message") throw new Error("no original row");
   const info = await suite.t.storage.epochs.state(channel.id);
   const appended = await suite.t.storage.timeline.appendMessage(
     { ...row, rkey: `replay${Date.now().toString(36)}`, clientMsgId: "ffffffffffffffffffffffffffffffff" },
