@@ -517,7 +517,14 @@ export class ChannelEngine {
       for (let attempt = 0; attempt < MAX_SEND_ATTEMPTS; attempt++) {
         let info = view.epoch ?? (await this.epochs.refreshEpoch(channelId));
         const tooOld = info.createdAt !== null && this.c.now() - info.createdAt > Limits.epochMaxAgeMs;
-        if (info.rotationRequired || tooOld || !info.epochId) {
+        // Nothing new is sent under a v1 epoch (its key is not bound to its commit), whatever the
+        // server says about rotation (protocol §7 "Upgrade").
+        const chain = await this.epochs.chain(channelId);
+        const legacyHead = chain.head !== null && chain.epochs[String(chain.head.epochNumber)]?.v === 1;
+        if (legacyHead && !info.rotationRequired && info.epochId === chain.head?.epochId) {
+          await this.epochs.rotate(channelId, { reason: "manual" });
+          info = view.epoch ?? (await this.epochs.refreshEpoch(channelId));
+        } else if (info.rotationRequired || tooOld || !info.epochId) {
           await this.epochs.rotate(
             channelId,
             tooOld && !info.rotationRequired ? { reason: "scheduled" } : {},

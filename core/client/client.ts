@@ -18,9 +18,8 @@ import {
 } from "../protocol/runtime.ts";
 import { ApiClient, type FetchFn } from "./api.ts";
 import { AuthFlow } from "./auth-flow.ts";
-import { ChannelEngine } from "./channel-engine.ts";
+import { type ChannelParts, loadChannelParts } from "./channel-parts.ts";
 import type { EngineContext } from "./engine-context.ts";
-import { EpochManager } from "./epoch-manager.ts";
 import { type FrameContext, handleFrame } from "./frames.ts";
 import { Keyring } from "./keyring.ts";
 import { Realtime, type WebSocketCtor } from "./realtime.ts";
@@ -59,8 +58,10 @@ export class WsyncClient {
   readonly api: ApiClient;
   private readonly keyring: Keyring;
   private readonly realtime: Realtime;
-  private readonly epochs: EpochManager;
-  private readonly channels: ChannelEngine;
+  /** The per-channel engine, loaded on first use (see channel-parts.ts). */
+  private partsLoad: Promise<ChannelParts> | null = null;
+  private partsLoaded: ChannelParts | null = null;
+  private readonly engineContext: EngineContext;
   private readonly auth: AuthFlow;
   private readonly frames: FrameContext;
   private readonly log: (message: string) => void;
@@ -102,13 +103,11 @@ export class WsyncClient {
       log: this.log,
     };
     const engine: EngineContext = { ...shared, me: () => this.me() };
-    this.epochs = new EpochManager(engine);
-    this.channels = new ChannelEngine(engine, this.epochs);
+    this.engineContext = engine;
     this.auth = new AuthFlow({ ...shared, session, store: o.store });
     this.frames = {
       ...shared,
-      channels: this.channels,
-      epochs: this.epochs,
+      parts: () => this.parts(),
       did: () => this.did,
       refreshChannels: () => this.refreshChannels(),
     };
@@ -118,6 +117,18 @@ export class WsyncClient {
     const u = this.state.auth.user;
     if (!u) throw new Error("Not signed in");
     return { did: u.did, handle: u.handle };
+  }
+
+  private parts(): Promise<ChannelParts> {
+    this.partsLoad ??= loadChannelParts(this.engineContext).then((p) => {
+      this.partsLoaded = p;
+      return p;
+    });
+    // A failed download (the server restarting under a browser) is retried on the next use.
+    this.partsLoad.catch(() => {
+      this.partsLoad = null;
+    });
+    return this.partsLoad;
   }
 
   private changed(): void {
@@ -194,7 +205,7 @@ export class WsyncClient {
 
   private async onConnected(): Promise<void> {
     for (const id of Object.keys(this.state.open)) {
-      await this.channels.resync(id).catch((e) => this.log(`resync ${id}: ${reasonOf(e)}`));
+      await (await this.parts()).channels.resync(id).catch((e) => this.log(`resync ${id}: ${reasonOf(e)}`));
     }
   }
 
@@ -230,7 +241,7 @@ export class WsyncClient {
       ...(input.description?.trim() ? { description: input.description.trim() } : {}),
     });
     // Epoch 1 needs the channel in view (its type decides whether it carries a secret link).
-    const view = await this.channels.open(res.channel.id);
+    const view = await (await this.parts()).channels.open(res.channel.id);
     await this.refreshChannels().catch(() => undefined);
     return { channel: view.channel, link: view.link };
   }
@@ -245,7 +256,7 @@ export class WsyncClient {
     const parsed = parseJoinLink(input);
     if (!parsed) throw new Error(CryptoText.invalidChannelUri);
     if (parsed.joinToken !== null && !isLinkSecret(parsed.joinToken)) throw new Error("Invalid secret link");
-    const view = await this.channels.open(parsed.channelId, parsed.joinToken ?? undefined);
+    const view = await (await this.parts()).channels.open(parsed.channelId, parsed.joinToken ?? undefined);
     await this.refreshChannels().catch(() => undefined);
     return view;
   }
@@ -255,15 +266,15 @@ export class WsyncClient {
     this.requireKeys();
     const id = channelIdFromUri(channelIdOrUri);
     if (!id) throw new Error(CryptoText.invalidChannelUri);
-    return this.channels.open(id);
+    return (await this.parts()).channels.open(id);
   }
 
   view(channelId: string): ChannelView | undefined {
-    return this.channels.view(channelId);
+    return this.state.open[channelId];
   }
 
   async loadMore(channelId: string): Promise<void> {
-    await this.channels.loadPage(channelId, Limits.pageDefault, false);
+    await (await this.parts()).channels.loadPage(channelId, Limits.pageDefault, false);
   }
 
   async leave(channelId: string): Promise<void> {
@@ -300,45 +311,45 @@ export class WsyncClient {
    */
   async kick(channelId: string, did: string): Promise<void> {
     await this.api.call("kick", { channelUri: channelId, did });
-    const view = this.channels.view(channelId);
+    const view = this.state.open[channelId];
     if (view) view.members = view.members.filter((m) => m.did !== did);
-    await this.epochs
+    await (await this.parts()).epochs
       .rotate(channelId, { reason: "kick" })
       .catch((e) => this.log(`rotate after kick: ${reasonOf(e)}`));
   }
 
   /** The channel's secret link, if this client knows it (members only). */
   channelLink(channelId: string): string | null {
-    return this.channels.view(channelId)?.link ?? null;
+    return this.state.open[channelId]?.link ?? null;
   }
 
   /** Owners: a new secret link; the old one stops working and members see the new one. */
   async rotateLink(channelId: string): Promise<string> {
-    const view = this.channels.view(channelId) ?? (await this.open(channelId));
+    const view = this.state.open[channelId] ?? (await this.open(channelId));
     if (view.channel.value.type !== "secret") throw new Error("Only secret channels have a link");
     if (view.channel.role !== "owner")
       throw new ApiError("Forbidden", "Only the channel's owner can rotate its link");
-    await this.epochs.rotate(view.channel.id, { reason: "manual", newLink: true });
-    const link = this.channels.view(view.channel.id)?.link;
+    await (await this.parts()).epochs.rotate(view.channel.id, { reason: "manual", newLink: true });
+    const link = this.state.open[view.channel.id]?.link;
     if (!link) throw new Error("The new link could not be made");
     return link;
   }
 
   async members(channelId: string) {
     const { members } = await this.api.call("getMembers", { channelUri: channelId });
-    const view = this.channels.view(channelId);
+    const view = this.state.open[channelId];
     if (view) view.members = members;
-    await this.epochs.checkMemberKeys(channelId, members);
+    await (await this.parts()).epochs.checkMemberKeys(channelId, members);
     this.changed();
     return members;
   }
 
   async rotate(channelId: string): Promise<void> {
-    await this.epochs.rotate(channelId);
+    await (await this.parts()).epochs.rotate(channelId, { reason: "manual" });
   }
 
   async send(channelId: string, text: string): Promise<TimelineItem> {
-    return this.channels.send(channelId, text);
+    return (await this.parts()).channels.send(channelId, text);
   }
 
   /** Deletes a message with a deletion this client signs, so members can tell who deleted it. */
@@ -408,7 +419,7 @@ export class WsyncClient {
     if (current !== publicKey)
       throw new Error("Their key changed again; compare the new safety numbers first");
     await this.keyring.repin(did, publicKey);
-    this.epochs.forgetAuthorKey(did);
+    this.partsLoaded?.epochs.forgetAuthorKey(did);
     for (const view of Object.values(this.state.open))
       view.warnings = view.warnings.filter((w) => !(w.did === did && w.check === "key-changed"));
     this.changed();

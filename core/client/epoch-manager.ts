@@ -3,6 +3,7 @@ import {
   canon,
   createEpoch,
   fingerprint,
+  type Identity,
   joinTokenFor,
   newLinkSecret,
   reasonOf,
@@ -18,16 +19,14 @@ import {
 import { type ChainState, membersOf, type VerifiedEpoch } from "./chain.ts";
 import type { EngineContext } from "./engine-context.ts";
 import { checkAdmission, type EpochCandidate, type VerifyContext, verifyEpoch } from "./epoch-verify.ts";
+import { SendBlockedError } from "./errors.ts";
 import type { EpochKey } from "./keyring.ts";
 import { SecurityText } from "./security-text.ts";
 import type { ChannelView, EpochChange, SecurityCheck, SecurityWarning } from "./state.ts";
 
 const MAX_ROTATION_ATTEMPTS = 5;
 
-/** A send refused because a protocol v2 check failed; its message is the warning's text. */
-export class SendBlockedError extends Error {
-  override readonly name = "SendBlockedError";
-}
+export { SendBlockedError };
 
 /** An epoch this client made whose create-epoch answer it did not see (protocol §7, attack 1). */
 interface PendingEpoch {
@@ -161,8 +160,9 @@ export class EpochManager {
 
   // ---- verification -----------------------------------------------------------------------------
 
-  private async verifyContext(channelId: string): Promise<VerifyContext> {
-    const identity = this.c.keyring.identity;
+  /** `identity`: the one a load started with, so a key replaced mid-load is not mixed in. */
+  private async verifyContext(channelId: string, given?: Identity): Promise<VerifyContext> {
+    const identity = given ?? this.c.keyring.identity;
     if (!identity) throw new Error(CryptoText.notInitialized);
     const view = this.view(channelId);
     const uri = view?.channel.uri ?? "";
@@ -184,8 +184,8 @@ export class EpochManager {
    * it: the key goes to the keyring, the commit to the persisted chain. A failure becomes a warning
    * and the key is never stored.
    */
-  private async adopt(channelId: string, cand: EpochCandidate): Promise<boolean> {
-    const ctx = await this.verifyContext(channelId);
+  private async adopt(channelId: string, cand: EpochCandidate, identity?: Identity): Promise<boolean> {
+    const ctx = await this.verifyContext(channelId, identity);
     const commit = cand.commit;
     // Our own commit names exactly the handles we just pinned from the member list.
     if (commit.v === 2 && !cand.own) {
@@ -241,41 +241,61 @@ export class EpochManager {
     }
   }
 
-  /** Fetches this client's wrapped keys with their commits and adopts every epoch that verifies. */
+  /**
+   * Fetches this client's wrapped keys with the signed commits from its first (or newest verified)
+   * epoch on, and adopts every epoch that verifies, in order. An epoch whose key this device cannot
+   * open (wrapped to a key it has since replaced) is still checked and kept, keyless, so the member
+   * list stays a chain of verified changes.
+   */
   loadEpochKeys(channelId: string): Promise<void> {
     let p = this.keyLoads.get(channelId);
     if (p) return p;
     p = (async () => {
       const identity = this.c.keyring.identity;
       if (!identity) throw new Error(CryptoText.notInitialized);
-      const { epochKeys, epochs } = await this.c.api.call("getEpochKeys", { channelUri: channelId });
-      const records = new Map<string, EpochRecord>(epochs.map((e) => [e.epochId, e]));
       const chain = await this.chain(channelId);
-      const wraps = [...epochKeys].sort((a, b) => a.epochNumber - b.epochNumber);
-      for (const w of wraps) {
-        const done = chain.epochs[String(w.epochNumber)];
-        if (done && done.epochId === w.epochId && !done.anchor) continue;
-        const record = records.get(w.epochId);
-        // A key with no signed commit is never used (protocol §7, "read path").
-        if (!record || record.epochNumber !== w.epochNumber) {
+      const since = chain.head?.epochNumber;
+      const { epochKeys, epochs } = await this.c.api.call("getEpochKeys", {
+        channelUri: channelId,
+        ...(since !== undefined ? { sinceEpoch: since } : {}),
+      });
+      // A server may offer several wraps under one epoch id (only one can be ours): each is tried.
+      const wraps = new Map<string, typeof epochKeys>();
+      for (const w of epochKeys) wraps.set(w.epochId, [...(wraps.get(w.epochId) ?? []), w]);
+      for (const record of [...epochs].sort((a, b) => a.epochNumber - b.epochNumber)) {
+        // The identity changed under this load (a key replaced): what follows is another load's job.
+        if (this.c.keyring.identity !== identity) return;
+        const done = chain.epochs[String(record.epochNumber)];
+        const offered = (wraps.get(record.epochId) ?? []).filter((w) => w.epochNumber === record.epochNumber);
+        if (done && done.epochId === record.epochId && (!done.anchor || offered.length === 0)) continue;
+        let key: Uint8Array | undefined = (await this.c.keyring.epochKey(channelId, record.epochId))?.key;
+        for (const wrap of offered) {
+          if (key) break;
+          try {
+            key = await unwrapEpochKey(wrap, channelId, identity, this.c.me().did, record.commit.v);
+          } catch (e) {
+            // Spec §8: failure to decrypt one epoch key is logged and skipped.
+            this.c.log(`epoch key ${wrap.epochId}: ${reasonOf(e)}`);
+          }
+        }
+        // Nothing before this client's first verified epoch can be checked keyless (no previous
+        // commit to check it against): a newcomer anchors in rotate() instead.
+        if (!key && Object.keys(chain.epochs).length === 0) continue;
+        await this.adopt(
+          channelId,
+          {
+            commit: record.commit,
+            signature: record.signature,
+            admissions: record.admissions,
+            ...(key ? { epochKey: key } : {}),
+          },
+          identity,
+        );
+      }
+      // A wrap with no signed commit is never used (protocol §7, "read path").
+      for (const w of epochKeys) {
+        if (!epochs.some((e) => e.epochId === w.epochId))
           this.c.log(`epoch key ${w.epochId}: no commit offered`);
-          continue;
-        }
-        let key: Uint8Array;
-        try {
-          const held = await this.c.keyring.epochKey(channelId, w.epochId);
-          key = held?.key ?? (await unwrapEpochKey(w, channelId, identity, this.c.me().did, record.commit.v));
-        } catch (e) {
-          // Spec §8: failure to decrypt one epoch key is logged and skipped.
-          this.c.log(`epoch key ${w.epochId}: ${reasonOf(e)}`);
-          continue;
-        }
-        await this.adopt(channelId, {
-          commit: record.commit,
-          signature: record.signature,
-          admissions: record.admissions,
-          epochKey: key,
-        });
       }
     })().finally(() => this.keyLoads.delete(channelId));
     this.keyLoads.set(channelId, p);
@@ -416,10 +436,18 @@ export class EpochManager {
         const verdict = await this.reconcile(channelId, info);
         throw new SendBlockedError(typeof verdict === "string" ? verdict : SecurityText.sendBlocked);
       }
-      // Someone else won the race and the new epoch is usable: done.
-      if (attempt > 0 && !info.rotationRequired && info.epochId && !opts.newLink) {
-        await this.loadEpochKeys(channelId);
-        if (chain.head?.epochId === info.epochId) return;
+      // An automatic rotation (no reason given) happens only when the server requires one: a local
+      // "rotation required" may be stale (frames race), and someone else may have won the race
+      // already. Either way the current epoch, once verified, is what to use.
+      const automatic = opts.reason === undefined && !opts.newLink;
+      if ((attempt > 0 || automatic) && !info.rotationRequired && info.epochId && !opts.newLink) {
+        if (chain.head?.epochId !== info.epochId) await this.loadEpochKeys(channelId);
+        if (chain.head?.epochId === info.epochId) {
+          const view = this.view(channelId);
+          if (view) view.epoch = info;
+          this.c.changed();
+          return;
+        }
       }
       // The base to build on: the server's current epoch, which this client must have verified
       // (or, as a newcomer with nothing verified, taken as its anchor).

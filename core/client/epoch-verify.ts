@@ -22,6 +22,11 @@ export interface EpochCandidate {
    * after a lost reply): its signature and key commitment hold by construction and are not redone.
    */
   own?: { linkSecret: string | null };
+  /**
+   * Taken on first use: a newcomer's base (see EpochManager.anchor). Without it, an epoch offered
+   * without a key is still checked in full but for the key (its member list continues the chain).
+   */
+  anchor?: boolean;
 }
 
 export interface VerifyContext {
@@ -113,9 +118,10 @@ export async function verifyEpoch(ctx: VerifyContext, cand: EpochCandidate): Pro
       return fail("signature", "commit signature", c.creatorDid, ctx.handleOf(c.creatorDid));
     }
   }
-  const isAnchor = cand.epochKey === undefined;
+  const hasKey = cand.epochKey !== undefined;
+  const isAnchor = !hasKey && cand.anchor === true;
   const mine = c.members.find((m) => m.did === ctx.myDid);
-  if (!isAnchor && (!mine || mine.fp !== ctx.myFp)) return fail("members", "this device's key is not listed");
+  if (hasKey && (!mine || mine.fp !== ctx.myFp)) return fail("members", "this device's key is not listed");
 
   // (2) creator, and the evidence of everyone the commit adds.
   const prev = previousVerified(ctx.chain, n);
@@ -172,14 +178,19 @@ export async function verifyEpoch(ctx: VerifyContext, cand: EpochCandidate): Pro
   // (3) the key against the commitment, then the sealed state it opens.
   // An anchor's sealed state cannot be opened: the link in force then is the newest this client
   // knows (the one it just joined with, when it came by link), not an older epoch's.
-  let linkSecret = isAnchor
-    ? (ctx.chain.linkSecret ?? prev?.linkSecret)
-    : (prev?.linkSecret ?? ctx.chain.linkSecret);
+  // A keyless epoch's sealed state cannot be opened, so the link in force then is unknown (null:
+  // link admissions checked against it read "cannot check"). A newcomer's anchor is the exception:
+  // the link in force is the one it just joined with.
+  let linkSecret = hasKey
+    ? (prev?.linkSecret ?? ctx.chain.linkSecret)
+    : isAnchor
+      ? (ctx.chain.linkSecret ?? prev?.linkSecret ?? null)
+      : null;
   let linkChanged = false;
   if (cand.own) {
     linkChanged = cand.own.linkSecret !== null && cand.own.linkSecret !== linkSecret;
     if (cand.own.linkSecret !== null) linkSecret = cand.own.linkSecret;
-  } else if (!isAnchor && c.v === 2) {
+  } else if (hasKey && c.v === 2) {
     const epochKey = cand.epochKey as Uint8Array;
     const ok = await checkKeyCommitment({
       channelId: ctx.channelId,
@@ -215,7 +226,9 @@ export async function verifyEpoch(ctx: VerifyContext, cand: EpochCandidate): Pro
     members: membersOf(c),
     linkSecret: linkSecret ?? null,
     linkChanged,
-    ...(isAnchor ? { anchor: true } : {}),
+    // Keyless entries (anchors, epochs whose key this device cannot open) continue the chain but are
+    // never used to decrypt or send.
+    ...(!hasKey ? { anchor: true } : {}),
     ...(change ? { change } : {}),
   };
   return { ok: true, entry, change };

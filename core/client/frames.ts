@@ -1,15 +1,17 @@
 import { channelIdFromUri, type ServerFrame, WsEvent } from "../protocol/runtime.ts";
 import type { ApiClient } from "./api.ts";
-import type { ChannelEngine } from "./channel-engine.ts";
-import type { EpochManager } from "./epoch-manager.ts";
+import type { ChannelParts } from "./channel-parts.ts";
 import type { ClientEvents, ClientState } from "./state.ts";
 
 /** What handling a server frame is given by the client. */
 export interface FrameContext {
   state: ClientState;
   api: ApiClient;
-  channels: ChannelEngine;
-  epochs: EpochManager;
+  /**
+   * The per-channel engine, loaded on first use. Frames only need it for a channel this client has
+   * open, and opening one loads it, so a frame never waits for the download.
+   */
+  parts(): Promise<ChannelParts>;
   /** The signed-in user's did, if any. */
   did(): string | null;
   now(): number;
@@ -25,39 +27,42 @@ export async function handleFrame(c: FrameContext, f: ServerFrame): Promise<void
   switch (f.type) {
     case WsEvent.channelMessage: {
       const { record } = f.data as ServerFrame<typeof WsEvent.channelMessage>["data"];
-      await c.channels.receive(idOf(record.channelUri), record, true);
+      if (!c.state.open[idOf(record.channelUri)]) return;
+      await (await c.parts()).channels.receive(idOf(record.channelUri), record, true);
       return;
     }
     case WsEvent.notifyJoined: {
       const { record } = f.data as ServerFrame<typeof WsEvent.notifyJoined>["data"];
       const channelId = idOf(record.channelUri);
-      const view = c.channels.view(channelId);
-      await c.channels.receive(channelId, record, true);
+      const view = c.state.open[channelId];
+      if (!view) return;
+      const { channels, epochs } = await c.parts();
+      await channels.receive(channelId, record, true);
       // Every notification (joined, left, kicked, key-changed) changes who holds the epoch key.
-      if (view?.epoch) view.epoch.rotationRequired = true;
-      if (view && record.value.action === "key-changed") {
-        c.epochs.forgetAuthorKey(record.value.subject.did);
+      if (view.epoch) view.epoch.rotationRequired = true;
+      if (record.value.action === "key-changed") {
+        epochs.forgetAuthorKey(record.value.subject.did);
         const { members } = await c.api.call("getMembers", { channelUri: channelId });
         view.members = members;
-        await c.epochs.checkMemberKeys(channelId, members);
+        await epochs.checkMemberKeys(channelId, members);
       }
       c.changed();
       return;
     }
     case WsEvent.memberJoined: {
       const d = f.data as ServerFrame<typeof WsEvent.memberJoined>["data"];
-      const view = c.channels.view(idOf(d.channelUri));
+      const view = c.state.open[idOf(d.channelUri)];
       if (!view) return;
       if (!view.members.some((m) => m.did === d.member.did)) view.members.push(d.member);
       if (view.epoch) view.epoch.rotationRequired = true;
-      await c.epochs.checkMemberKeys(view.channel.id, [d.member]);
+      await (await c.parts()).epochs.checkMemberKeys(view.channel.id, [d.member]);
       c.changed();
       return;
     }
     case WsEvent.memberLeft: {
       const d = f.data as ServerFrame<typeof WsEvent.memberLeft>["data"];
       const channelId = idOf(d.channelUri);
-      const view = c.channels.view(channelId);
+      const view = c.state.open[channelId];
       if (d.did === c.did()) {
         delete c.state.open[channelId];
         if (c.state.currentChannelId === channelId) c.state.currentChannelId = null;
@@ -71,7 +76,7 @@ export async function handleFrame(c: FrameContext, f: ServerFrame): Promise<void
     }
     case WsEvent.presence: {
       const d = f.data as ServerFrame<typeof WsEvent.presence>["data"];
-      const m = c.channels.view(idOf(d.channelUri))?.members.find((x) => x.did === d.did);
+      const m = c.state.open[idOf(d.channelUri)]?.members.find((x) => x.did === d.did);
       if (m) m.online = d.online;
       c.changed();
       return;
@@ -79,12 +84,13 @@ export async function handleFrame(c: FrameContext, f: ServerFrame): Promise<void
     case WsEvent.messageDeleted: {
       const d = f.data as ServerFrame<typeof WsEvent.messageDeleted>["data"];
       // The message stays as a tombstone: "deleted by X" only with X's signature (protocol §7).
-      await c.channels.applyDeletion(idOf(d.channelUri), d.uri, d.deletion);
+      if (!c.state.open[idOf(d.channelUri)]) return;
+      await (await c.parts()).channels.applyDeletion(idOf(d.channelUri), d.uri, d.deletion);
       return;
     }
     case WsEvent.epochCreated: {
       const d = f.data as ServerFrame<typeof WsEvent.epochCreated>["data"];
-      if (c.channels.view(d.channelId)) await c.epochs.refreshEpoch(d.channelId);
+      if (c.state.open[d.channelId]) await (await c.parts()).epochs.refreshEpoch(d.channelId);
       return;
     }
     case WsEvent.invited: {

@@ -1,7 +1,7 @@
 export * from "./api.ts";
 export * from "./client.ts";
 export * from "./display.ts";
-export { SendBlockedError } from "./epoch-manager.ts";
+export { SendBlockedError } from "./errors.ts";
 export * from "./keyring.ts";
 export * from "./realtime.ts";
 export * from "./security-text.ts";

@@ -169,12 +169,23 @@ export const Routes = {
   }),
   getEpochKeys: route({
     ...RouteMeta.getEpochKeys,
-    body: Type.Object({ channelUri: ChannelUri }, strict),
+    body: Type.Object(
+      {
+        channelUri: ChannelUri,
+        /** Extension: only epochs numbered above this (the caller's newest verified epoch). */
+        sinceEpoch: Type.Optional(Type.Integer({ minimum: 0 })),
+      },
+      strict,
+    ),
     response: Type.Object({
       success: Type.Literal(true),
       channelId: Type.String(),
       epochKeys: Type.Array(WrappedEpochKey),
-      /** Extension: the signed commit of every epoch in epochKeys, so no key is used unverified. */
+      /**
+       * Extension: the signed commit of every epoch from the caller's first wrapped epoch (or from
+       * sinceEpoch + 1) to the current one, keys or not, so no key is used unverified and a client
+       * can follow the member lists across epochs it holds no key for.
+       */
       epochs: Type.Array(EpochRecord),
     }),
   }),

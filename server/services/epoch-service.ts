@@ -41,8 +41,15 @@ export class EpochService {
    */
   async keys(ctx: AuthContext, body: RouteBody<"getEpochKeys">) {
     const { channel } = await requireMember(this.storage, ctx, body.channelUri);
-    const epochKeys = await this.storage.epochs.keysFor(channel.id, ctx.did);
-    const numbers = [...new Set(epochKeys.map((k) => k.epochNumber))];
+    const since = body.sinceEpoch ?? 0;
+    const epochKeys = (await this.storage.epochs.keysFor(channel.id, ctx.did)).filter((k) => k.epochNumber > since);
+    // Every commit from the caller's first wrapped epoch (or after `since`) to the current one, so a
+    // client can check each member-list change even across epochs it holds no key for (its own key
+    // changed, say). Before its first key the caller was not a member: nothing of that is sent.
+    const first = body.sinceEpoch !== undefined ? since + 1 : (epochKeys[0]?.epochNumber ?? null);
+    const current = (await this.storage.epochs.state(channel.id)).current?.epochNumber ?? 0;
+    const numbers: number[] = [];
+    if (first !== null) for (let n = first; n <= current; n++) numbers.push(n);
     const epochs = (await this.storage.epochs.byNumbers(channel.id, numbers)).map(toEpochRecord);
     return { success: true as const, channelId: channel.id, epochKeys, epochs };
   }
