@@ -32,6 +32,7 @@ import { insertItem, itemFromRecord } from "./timeline.ts";
 export type { EngineContext } from "./engine-context.ts";
 
 const MAX_SEND_ATTEMPTS = 4;
+const HEX32 = /^[0-9a-f]{32}$/;
 
 /** The epoch key imported into WebCrypto once, on first use. */
 function importedKey(k: EpochKey): Promise<CryptoKey> {
@@ -429,8 +430,13 @@ export class ChannelEngine {
       if (first !== null && n !== null && n < first) {
         return { item: { ...item, state: "failed", error: FORWARD_SECRECY_TEXT }, facts: null };
       }
-      // An epoch this client has not seen yet: fetch and verify keys once, then decide.
-      await this.epochs.loadEpochKeys(channelId).catch((e) => this.c.log(`epoch keys: ${reasonOf(e)}`));
+      // An epoch this client has not seen yet: fetch and verify keys (once more if a load already
+      // under way began before that epoch existed), then decide.
+      const load =
+        n !== null && HEX32.test(epochId)
+          ? this.epochs.loadUntil(channelId, n, epochId)
+          : this.epochs.loadEpochKeys(channelId);
+      await load.catch((e) => this.c.log(`epoch keys: ${reasonOf(e)}`));
       vk = await this.epochs.verifiedKey(channelId, epochId);
       if (!vk) {
         const firstNow = await this.c.keyring.firstEpochNumber(channelId);

@@ -303,6 +303,19 @@ export class EpochManager {
   }
 
   /**
+   * Loads (and verifies) until the chain holds epoch `n` with this id, or a load that started after
+   * this call finished without it: a load already under way may have begun before the epoch existed.
+   */
+  async loadUntil(channelId: string, n: number, epochId: string): Promise<void> {
+    const chain = await this.chain(channelId);
+    const has = () => chain.epochs[String(n)]?.epochId === epochId;
+    if (has()) return;
+    const running = this.keyLoads.has(channelId);
+    await this.loadEpochKeys(channelId);
+    if (!has() && running) await this.loadEpochKeys(channelId);
+  }
+
+  /**
    * A newcomer's base (protocol §7 gives it nothing older to check against): the channel's current
    * signed commit, taken on first use after its signature checked, and used only as "the previous
    * commit" of the epoch the newcomer is added in.
@@ -323,10 +336,7 @@ export class EpochManager {
     const { epochInfo } = await this.c.api.call("getEpochInfo", { channelUri: channelId });
     const view = this.view(channelId);
     if (view) view.epoch = epochInfo;
-    const chain = await this.chain(channelId);
-    if (epochInfo.epochId && chain.epochs[String(epochInfo.epochNumber)]?.epochId !== epochInfo.epochId) {
-      await this.loadEpochKeys(channelId);
-    }
+    if (epochInfo.epochId) await this.loadUntil(channelId, epochInfo.epochNumber, epochInfo.epochId);
     await this.reconcile(channelId, epochInfo);
     this.c.changed();
     return epochInfo;
@@ -441,7 +451,7 @@ export class EpochManager {
       // already. Either way the current epoch, once verified, is what to use.
       const automatic = opts.reason === undefined && !opts.newLink;
       if ((attempt > 0 || automatic) && !info.rotationRequired && info.epochId && !opts.newLink) {
-        if (chain.head?.epochId !== info.epochId) await this.loadEpochKeys(channelId);
+        await this.loadUntil(channelId, info.epochNumber, info.epochId);
         if (chain.head?.epochId === info.epochId) {
           const view = this.view(channelId);
           if (view) view.epoch = info;
@@ -453,8 +463,7 @@ export class EpochManager {
       // (or, as a newcomer with nothing verified, taken as its anchor).
       let prev: VerifiedEpoch | null = null;
       if (info.epochId) {
-        if (chain.epochs[String(info.epochNumber)]?.epochId !== info.epochId)
-          await this.loadEpochKeys(channelId);
+        await this.loadUntil(channelId, info.epochNumber, info.epochId);
         if (chain.epochs[String(info.epochNumber)]?.epochId !== info.epochId) {
           // A newcomer (or someone rejoining) is not in the current commit and holds no key for it;
           // anyone the commit lists must have been given the key, so for them this is a failure.
