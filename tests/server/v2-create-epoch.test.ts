@@ -181,6 +181,22 @@ test("get-epoch-keys returns the signed record of every epoch the caller holds a
   expect(mine.epochs[1]).toMatchObject({ epochId: e4.epochId, commit: e4.commit, admissions: {} });
   const owner = await ok(t.url, "getEpochKeys", { channelUri: channel.uri }, alice.token);
   expect(owner.epochs.map((e) => e.epochNumber)).toEqual([1, 2, 3, 4]);
+  // sinceEpoch: only what is newer than the caller's newest verified epoch, keys and commits alike.
+  const newer = await ok(t.url, "getEpochKeys", { channelUri: channel.uri, sinceEpoch: 2 }, alice.token);
+  expect(newer.epochKeys.map((k) => k.epochNumber)).toEqual([3, 4]);
+  expect(newer.epochs.map((e) => e.epochNumber)).toEqual([3, 4]);
+});
+
+test("get-epoch-keys also returns the commits of epochs whose key the caller cannot have (after leaving)", async () => {
+  const { channel } = await createChannel(t.url, alice, "public");
+  await ok(t.url, "joinChannel", { channelUri: channel.uri }, bob.token);
+  await rotate(t.url, bob, channel, { reason: "join" });
+  await ok(t.url, "leaveChannel", { channelUri: channel.uri }, bob.token);
+  const e3 = await rotate(t.url, alice, channel, { reason: "leave" });
+  await ok(t.url, "joinChannel", { channelUri: channel.uri }, bob.token);
+  const back = await ok(t.url, "getEpochKeys", { channelUri: channel.uri, sinceEpoch: 2 }, bob.token);
+  expect(back.epochKeys).toEqual([]);
+  expect(back.epochs.map((e) => e.epochId)).toEqual([e3.epochId]);
 });
 
 test("a commit that is not the creator's own stays refused (the v1 checks still hold)", async () => {
