@@ -9,13 +9,7 @@ import {
   reasonOf,
   unwrapEpochKey,
 } from "../crypto/index.ts";
-import {
-  ApiError,
-  type CommitReason,
-  type EpochInfo,
-  type EpochRecord,
-  type Member,
-} from "../protocol/runtime.ts";
+import { ApiError, type CommitReason, type EpochInfo, type Member } from "../protocol/runtime.ts";
 import { type ChainState, membersOf, type VerifiedEpoch } from "./chain.ts";
 import type { EngineContext } from "./engine-context.ts";
 import { checkAdmission, type EpochCandidate, type VerifyContext, verifyEpoch } from "./epoch-verify.ts";

@@ -42,7 +42,9 @@ export class EpochService {
   async keys(ctx: AuthContext, body: RouteBody<"getEpochKeys">) {
     const { channel } = await requireMember(this.storage, ctx, body.channelUri);
     const since = body.sinceEpoch ?? 0;
-    const epochKeys = (await this.storage.epochs.keysFor(channel.id, ctx.did)).filter((k) => k.epochNumber > since);
+    const epochKeys = (await this.storage.epochs.keysFor(channel.id, ctx.did)).filter(
+      (k) => k.epochNumber > since,
+    );
     // Every commit from the caller's first wrapped epoch (or after `since`) to the current one, so a
     // client can check each member-list change even across epochs it holds no key for (its own key
     // changed, say). Before its first key the caller was not a member: nothing of that is sent.
