@@ -203,6 +203,8 @@ export function createApp(deps: AppDeps) {
   // The known pages get static routes (the router's fast path); everything else is a 404 page,
   // except under /api, where an unknown path is a JSON NotFound.
   for (const path of ["/login", "/register", "/sync", "/sync/*"]) app.get(path, page);
+  // The community area (/{sphereHash} pages are found by the catch-all below: server/web/community.tsx).
+  for (const path of ["/community", "/community/*"]) app.get(path, page);
   app.get("/*", ({ request, path }) => {
     if (path.startsWith(API_BASE)) throw new ApiError("NotFound", "Not found");
     return page({ request });

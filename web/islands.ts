@@ -8,6 +8,7 @@ export const Islands = {
   register: "island-register",
   sync: "island-sync",
   weather: "island-weather",
+  community: "island-community",
 } as const;
 
 export type IslandName = keyof typeof Islands;

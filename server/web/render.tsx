@@ -3,12 +3,13 @@ import type { ReactNode } from "react";
 import { renderToReadableStream } from "react-dom/server";
 import type { Weather } from "../../core/protocol/index.ts";
 import { SyncIsland } from "../../web/features/chat/SyncIsland.tsx";
-import { createSyncRouter } from "../../web/features/chat/sync-router.tsx";
+import { createSyncRouter, matchesKnownRoute } from "../../web/features/chat/sync-router.tsx";
 import { WeatherWidget } from "../../web/features/weather/WeatherWidget.tsx";
 import { type IslandName, Islands, propsId, serializeProps } from "../../web/islands.ts";
 import { LoginIsland, RegisterIsland } from "../../web/pages.tsx";
 import { AuthShell } from "../../web/shell/AuthShell.tsx";
 import { type EntryName, webAssets } from "./assets.ts";
+import { communityPage } from "./community.tsx";
 import { Document } from "./Document.tsx";
 
 /** A fresh nonce per response: 128 random bits, base64. */
@@ -122,10 +123,7 @@ async function pageFor(url: URL, ctx: PageContext): Promise<Page> {
     // renders its loading state on the server (see SyncIsland).
     const router = createSyncRouter(createMemoryHistory({ initialEntries: [url.pathname + url.search] }));
     await router.load();
-    const notFound = router.state.matches.some(
-      (m) => m.status === "notFound" || Boolean((m as { globalNotFound?: boolean }).globalNotFound),
-    );
-    if (!notFound) {
+    if (matchesKnownRoute(router)) {
       const weather = { weather: await ctx.weather().catch(() => null) };
       return {
         status: 200,
@@ -148,6 +146,9 @@ async function pageFor(url: URL, ctx: PageContext): Promise<Page> {
       };
     }
   }
+  // After every named route: /community/*, /{sphereHash}, /{sphereHash}/{nodeHash}.
+  const community = communityPage(path);
+  if (community) return community;
   return { status: 404, entry: null, title: "wsync — not found", body: <NotFound /> };
 }
 

@@ -6,6 +6,7 @@ import { displaySafe } from "../../../core/commands/index.ts";
 import { clearSelection, joinChannel, selectChannel } from "../../state/channel.ts";
 import { engineState, loadClient } from "../../state/engine.ts";
 import { SIDEBAR_DEFAULT, SIDEBAR_MAX, SIDEBAR_MIN, setSidebarWidth, uiState } from "../../state/ui.ts";
+import { KeyImageLink } from "../keys/KeyImageLink.tsx";
 
 /** Spec §9: on mobile the drawer closes this long after a join. */
 export const MOBILE_CLOSE_DELAY_MS = 300;
@@ -131,6 +132,7 @@ export function ChannelSidebar({ mobile }: { mobile: boolean }) {
           </button>
         ))}
       </nav>
+      <KeyImageLink />
       <div className="sb-head">
         <h2>Channels</h2>
         <button

@@ -9,7 +9,7 @@ import { SyncRoot } from "./SyncRoot.tsx";
 
 /**
  * The messaging area's client routes (spec §2.1): the board and secret-link joins. The same tree
- * renders on the server (memory history) and in the browser. /sync/qr (a later issue) slots in here.
+ * renders on the server (memory history) and in the browser; /sync/qr is the key-image page.
  */
 export function createSyncRouter(history: RouterHistory) {
   const root = createRootRoute({ component: SyncRoot });
@@ -23,7 +23,23 @@ export function createSyncRouter(history: RouterHistory) {
     path: "/sync/join/$channelId",
     component: lazyRouteComponent(() => import("./JoinRoute.tsx"), "JoinRoute"),
   });
-  return createRouter({ routeTree: root.addChildren([board, join]), history });
+  const keyImage = createRoute({
+    getParentRoute: () => root,
+    path: "/sync/qr",
+    component: lazyRouteComponent(() => import("../keys/KeyImagePage.tsx"), "KeyImagePage"),
+  });
+  return createRouter({ routeTree: root.addChildren([board, join, keyImage]), history });
+}
+
+/**
+ * Whether a loaded router's location is one of its routes. An unknown path still matches its nearest
+ * parent (fuzzy not-found), marked `_notFound` by this TanStack version (`globalNotFound` by older ones).
+ */
+export function matchesKnownRoute(router: ReturnType<typeof createSyncRouter>): boolean {
+  return !router.state.matches.some((m) => {
+    const flags = m as { _notFound?: boolean; globalNotFound?: boolean };
+    return m.status === "notFound" || Boolean(flags._notFound || flags.globalNotFound);
+  });
 }
 
 export type SyncRouter = ReturnType<typeof createSyncRouter>;

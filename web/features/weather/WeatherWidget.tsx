@@ -2,7 +2,7 @@ import { useEffect, useState } from "react";
 import type { Weather } from "../../../core/protocol/runtime.ts";
 
 /** HH:MM in UTC on the server and in the first browser render (so they match), local after. */
-function hhmm(iso: string | null, local: boolean): string {
+export function hhmm(iso: string | null, local: boolean): string {
   if (!iso) return "--:--";
   const d = new Date(iso);
   const h = local ? d.getHours() : d.getUTCHours();

@@ -1,0 +1,39 @@
+/**
+ * The key-image page's interface text (spec §2.14: in Georgian). English glosses in comments.
+ */
+export const KeyImageText = {
+  /** Key image */
+  title: "გასაღების სურათი",
+  /** Your private key as a Shadow Cipher picture. Keep it somewhere safe: it is the way to export the key. */
+  intro:
+    "თქვენი პირადი გასაღები Shadow Cipher სურათის სახით. შეინახეთ უსაფრთხო ადგილას — ასე გადაიტანთ გასაღებს სხვა მოწყობილობაზე.",
+  /** Generate */
+  generateTab: "გენერირება",
+  /** Read */
+  readTab: "წაკითხვა",
+  /** Make the picture */
+  generate: "სურათის შექმნა",
+  /** Download PNG */
+  download: "PNG-ის ჩამოტვირთვა",
+  /** The key picture was downloaded */
+  downloaded: "გასაღების სურათი ჩამოიტვირთა (dna-key.png)",
+  /** This browser holds no private key */
+  noKey: "ამ ბრაუზერში პირადი გასაღები არ არის",
+  /** The picture could not be made */
+  generateFailed: "სურათის შექმნა ვერ მოხერხდა",
+  /** Choose a key picture */
+  pick: "აირჩიეთ გასაღების სურათი",
+  /** The picture holds this account's key */
+  match: "სურათი შეიცავს ამ ანგარიშის გასაღებს ✓",
+  /** The picture holds a different key: not this account's */
+  mismatch: "სურათი შეიცავს სხვა გასაღებს — ის ამ ანგარიშს არ ეკუთვნის",
+  /** Spec §5: the key code could not be read (same text as the validation modal) */
+  readFailed: "გასაღების კოდის წაკითხვა ვერ მოხერხდა",
+  /** Back to the board */
+  back: "← დაფაზე დაბრუნება",
+  /** Checking... */
+  checking: "მოწმდება...",
+} as const;
+
+/** Spec §2.14: the download is a PNG named dna-key. */
+export const KEY_IMAGE_FILE = "dna-key.png";
