@@ -184,8 +184,6 @@ export function createApp(deps: AppDeps) {
 
   app.ws(WS_PATH, socketHandlers(s));
 
-  // The landing page comes later; until then the root leads into the messaging area.
-  app.get("/", ({ redirect }) => redirect("/sync", 302));
   app.get(
     "/favicon.svg",
     () =>
@@ -203,6 +201,8 @@ export function createApp(deps: AppDeps) {
   // The known pages get static routes (the router's fast path); everything else is a 404 page,
   // except under /api, where an unknown path is a JSON NotFound.
   for (const path of ["/login", "/register", "/sync", "/sync/*"]) app.get(path, page);
+  // The landing page (web/features/landing), the same for signed-in and signed-out visitors.
+  app.get("/", page);
   // The community area (/{sphereHash} pages are found by the catch-all below: server/web/community.tsx).
   for (const path of ["/community", "/community/*"]) app.get(path, page);
   app.get("/*", ({ request, path }) => {

@@ -10,7 +10,7 @@ export interface Asset {
 }
 
 /** The page entry scripts (web/entries/<name>.tsx). */
-export const ENTRIES = ["login", "register", "sync", "community"] as const;
+export const ENTRIES = ["login", "register", "sync", "community", "landing"] as const;
 export type EntryName = (typeof ENTRIES)[number];
 
 export interface WebAssets {

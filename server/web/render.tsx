@@ -4,6 +4,8 @@ import { renderToReadableStream } from "react-dom/server";
 import type { Weather } from "../../core/protocol/index.ts";
 import { SyncIsland } from "../../web/features/chat/SyncIsland.tsx";
 import { createSyncRouter, matchesKnownRoute } from "../../web/features/chat/sync-router.tsx";
+import { providerName } from "../../web/features/landing/constants.ts";
+import { LandingPage } from "../../web/features/landing/Landing.tsx";
 import { WeatherWidget } from "../../web/features/weather/WeatherWidget.tsx";
 import { type IslandName, Islands, propsId, serializeProps } from "../../web/islands.ts";
 import { LoginIsland, RegisterIsland } from "../../web/pages.tsx";
@@ -89,6 +91,15 @@ interface Page {
 
 async function pageFor(url: URL, ctx: PageContext): Promise<Page> {
   const path = url.pathname.replace(/\/+$/, "") || "/";
+  if (path === "/") {
+    return {
+      status: 200,
+      entry: "landing",
+      bodyClass: "landing-body",
+      title: "wsync",
+      body: <LandingPage provider={providerName(ctx.handleSuffix)} />,
+    };
+  }
   if (path === "/login") {
     return {
       status: 200,
