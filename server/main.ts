@@ -4,6 +4,9 @@ import { loadConfig } from "./config.ts";
 import { openSqliteStorage } from "./storage/sqlite/index.ts";
 import { loadJwtSecret } from "./util/jwt-secret.ts";
 
+/** How long a shutdown may take before the process exits regardless (issue: exit within 5 s). */
+const SHUTDOWN_DEADLINE_MS = 4_500;
+
 /** Starts the server from the environment (protocol §2) and prints where it listens. */
 export async function startServer(env: Record<string, string | undefined> = process.env) {
   const config = loadConfig(env);
@@ -30,15 +33,23 @@ export async function startServer(env: Record<string, string | undefined> = proc
   purge();
   const purgeTimer = setInterval(purge, 60 * 60 * 1000);
   purgeTimer.unref();
+  // SIGTERM/SIGINT: stop accepting, close every socket with 1001 so clients reconnect elsewhere,
+  // let in-flight requests finish, close the database (a WAL checkpoint), exit 0 — within 5 s
+  // whoever is connected. A second signal, or the deadline, exits at once.
+  let stopping = false;
   const shutdown = async () => {
+    if (stopping) process.exit(0);
+    stopping = true;
+    setTimeout(() => process.exit(0), SHUTDOWN_DEADLINE_MS).unref();
     clearInterval(purgeTimer);
-    await app.stop();
-    await services.bus.close();
-    await storage.close();
+    services.hub.closeAll(1001, "server shutting down");
+    await app.stop(true).catch(() => undefined);
+    await services.bus.close().catch(() => undefined);
+    await storage.close().catch((e) => console.error(`[wsync] closing the database: ${String(e)}`));
     process.exit(0);
   };
-  process.once("SIGINT", shutdown);
-  process.once("SIGTERM", shutdown);
+  process.on("SIGINT", shutdown);
+  process.on("SIGTERM", shutdown);
   return { app, services, port };
 }
 

@@ -36,6 +36,25 @@ export class Hub {
     return !existing;
   }
 
+  /**
+   * Shutdown: closes every authenticated socket with `code` (1001, going away), so clients reconnect
+   * to whichever server answers next instead of waiting on a dead connection.
+   */
+  closeAll(code: number, reason: string): number {
+    let n = 0;
+    for (const set of this.byDid.values()) {
+      for (const conn of set) {
+        try {
+          conn.close(code, reason);
+          n++;
+        } catch {
+          // Already closing.
+        }
+      }
+    }
+    return n;
+  }
+
   /** Returns true when that was the user's last socket here (they went offline). */
   remove(conn: Connection): boolean {
     for (const channelId of this.channelsOf.get(conn) ?? []) this.byChannel.get(channelId)?.delete(conn);

@@ -9,7 +9,7 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** The server from source in a child process on a free port and a temp data dir, for benchmarks. */
+/** The server from source in a child process on a free port and a temp data dir (benchmarks, process tests). */
 export async function startServerProcess(env: Record<string, string> = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), "wsync-bench-"));
   const port = await freePort();
@@ -32,7 +32,12 @@ export async function startServerProcess(env: Record<string, string> = {}) {
     if (done) throw new Error(`server exited: ${out}`);
     out += new TextDecoder().decode(value);
   }
+  // Keep draining stdout so the child never blocks on a full pipe.
+  void (async () => {
+    while (!(await reader.read()).done) {}
+  })().catch(() => undefined);
   return {
+    proc,
     port,
     url: `http://127.0.0.1:${port}`,
     wsUrl: `ws://127.0.0.1:${port}/api/ws`,
