@@ -18,7 +18,19 @@ export async function startServer(env: Record<string, string | undefined> = proc
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const storage = openSqliteStorage({ path: config.sqlitePath, synchronous: config.sqliteSync });
   const { app, services } = createApp({ config, storage, jwtSecret: loadJwtSecret(config.dataDir, env) });
-  app.listen({ port: config.port, hostname: config.host });
+  // Elysia asks for SO_REUSEPORT by default, which lets a second server start on a port already in
+  // use and silently share its traffic: refuse instead, with a message that says so.
+  try {
+    app.listen({ port: config.port, hostname: config.host, reusePort: false });
+  } catch (e) {
+    await storage.close().catch(() => undefined);
+    if ((e as { code?: string }).code === "EADDRINUSE" || /in use/i.test(String(e))) {
+      throw new Error(
+        `port ${config.port} on ${config.host} is already in use (another server is listening there)`,
+      );
+    }
+    throw e;
+  }
   const port = app.server?.port ?? config.port;
   // PORT=0 picks a free port: links then name the port actually listened on.
   if (config.publicUrlFromPort && config.port === 0) config.publicUrl = `http://localhost:${port}`;

@@ -39,6 +39,7 @@ export async function startServerProcess(env: Record<string, string> = {}) {
   return {
     proc,
     port,
+    dataDir,
     url: `http://127.0.0.1:${port}`,
     wsUrl: `ws://127.0.0.1:${port}/api/ws`,
     async stop() {

@@ -1,7 +1,7 @@
 /**
  * A server process stops cleanly on SIGTERM or SIGINT whoever is connected: it closes every socket
  * with 1001 (going away) so clients reconnect, and exits 0 (it used to wait for the last client to
- * leave). Real processes, real sockets.
+ * leave); a second server on a port in use refuses to start. Real processes, real sockets.
  */
 import { afterEach, expect, test } from "bun:test";
 import { startServerProcess } from "../bench/server-process.ts";
@@ -35,3 +35,18 @@ for (const signal of ["SIGTERM", "SIGINT"] as const) {
     void unauthenticated;
   });
 }
+
+test("a second server on a port already in use refuses to start, says so, and exits non-zero", async () => {
+  const first = await startServerProcess();
+  running.push(first);
+  const second = Bun.spawn([process.execPath, "server/main.ts"], {
+    cwd: `${import.meta.dir}/../..`,
+    env: { ...process.env, PORT: String(first.port), WSYNC_DATA_DIR: `${first.dataDir}-second` },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  expect(await second.exited).toBe(1);
+  expect(await new Response(second.stderr).text()).toContain(`port ${first.port}`);
+  // The first one still answers alone.
+  expect((await fetch(`${first.url}/api/health`)).status).toBe(200);
+});
