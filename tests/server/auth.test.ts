@@ -790,6 +790,16 @@ describe("the JWT secret file", () => {
     expect(() => loadJwtSecret(dataDir, {})).toThrow();
   });
 
+  test("a zero-filled secret (a power loss mid-write) is refused with a message saying which file and what to do", () => {
+    const dataDir = scratch();
+    const file = join(dataDir, "jwt-secret");
+    writeFileSync(file, Buffer.alloc(45, 0), { mode: 0o600 });
+    expect(() => loadJwtSecret(dataDir, {})).toThrow(file);
+    expect(() => loadJwtSecret(dataDir, {})).toThrow(/delete it to generate a new one/);
+    writeFileSync(file, `${Buffer.alloc(32, 0).toString("base64")}\n`, { mode: 0o600 });
+    expect(() => loadJwtSecret(dataDir, {})).toThrow(/backup/);
+  });
+
   test("processes starting at once all end up with the same secret", async () => {
     const dataDir = scratch();
     const script = `import { loadJwtSecret } from ${JSON.stringify(join(import.meta.dir, "../../server/util/jwt-secret.ts"))};

@@ -4,6 +4,7 @@
  * leave); a second server on a port in use refuses to start. Real processes, real sockets.
  */
 import { afterEach, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
 import { startServerProcess } from "../bench/server-process.ts";
 import { TestSocket } from "./harness.ts";
 import { person } from "./people.ts";
@@ -46,6 +47,7 @@ test("a second server on a port already in use refuses to start, says so, and ex
     stderr: "pipe",
   });
   expect(await second.exited).toBe(1);
+  rmSync(`${first.dataDir}-second`, { recursive: true, force: true });
   expect(await new Response(second.stderr).text()).toContain(`port ${first.port}`);
   // The first one still answers alone.
   expect((await fetch(`${first.url}/api/health`)).status).toBe(200);
