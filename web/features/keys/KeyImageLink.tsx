@@ -17,7 +17,7 @@ export function KeyImageLink() {
         void router.navigate({ to: "/sync/qr" });
       }}
     >
-      ⌗ key image
+      ▦ key image
     </a>
   );
 }
