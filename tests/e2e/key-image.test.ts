@@ -43,7 +43,7 @@ browserTest(
     await saveKeysAndEnter(first.page);
     // The board's menu leads to the key-image page (a client-side navigation).
     await shot(first.page, "board-key-image-link");
-  await first.page.click("text=▦ key image");
+    await first.page.click("text=▦ key image");
     await first.page.waitForURL("**/sync/qr");
     await first.page.getByRole("heading", { name: T.title }).waitFor({ timeout: 15_000 });
     await first.page.click(`button:has-text("${T.generate}")`);
