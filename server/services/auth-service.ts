@@ -177,49 +177,56 @@ export class AuthService {
     const account = await this.d.storage.accounts.byDid(session.did);
     if (!account) throw new ApiError("Unauthorized", "Session is no longer valid");
     const jti = randomBase64Url(16);
+    // A session that came from authorize keeps its hard end through every refresh.
+    const lim = claims.lim;
     const rotated = await this.d.storage.sessions.rotate(
       session.id,
       session.refreshHash,
       sha256Hex(jti),
-      now + Limits.refreshTokenTtlSeconds * 1000,
+      Math.min(now + Limits.refreshTokenTtlSeconds * 1000, lim ?? Number.POSITIVE_INFINITY),
     );
     if (!rotated) throw new ApiError("Unauthorized", "Refresh token was already used");
     return {
       did: account.did,
       handle: account.handle,
       email: account.email,
-      accessJwt: await this.d.tokens.access(account.did, session.id),
-      refreshJwt: await this.d.tokens.refresh(account.did, session.id, jti),
+      accessJwt: await this.d.tokens.access(account.did, session.id, lim),
+      refreshJwt: await this.d.tokens.refresh(account.did, session.id, jti, lim),
       publicKey: account.publicKey,
     };
   }
 
   /**
-   * Sign-in with a did and a valid access token (spec §4.1). The token must belong to that did and a
-   * live session; the caller gets the same access token and a fresh refresh token for that session
-   * (the previous refresh token stops working). It never extends the session past its own expiry
-   * rules and never mints a session out of nothing.
+   * Sign-in with a did and a valid access token (spec §4.1). The caller gets the same access token and
+   * a refresh token for a new session of its own that ends when that access token ends: a leaked
+   * access token stays a 15-minute credential (it never becomes a month-long login), and the session
+   * it came from keeps its own refresh token (a leak cannot sign its owner out either).
    */
   async authorize(body: RouteBody<"authorize">): Promise<Session> {
     const ctx = await this.authenticate(`Bearer ${body.accessJwt}`);
     if (ctx.did !== body.did) throw new ApiError("Unauthorized", "Token does not belong to this did");
-    const session = await this.d.storage.sessions.get(ctx.sessionId);
+    const claims = await this.d.tokens.verify(body.accessJwt, "access");
     const account = await this.d.storage.accounts.byDid(ctx.did);
-    if (!session || !account) throw new ApiError("Unauthorized", "Session is no longer valid");
+    if (!account || claims.exp === undefined)
+      throw new ApiError("Unauthorized", "Session is no longer valid");
+    const now = this.d.clock.now();
+    const lim = Math.min(claims.exp * 1000, claims.lim ?? Number.POSITIVE_INFINITY);
+    const sessionId = randomBase64Url(16);
     const jti = randomBase64Url(16);
-    const rotated = await this.d.storage.sessions.rotate(
-      session.id,
-      session.refreshHash,
-      sha256Hex(jti),
-      session.expiresAt,
-    );
-    if (!rotated) throw new ApiError("Unauthorized", "Session is no longer valid");
+    await this.d.storage.sessions.create({
+      id: sessionId,
+      did: account.did,
+      refreshHash: sha256Hex(jti),
+      createdAt: now,
+      expiresAt: lim,
+      revokedAt: null,
+    });
     return {
       did: account.did,
       handle: account.handle,
       email: account.email,
       accessJwt: body.accessJwt,
-      refreshJwt: await this.d.tokens.refresh(account.did, session.id, jti),
+      refreshJwt: await this.d.tokens.refresh(account.did, sessionId, jti, lim),
       publicKey: account.publicKey,
     };
   }

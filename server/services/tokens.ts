@@ -10,6 +10,13 @@ export interface TokenClaims {
   typ: TokenType;
   /** Refresh tokens only: the id whose hash the session row holds. */
   jti?: string;
+  /**
+   * Milliseconds: a hard end for this token and every token refreshed from it (tokens minted by
+   * authorize, which must not outlive the access token they came from).
+   */
+  lim?: number;
+  /** Seconds (JWT exp), as verified. */
+  exp?: number;
 }
 
 const ISSUER = "wsync";
@@ -28,22 +35,36 @@ export class TokenService {
 
   private sign(claims: TokenClaims, ttlSeconds: number): Promise<string> {
     const nowSec = Math.floor(this.clock.now() / 1000);
-    const jwt = new SignJWT({ sid: claims.sid, typ: claims.typ })
+    const exp =
+      claims.lim !== undefined
+        ? Math.min(nowSec + ttlSeconds, Math.floor(claims.lim / 1000))
+        : nowSec + ttlSeconds;
+    const jwt = new SignJWT({
+      sid: claims.sid,
+      typ: claims.typ,
+      ...(claims.lim !== undefined ? { lim: claims.lim } : {}),
+    })
       .setProtectedHeader({ alg: "HS256", typ: "JWT" })
       .setIssuer(ISSUER)
       .setSubject(claims.did)
       .setIssuedAt(nowSec)
-      .setExpirationTime(nowSec + ttlSeconds);
+      .setExpirationTime(exp);
     if (claims.jti) jwt.setJti(claims.jti);
     return jwt.sign(this.key);
   }
 
-  access(did: string, sid: string): Promise<string> {
-    return this.sign({ did, sid, typ: "access" }, Limits.accessTokenTtlSeconds);
+  access(did: string, sid: string, lim?: number): Promise<string> {
+    return this.sign(
+      { did, sid, typ: "access", ...(lim !== undefined ? { lim } : {}) },
+      Limits.accessTokenTtlSeconds,
+    );
   }
 
-  refresh(did: string, sid: string, jti: string): Promise<string> {
-    return this.sign({ did, sid, typ: "refresh", jti }, Limits.refreshTokenTtlSeconds);
+  refresh(did: string, sid: string, jti: string, lim?: number): Promise<string> {
+    return this.sign(
+      { did, sid, typ: "refresh", jti, ...(lim !== undefined ? { lim } : {}) },
+      Limits.refreshTokenTtlSeconds,
+    );
   }
 
   /** Verifies signature, issuer, expiry and type; throws 401 ApiErrors a client can act on. */
@@ -59,7 +80,15 @@ export class TokenService {
       }
       if (typ === "refresh" && typeof payload.jti !== "string")
         throw new ApiError("Unauthorized", "Invalid token");
-      return { did: payload.sub, sid: payload.sid, typ, jti: payload.jti };
+      const lim = typeof payload.lim === "number" ? payload.lim : undefined;
+      return {
+        did: payload.sub,
+        sid: payload.sid,
+        typ,
+        jti: payload.jti,
+        ...(lim !== undefined ? { lim } : {}),
+        ...(typeof payload.exp === "number" ? { exp: payload.exp } : {}),
+      };
     } catch (e) {
       if (e instanceof ApiError) throw e;
       if (e instanceof errors.JWTExpired) throw new ApiError("ExpiredToken", "Token has expired");

@@ -545,10 +545,25 @@ describe("tokens and sessions", () => {
       email: "owen@example.com",
       accessJwt: s.accessJwt,
     });
-    // Its refresh token replaces the session's previous one.
+    // Its refresh token works, for a session of its own that ends with the access token it came from;
+    // the original session keeps its refresh token (a leaked access token cannot sign its owner out).
     const renewed = await refresh(r.body.refreshJwt);
     expect(renewed.status).toBe(200);
     expect((await session(renewed.body.accessJwt)).status).toBe(200);
+    const owner = await refresh(s.refreshJwt);
+    expect(owner.status).toBe(200);
+    seen.add(owner.body);
+    seen.add(renewed.body);
+    // A leaked 15-minute access token never becomes a month-long login: past its expiry the chain that
+    // authorize started is over, however often it was refreshed, while the owner's goes on.
+    clock.advance(Limits.accessTokenTtlSeconds * 1000 - 60_000);
+    const again = await refresh(renewed.body.refreshJwt);
+    expect(again.status).toBe(200);
+    seen.add(again.body);
+    clock.advance(2 * 60_000);
+    expect((await refresh(again.body.refreshJwt)).status).toBe(401);
+    expect((await session(again.body.accessJwt)).status).toBe(401);
+    expect((await refresh(owner.body.refreshJwt)).status).toBe(200);
 
     // An expired access token authorizes nothing.
     const t2 = await fresh();
