@@ -12,6 +12,7 @@ import {
 import { type Bus, frame } from "../realtime/bus.ts";
 import type { AccountRow, ChannelRow, Storage } from "../storage/types.ts";
 import type { Clock } from "../util/clock.ts";
+import { cleanDisplayText } from "../util/display-text.ts";
 import { newChannelId } from "../util/ids.ts";
 import { secretsEqual, sha256Hex } from "../util/secrets.ts";
 import type { AuthContext } from "./auth-service.ts";
@@ -26,6 +27,8 @@ export interface ChannelDeps {
   notices: Notices;
   isOnline(did: string): boolean;
   normalizeHandle(handle: string): string | null;
+  /** Channels one user may own at once (services/rate-limit.ts); creating one more is 403. */
+  maxOwnedChannels?: number;
 }
 
 /**
@@ -62,21 +65,39 @@ export class ChannelService {
     return account;
   }
 
+  /** The owned-channel quota: a user who owns `maxOwnedChannels` channels cannot create another. */
+  private async requireOwnedQuota(ctx: AuthContext): Promise<void> {
+    const max = this.d.maxOwnedChannels;
+    if (max === undefined) return;
+    let owned = 0;
+    for (const id of await this.d.storage.channels.channelIdsOf(ctx.did)) {
+      if ((await this.d.storage.channels.get(id))?.ownerDid === ctx.did) owned++;
+      if (owned >= max) {
+        throw new ApiError(
+          "Forbidden",
+          `You own ${max} channels, the most one user may own: leave one (or hand it over) to create another`,
+        );
+      }
+    }
+  }
+
   /**
    * Creates a channel. A secret channel gets no link here (protocol §7): the server must never know
    * a link secret, so the creator's client makes one and sends its join token with epoch 1; until
    * then the join token is null, nobody can join by link, and linkRotationRequired is true.
    */
   async create(ctx: AuthContext, body: RouteBody<"createChannel">): Promise<{ channel: Channel }> {
-    const name = body.name.trim();
+    // Spoofing characters out first, so "only invisible characters" is a blank name too.
+    const name = cleanDisplayText(body.name).trim();
     if (!name) throw new ApiError("InvalidRequest", "name: must not be blank");
     await this.requireKey(ctx);
+    await this.requireOwnedQuota(ctx);
     const now = this.d.clock.now();
     const id = newChannelId();
     const row: ChannelRow = {
       id,
       name,
-      description: (body.description ?? "").trim(),
+      description: cleanDisplayText(body.description ?? "").trim(),
       type: body.type,
       creatorDid: ctx.did,
       ownerDid: ctx.did,
