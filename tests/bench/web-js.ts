@@ -1,6 +1,7 @@
 /**
  * Benchmark: JavaScript shipped before the first interaction, gzipped, as real Chromium loads it:
  * /login for a first-time visitor, and /sync for a signed-in user (board shown, nothing clicked).
+ * Also / (the landing page) before its first click.
  * Usage: npm run bench:js
  */
 import { generateIdentity } from "../../core/crypto/index.ts";
@@ -37,6 +38,9 @@ async function measure(path: string, init?: Record<string, string>, ready?: stri
 }
 
 try {
+  // The landing page: everything it loads before the first click (hydrated, WebGL started).
+  await measure("/", undefined, 'canvas.landing-canvas:not([data-webgl="pending"])');
+  console.log("web-js: budget: / ≤ 80 KB");
   await measure("/login", undefined, 'input[name="identifier"]');
   const session = await ok(t.url, "register", {
     handle: "benchjs",
