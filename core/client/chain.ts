@@ -69,6 +69,8 @@ function emptyChain(): ChainState {
  */
 export class ChainStore {
   private readonly chains = new Map<string, ChainState>();
+  private readonly loads = new Map<string, Promise<ChainState>>();
+  private readonly seenLoads = new Map<string, Promise<SeenState>>();
   private readonly seen = new Map<string, SeenState>();
   private readonly dirtySeen = new Set<string>();
   private flushing: Promise<void> | null = null;
@@ -80,23 +82,29 @@ export class ChainStore {
    * entry per verified epoch, so adopting an epoch writes that epoch's member list once instead of
    * rewriting every member list the channel ever had.
    */
-  async chain(channelId: string): Promise<ChainState> {
-    let c = this.chains.get(channelId);
-    if (!c) {
-      const meta = await readJson<ChainMeta>(this.store, chainKey(channelId));
-      c = emptyChain();
-      if (meta) {
-        c.head = meta.head ?? null;
-        c.firstV2 = meta.firstV2 ?? null;
-        c.linkSecret = meta.linkSecret ?? null;
-        for (const n of meta.numbers ?? []) {
-          const e = await readJson<VerifiedEpoch>(this.store, epochKey(channelId, n));
-          if (e) c.epochs[String(n)] = e;
+  chain(channelId: string): Promise<ChainState> {
+    // One load per channel: two callers racing on first use must share one object, or a change made
+    // through one would be lost when the other replaced it.
+    let p = this.loads.get(channelId);
+    if (!p) {
+      p = (async () => {
+        const c = emptyChain();
+        const meta = await readJson<ChainMeta>(this.store, chainKey(channelId));
+        if (meta) {
+          c.head = meta.head ?? null;
+          c.firstV2 = meta.firstV2 ?? null;
+          c.linkSecret = meta.linkSecret ?? null;
+          for (const n of meta.numbers ?? []) {
+            const e = await readJson<VerifiedEpoch>(this.store, epochKey(channelId, n));
+            if (e) c.epochs[String(n)] = e;
+          }
         }
-      }
-      this.chains.set(channelId, c);
+        this.chains.set(channelId, c);
+        return c;
+      })();
+      this.loads.set(channelId, p);
     }
-    return c;
+    return p;
   }
 
   /** Persists the chain's record and, when given, the entry of the epoch that just changed. */
@@ -125,13 +133,21 @@ export class ChainStore {
     return null;
   }
 
-  async seenState(channelId: string): Promise<SeenState> {
-    let s = this.seen.get(channelId);
-    if (!s) {
-      s = (await readJson<SeenState>(this.store, seenKey(channelId))) ?? { pairs: {}, epochFirstSeq: {} };
-      this.seen.set(channelId, s);
+  seenState(channelId: string): Promise<SeenState> {
+    // Shared first load, as for chain().
+    let p = this.seenLoads.get(channelId);
+    if (!p) {
+      p = (async () => {
+        const s = (await readJson<SeenState>(this.store, seenKey(channelId))) ?? {
+          pairs: {},
+          epochFirstSeq: {},
+        };
+        this.seen.set(channelId, s);
+        return s;
+      })();
+      this.seenLoads.set(channelId, p);
     }
-    return s;
+    return p;
   }
 
   markSeenDirty(channelId: string): void {
@@ -165,7 +181,9 @@ export class ChainStore {
     }
     await this.store.delete(CHAIN_INDEX_KEY);
     this.chains.clear();
+    this.loads.clear();
     this.seen.clear();
+    this.seenLoads.clear();
     this.dirtySeen.clear();
   }
 }

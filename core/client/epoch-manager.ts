@@ -323,6 +323,7 @@ export class EpochManager {
       commit: info.commit,
       signature: info.signature,
       admissions: info.admissions,
+      anchor: true,
     });
   }
 

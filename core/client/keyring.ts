@@ -25,7 +25,10 @@ export interface EpochKey {
 export class Keyring {
   identity: Identity | null = null;
   private readonly epochs = new Map<string, Map<string, EpochKey>>();
+  private readonly epochLoads = new Map<string, Promise<Map<string, EpochKey>>>();
   private pins: Record<string, string> | null = null;
+  private pinsLoad: Promise<Record<string, string>> | null = null;
+  private handlesLoad: Promise<Record<string, string>> | null = null;
   private handles: Record<string, string> | null = null;
   /** handle → did of the pins above, kept in step with them. */
   private handleOwners = new Map<string, string>();
@@ -62,7 +65,10 @@ export class Keyring {
       await this.store.delete(StoreKeys.epochs(id));
     }
     this.epochs.clear();
+    this.epochLoads.clear();
     this.pins = null;
+    this.pinsLoad = null;
+    this.handlesLoad = null;
     this.handles = null;
     this.handleOwners = new Map();
     await this.chains.clear(channelIds);
@@ -73,24 +79,30 @@ export class Keyring {
     await this.store.delete(StoreKeys.pins);
   }
 
-  private async channelKeys(channelId: string): Promise<Map<string, EpochKey>> {
-    let map = this.epochs.get(channelId);
-    if (map) return map;
-    map = new Map();
-    const stored = (await readJson<StoredEpochKey[]>(this.store, StoreKeys.epochs(channelId))) ?? [];
-    for (const s of stored) {
-      try {
-        map.set(s.epochId, {
-          epochId: s.epochId,
-          epochNumber: s.epochNumber,
-          key: fromBase64(s.symmetricKeyJwk.k),
-        });
-      } catch {
-        // A damaged entry is skipped; the key is fetched and unwrapped again.
-      }
+  /** One shared first load per channel: racing callers must not end up with two maps (a lost key). */
+  private channelKeys(channelId: string): Promise<Map<string, EpochKey>> {
+    let p = this.epochLoads.get(channelId);
+    if (!p) {
+      p = (async () => {
+        const map = new Map<string, EpochKey>();
+        const stored = (await readJson<StoredEpochKey[]>(this.store, StoreKeys.epochs(channelId))) ?? [];
+        for (const s of stored) {
+          try {
+            map.set(s.epochId, {
+              epochId: s.epochId,
+              epochNumber: s.epochNumber,
+              key: fromBase64(s.symmetricKeyJwk.k),
+            });
+          } catch {
+            // A damaged entry is skipped; the key is fetched and unwrapped again.
+          }
+        }
+        this.epochs.set(channelId, map);
+        return map;
+      })();
+      this.epochLoads.set(channelId, p);
     }
-    this.epochs.set(channelId, map);
-    return map;
+    return p;
   }
 
   async epochKey(channelId: string, epochId: string): Promise<EpochKey | null> {
@@ -127,9 +139,12 @@ export class Keyring {
     }
   }
 
-  private async loadPins(): Promise<Record<string, string>> {
-    this.pins ??= (await readJson<Record<string, string>>(this.store, StoreKeys.pins)) ?? {};
-    return this.pins;
+  private loadPins(): Promise<Record<string, string>> {
+    this.pinsLoad ??= readJson<Record<string, string>>(this.store, StoreKeys.pins).then((p) => {
+      this.pins = p ?? {};
+      return this.pins;
+    });
+    return this.pinsLoad;
   }
 
   async pinned(did: string): Promise<string | null> {
@@ -169,12 +184,13 @@ export class Keyring {
     return changed;
   }
 
-  private async loadHandles(): Promise<Record<string, string>> {
-    if (!this.handles) {
-      this.handles = (await readJson<Record<string, string>>(this.store, StoreKeys.handles)) ?? {};
-      this.handleOwners = new Map(Object.entries(this.handles).map(([d, h]) => [h, d]));
-    }
-    return this.handles;
+  private loadHandles(): Promise<Record<string, string>> {
+    this.handlesLoad ??= readJson<Record<string, string>>(this.store, StoreKeys.handles).then((h) => {
+      this.handles = h ?? {};
+      this.handleOwners = new Map(Object.entries(this.handles).map(([d, x]) => [x, d]));
+      return this.handles;
+    });
+    return this.handlesLoad;
   }
 
   /** The handle pinned for a did on first sight (protocol §7 "Names"), or null. */

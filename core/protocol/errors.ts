@@ -17,6 +17,8 @@ export const ErrorStatus = {
   WeakPassword: 422,
   RateLimited: 429,
   InternalError: 500,
+  /** Storage is full or failing (protocol-extensions.md): retry after `Retry-After` seconds. */
+  Unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ErrorStatus;
@@ -35,7 +37,7 @@ export class ApiError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
-    /** Seconds, for RateLimited. */
+    /** Seconds, for RateLimited and Unavailable. */
     readonly retryAfter?: number,
   ) {
     super(message);

@@ -28,4 +28,6 @@ export const WsClose = {
   /** The session was logged out or revoked. */
   sessionEnded: 4403,
   badFrame: 4400,
+  /** Too many sockets for this user, or connections from this address: close some and retry later. */
+  tooManyConnections: 4429,
 } as const;

@@ -237,6 +237,13 @@ test("secret link: a kick voids the old link at once; the remaining members get 
   const { channel, link } = await alice.client.createChannel({ name: "secret", type: "secret" });
   expect(link).toContain(`#`);
   await bob.client.join(link as string);
+  // The joiner's admission was checked against the link (by the joiner itself and by alice).
+  const admitted = (u: User) =>
+    (u.client.view(channel.id)?.items ?? [])
+      .flatMap((i) => i.epoch?.added ?? [])
+      .find((a) => a.did === bob.did)?.admission;
+  expect(admitted(bob)).toBe("link");
+  await until(() => admitted(alice) === "link", 5000, "alice checked bob's link admission");
   await carol.client.join(link as string);
   await alice.client.kick(channel.id, carol.did);
   await expect(carol.client.join(link as string)).rejects.toThrow();
