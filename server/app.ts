@@ -9,9 +9,10 @@ import { Hub } from "./realtime/hub.ts";
 import { AuthService } from "./services/auth-service.ts";
 import { ChannelService } from "./services/channel-service.ts";
 import { EpochService } from "./services/epoch-service.ts";
-import { LoginThrottle } from "./services/login-throttle.ts";
+import { LoginGuard } from "./services/login-throttle.ts";
 import { MessageService } from "./services/message-service.ts";
 import { Notices } from "./services/notices.ts";
+import { RateLimiter, WRITE_KINDS } from "./services/rate-limit.ts";
 import { TokenService } from "./services/tokens.ts";
 import type { Storage } from "./storage/types.ts";
 import { type Clock, systemClock } from "./util/clock.ts";
@@ -29,6 +30,12 @@ export interface AppDeps {
   log?: (message: string) => void;
   /** Test hook for the weather source. */
   fetch?: typeof fetch;
+  /**
+   * The client's address for a request (login throttling, per-address caps). Default: the socket's
+   * peer address (`server.requestIP`), or the last X-Forwarded-For entry when `config.trustProxy`.
+   * Tests pass a fake one.
+   */
+  clientAddress?: (request: Request) => string | null;
 }
 
 export interface Services {
@@ -43,6 +50,8 @@ export interface Services {
   epochs: EpochService;
   messages: MessageService;
   weather: ReturnType<typeof createWeatherService>;
+  /** Per-user write limits shared by HTTP and WebSocket (services/rate-limit.ts). */
+  limits: RateLimiter;
 }
 
 export function createServices(deps: AppDeps): Services {
@@ -57,7 +66,7 @@ export function createServices(deps: AppDeps): Services {
     storage: deps.storage,
     tokens,
     clock,
-    throttle: new LoginThrottle(clock),
+    throttle: new LoginGuard(clock),
     handleSuffix: deps.config.handleSuffix,
     async onKeyReplaced(ctx, channelIds) {
       for (const id of channelIds) {
@@ -76,6 +85,7 @@ export function createServices(deps: AppDeps): Services {
     notices,
     isOnline: (did) => hub.isOnline(did),
     normalizeHandle: (h) => auth.normalizeHandle(h),
+    maxOwnedChannels: deps.config.rateLimits.maxOwnedChannels,
   });
   return {
     config: deps.config,
@@ -88,6 +98,7 @@ export function createServices(deps: AppDeps): Services {
     channels,
     epochs: new EpochService(deps.storage, bus, clock),
     messages: new MessageService(deps.storage, bus, clock),
+    limits: new RateLimiter(clock, deps.config.rateLimits),
     weather: createWeatherService({
       url: deps.config.weather.url,
       lat: deps.config.weather.lat,
@@ -124,9 +135,35 @@ const SECURITY_HEADERS = {
   "x-frame-options": "DENY",
 };
 
+/** The part of Bun's server that tells a request's peer address. */
+interface AddressSource {
+  requestIP(request: Request): { address: string } | null;
+}
+
+/**
+ * The client's address: the TCP peer, or behind a trusted proxy (WSYNC_TRUST_PROXY) the last
+ * X-Forwarded-For entry, which is the one that proxy added (earlier entries are the client's to forge).
+ */
+export function clientAddressResolver(trustProxy: boolean) {
+  return (request: Request, server: AddressSource | null): string | null => {
+    if (trustProxy) {
+      const last = request.headers.get("x-forwarded-for")?.split(",").pop()?.trim();
+      if (last) return last;
+    }
+    try {
+      return server?.requestIP(request)?.address ?? null;
+    } catch {
+      return null;
+    }
+  };
+}
+
 /** The whole HTTP + WebSocket server as one Elysia app (not yet listening). */
 export function createApp(deps: AppDeps) {
   const s = createServices(deps);
+  const resolveAddress = clientAddressResolver(deps.config.trustProxy);
+  const addressOf = (request: Request, server: AddressSource | null) =>
+    deps.clientAddress ? deps.clientAddress(request) : resolveAddress(request, server);
   const app = new Elysia({
     normalize: false,
     serve: { maxRequestBodySize: Limits.epochBodyMaxBytes + 64 * 1024 },
@@ -150,22 +187,28 @@ export function createApp(deps: AppDeps) {
         body: unknown;
         request: Request;
         auth: Awaited<ReturnType<AuthService["authenticate"]>> | null;
+        address: string | null;
       },
     ) => Promise<unknown>;
     const path = API_BASE + def.path;
+    const writeKind = WRITE_KINDS[name];
     const run = async ({
       body,
       request,
       set,
+      server,
     }: {
       body: unknown;
       request: Request;
       set: { headers: Record<string, string | number> };
+      server: AddressSource | null;
     }) => {
       set.headers["cache-control"] = "no-store";
       const auth =
         def.auth === "access" ? await s.auth.authenticate(request.headers.get("authorization")) : null;
-      return handler(s, { body, request, auth });
+      // Per-user write limits (429 RateLimited with Retry-After), the same buckets as the WebSocket's.
+      if (auth && writeKind) s.limits.check(auth.did, writeKind);
+      return handler(s, { body, request, auth, address: addressOf(request, server) });
     };
     if (def.method === "GET") {
       app.get(path, run);
@@ -182,7 +225,19 @@ export function createApp(deps: AppDeps) {
     }
   }
 
-  app.ws(WS_PATH, socketHandlers(s));
+  app.ws(
+    WS_PATH,
+    socketHandlers(s, {
+      // Per-address socket caps: the TCP peer, unless a fake provider or a trusted proxy says otherwise.
+      addressOf: (ws) => {
+        const request = ws.data?.request;
+        const peer = ws.raw.remoteAddress ?? null;
+        if (request && (deps.clientAddress || deps.config.trustProxy))
+          return addressOf(request, null) ?? peer;
+        return peer;
+      },
+    }),
+  );
 
   app.get(
     "/favicon.svg",

@@ -1,5 +1,6 @@
 import { isIP } from "node:net";
 import { join, resolve } from "node:path";
+import { type RateLimitConfig, rateLimitConfig } from "./services/rate-limit.ts";
 
 /** Server configuration from the environment (protocol §2). */
 export interface Config {
@@ -18,6 +19,13 @@ export interface Config {
   sqliteSync: "full" | "normal";
   /** Where the database lives; ":memory:" in unit tests. */
   sqlitePath: string;
+  /** Per-user write limits and the owned-channel quota (WSYNC_RATE_LIMIT_SCALE, WSYNC_MAX_OWNED_CHANNELS). */
+  rateLimits: RateLimitConfig;
+  /**
+   * WSYNC_TRUST_PROXY=1: the server is behind a reverse proxy, and the client's address is the last
+   * entry of X-Forwarded-For (the one the proxy added). Otherwise that header is ignored.
+   */
+  trustProxy: boolean;
 }
 
 export class ConfigError extends Error {
@@ -66,5 +74,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     sqliteSync: sync,
     sqlitePath: join(dataDir, "wsync.db"),
+    rateLimits: rateLimitConfig(env),
+    trustProxy: env.WSYNC_TRUST_PROXY === "1" || env.WSYNC_TRUST_PROXY === "true",
   };
 }

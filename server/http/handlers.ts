@@ -8,6 +8,8 @@ interface Args<N extends RouteName> {
   request: Request;
   /** Set for routes whose `auth` is "access" (checked before the handler runs). */
   auth: AuthContext | null;
+  /** The client's address (app.ts: the TCP peer, or a trusted proxy's X-Forwarded-For). */
+  address: string | null;
 }
 
 type Handler<N extends RouteName> = (s: Services, a: Args<N>) => Promise<RouteResponse<N>>;
@@ -21,7 +23,7 @@ function caller(a: { auth: AuthContext | null }): AuthContext {
 /** One adapter per protocol call: HTTP shape in, service call, HTTP shape out. */
 export const handlers: { [N in RouteName]: Handler<N> } = {
   register: (s, a) => s.auth.register(a.body),
-  login: (s, a) => s.auth.login(a.body),
+  login: (s, a) => s.auth.login(a.body, a.address),
   session: (s, a) => s.auth.user(caller(a)),
   refresh: (s, a) => s.auth.refresh(a.request.headers.get("authorization")),
   authorize: (s, a) => s.auth.authorize(a.body),

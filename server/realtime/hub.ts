@@ -23,7 +23,7 @@ export class Hub {
 
   constructor(
     /** A socket with more than this many bytes queued is closed rather than allowed to grow. */
-    private readonly maxBufferedBytes = 4 * 1024 * 1024,
+    private readonly maxBufferedBytes = 1024 * 1024,
   ) {}
 
   /** Returns true when this is the user's first socket here (they came online). */

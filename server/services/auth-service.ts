@@ -12,7 +12,7 @@ import { type AccountRow, DuplicateError, type Storage } from "../storage/types.
 import type { Clock } from "../util/clock.ts";
 import { newDid, randomBase64Url } from "../util/ids.ts";
 import { secretsEqual, sha256Hex } from "../util/secrets.ts";
-import type { LoginThrottle } from "./login-throttle.ts";
+import type { LoginGuard } from "./login-throttle.ts";
 import { decoyVerify, hashPassword, verifyPassword, weakPasswordReason } from "./passwords.ts";
 import type { TokenService } from "./tokens.ts";
 
@@ -27,7 +27,8 @@ export interface AuthDeps {
   storage: Storage;
   tokens: TokenService;
   clock: Clock;
-  throttle: LoginThrottle;
+  /** Failed-login limits per (address, account) and per address. */
+  throttle: LoginGuard;
   handleSuffix: string;
   /** Called after a key replacement has been committed (notifications and rotation fan-out). */
   onKeyReplaced(ctx: AuthContext, channelIds: string[]): Promise<void>;
@@ -117,20 +118,21 @@ export class AuthService {
     return handle ? this.d.storage.accounts.byHandle(handle) : null;
   }
 
-  async login(body: RouteBody<"login">): Promise<Session> {
+  /** `address` is the client's (app.ts); throttling is per address and account, never per account alone. */
+  async login(body: RouteBody<"login">, address: string | null = null): Promise<Session> {
     const account = await this.findByIdentifier(body.identifier);
     // One counter per account however it is named; unknown identifiers are counted by their text.
     const key = account?.did ?? `id:${body.identifier.trim().toLowerCase()}`;
-    const wait = this.d.throttle.retryAfter(key);
+    const wait = this.d.throttle.begin(key, address);
     if (wait > 0) throw new ApiError("RateLimited", "Too many failed logins; try again later", wait);
     const ok = account
       ? await verifyPassword(body.password, account.passwordHash)
       : await decoyVerify(body.password);
     if (!account || !ok) {
-      this.d.throttle.fail(key);
+      this.d.throttle.fail(key, address);
       throw new ApiError("InvalidCredentials", "Invalid credentials");
     }
-    this.d.throttle.succeed(key);
+    this.d.throttle.succeed(key, address);
     return this.issueSession(account);
   }
 

@@ -78,4 +78,65 @@ export class LoginThrottle {
   succeed(key: string): void {
     this.attempts.delete(key);
   }
+
+  /** Gives back the reservation `retryAfter` made, without counting a failure. */
+  release(key: string): void {
+    const a = this.recent(key);
+    a.pending.shift();
+    if (a.failures.length === 0 && a.pending.length === 0) this.attempts.delete(key);
+    else this.store(key, a);
+  }
+}
+
+/** Failed logins one address may make across all identifiers in the window, before 429. */
+export const LOGIN_MAX_FAILURES_PER_ADDRESS = 100;
+
+/**
+ * Login throttling that an attacker elsewhere cannot turn into a lockout (issue "Server hardening"):
+ * failures count per (client address, account) pair — 5 in 15 minutes, protocol §3 — so guesses from
+ * one address block only that address for that account, and the owner's own address still logs in.
+ * A second limit counts every failure from one address across identifiers (100 in 15 minutes), so one
+ * address cannot spray guesses over many accounts. A success clears its pair only: logging into one's
+ * own account does not reset the address's count.
+ */
+export class LoginGuard {
+  readonly pairs: LoginThrottle;
+  readonly addresses: LoginThrottle;
+
+  constructor(clock: Clock, opts: { perAddress?: number; maxKeys?: number } = {}) {
+    this.pairs = new LoginThrottle(clock, Limits.loginMaxFailures, Limits.loginFailureWindowMs, opts.maxKeys);
+    this.addresses = new LoginThrottle(
+      clock,
+      opts.perAddress ?? LOGIN_MAX_FAILURES_PER_ADDRESS,
+      Limits.loginFailureWindowMs,
+      opts.maxKeys,
+    );
+  }
+
+  private static keys(account: string, address: string | null) {
+    const addr = address ?? "unknown";
+    return { pair: `${addr}\u0000${account}`, addr };
+  }
+
+  /** Seconds to wait, or 0: the attempt is reserved and must be followed by `fail` or `succeed`. */
+  begin(account: string, address: string | null): number {
+    const k = LoginGuard.keys(account, address);
+    const byAddress = this.addresses.retryAfter(k.addr);
+    if (byAddress > 0) return byAddress;
+    const byPair = this.pairs.retryAfter(k.pair);
+    if (byPair > 0) this.addresses.release(k.addr);
+    return byPair;
+  }
+
+  fail(account: string, address: string | null): void {
+    const k = LoginGuard.keys(account, address);
+    this.pairs.fail(k.pair);
+    this.addresses.fail(k.addr);
+  }
+
+  succeed(account: string, address: string | null): void {
+    const k = LoginGuard.keys(account, address);
+    this.pairs.succeed(k.pair);
+    this.addresses.release(k.addr);
+  }
 }

@@ -15,6 +15,7 @@ import { mapError } from "../http/errors.ts";
 import { frame } from "../realtime/bus.ts";
 import type { Connection } from "../realtime/hub.ts";
 import type { AuthContext } from "../services/auth-service.ts";
+import { WRITE_KINDS } from "../services/rate-limit.ts";
 import { uriOf } from "../services/records.ts";
 
 const frameCheck = TypeCompiler.Compile(Frame);
@@ -24,8 +25,22 @@ const dataChecks = new Map(
 );
 const authCheck = TypeCompiler.Compile(ClientFrames[WsEvent.auth]);
 
+/**
+ * Socket limits (docs/protocol-extensions.md, "WebSocket"): a socket whose unsent backlog would pass
+ * `maxBacklogBytes` is closed with 4408 at once and its TCP connection dropped `closeGraceMs` later
+ * whether or not the client read the close frame; one user may hold `maxSocketsPerUser` sockets and
+ * one address `maxSocketsPerAddress` (beyond either: close 4429).
+ */
+export const SocketLimits = {
+  maxBacklogBytes: 1024 * 1024,
+  closeGraceMs: 1_000,
+  maxSocketsPerUser: 16,
+  maxSocketsPerAddress: 64,
+} as const;
+
 interface SocketState {
   auth: AuthContext | null;
+  address: string | null;
   conn: Connection | null;
   timer: ReturnType<typeof setTimeout> | null;
   /** Frames of one socket are handled in order, one at a time. */
@@ -36,12 +51,15 @@ interface SocketState {
 /** The part of Bun's ServerWebSocket this adapter uses (Elysia's bundled type omits some of it). */
 interface RawSocket {
   readonly readyState: number;
+  readonly remoteAddress?: string;
   send(data: string): number;
   close(code?: number, reason?: string): void;
+  terminate?(): void;
 }
 
 interface ElysiaSocket {
   raw: RawSocket;
+  data?: { request?: Request };
 }
 
 /** Bytes queued for a socket: Bun's getBufferedAmount(), where the runtime provides it. */
@@ -53,12 +71,11 @@ function buffered(ws: RawSocket): number {
 let nextId = 0;
 
 /** The WebSocket adapter of protocol §4: first-frame auth, acks, channel frames, presence. */
-export function socketHandlers(s: Services) {
+export function socketHandlers(s: Services, opts: { addressOf?: (ws: ElysiaSocket) => string | null } = {}) {
   const states = new WeakMap<object, SocketState>();
-
-  const sendRaw = (ws: RawSocket, f: ServerFrame) => {
-    if (ws.readyState === 1) ws.send(JSON.stringify(f));
-  };
+  const perAddress = new Map<string, number>();
+  const perUser = new Map<string, number>();
+  const addressOf = opts.addressOf ?? ((ws: ElysiaSocket) => ws.raw.remoteAddress ?? null);
 
   const close = (ws: RawSocket, code: number, reason: string) => {
     try {
@@ -66,6 +83,44 @@ export function socketHandlers(s: Services) {
     } catch {
       // Already closing.
     }
+  };
+
+  /**
+   * A slow consumer: close with 4408 now (the close frame goes out after what is already queued)
+   * and drop the TCP connection shortly after, so its backlog is freed even if it never reads.
+   */
+  const overflow = (ws: RawSocket) => {
+    close(ws, WsClose.backpressure, "Too far behind; reconnect and fill the gap");
+    setTimeout(() => {
+      try {
+        ws.terminate?.();
+      } catch {
+        // Already gone.
+      }
+    }, SocketLimits.closeGraceMs).unref?.();
+  };
+
+  /** Sends unless that would take the socket's backlog past the cap; returns the bytes queued. */
+  const push = (ws: RawSocket, text: string): number => {
+    if (ws.readyState !== 1) return buffered(ws);
+    if (buffered(ws) + text.length > SocketLimits.maxBacklogBytes) {
+      overflow(ws);
+      return buffered(ws);
+    }
+    // 0: Bun dropped the message (the connection is going away or is over its own limit).
+    if (ws.send(text) === 0) overflow(ws);
+    return buffered(ws);
+  };
+
+  const sendRaw = (ws: RawSocket, f: ServerFrame) => {
+    push(ws, JSON.stringify(f));
+  };
+
+  const count = (map: Map<string, number>, key: string, by: number) => {
+    const n = (map.get(key) ?? 0) + by;
+    if (n <= 0) map.delete(key);
+    else map.set(key, n);
+    return n;
   };
 
   async function setPresence(ctx: AuthContext, online: boolean): Promise<void> {
@@ -95,15 +150,22 @@ export function socketHandlers(s: Services) {
     if (st.closed) return;
     if (st.timer) clearTimeout(st.timer);
     st.timer = null;
+    if ((perUser.get(ctx.did) ?? 0) >= SocketLimits.maxSocketsPerUser) {
+      close(
+        ws,
+        WsClose.tooManyConnections,
+        `More than ${SocketLimits.maxSocketsPerUser} sockets for this user`,
+      );
+      return;
+    }
+    count(perUser, ctx.did, 1);
     st.auth = ctx;
     const conn: Connection = {
       id: String(++nextId),
       did: ctx.did,
       sessionId: ctx.sessionId,
-      send: (text) => {
-        if (ws.readyState === 1) ws.send(text);
-        return buffered(ws);
-      },
+      // The hub's own check (Hub.maxBufferedBytes) sees what is left queued after this.
+      send: (text) => push(ws, text),
       close: (code, reason) => close(ws, code, reason),
     };
     st.conn = conn;
@@ -134,6 +196,9 @@ export function socketHandlers(s: Services) {
       const path = first?.path.replace(/^\//, "").replaceAll("/", ".") || "data";
       throw new ApiError("InvalidRequest", `${path}: ${first?.message ?? "invalid"}`);
     }
+    // The same per-user write limits as HTTP (an error frame with RateLimited and retryAfter).
+    const writeKind = WRITE_KINDS[type];
+    if (writeKind) s.limits.check(ctx.did, writeKind);
     switch (type) {
       case WsEvent.ping:
         return {};
@@ -189,25 +254,38 @@ export function socketHandlers(s: Services) {
       if (f.id) sendRaw(ws, { type: WsEvent.ack, id: f.id, data: result });
     } catch (e) {
       const mapped = mapError("UNKNOWN", e, s.log);
-      sendRaw(ws, { type: WsEvent.error, ...(f.id ? { id: f.id } : {}), data: mapped.body });
+      // RateLimited carries retryAfter (seconds), as HTTP's Retry-After header does.
+      const data =
+        e instanceof ApiError && e.retryAfter ? { ...mapped.body, retryAfter: e.retryAfter } : mapped.body;
+      sendRaw(ws, { type: WsEvent.error, ...(f.id ? { id: f.id } : {}), data });
     }
   }
 
   return {
     open(ws: ElysiaSocket) {
       const raw = ws.raw;
+      const address = addressOf(ws);
       const st: SocketState = {
         auth: null,
+        address,
         conn: null,
         timer: null,
         queue: Promise.resolve(),
         closed: false,
       };
+      states.set(raw, st);
+      if (address !== null && count(perAddress, address, 1) > SocketLimits.maxSocketsPerAddress) {
+        close(
+          raw,
+          WsClose.tooManyConnections,
+          `More than ${SocketLimits.maxSocketsPerAddress} sockets from this address`,
+        );
+        return;
+      }
       st.timer = setTimeout(
         () => close(raw, WsClose.unauthorized, "No auth frame in time"),
         Limits.wsAuthTimeoutMs,
       );
-      states.set(raw, st);
     },
     message(ws: ElysiaSocket, message: unknown) {
       const raw = ws.raw;
@@ -224,6 +302,8 @@ export function socketHandlers(s: Services) {
       st.closed = true;
       if (st.timer) clearTimeout(st.timer);
       states.delete(raw);
+      if (st.address !== null) count(perAddress, st.address, -1);
+      if (st.auth) count(perUser, st.auth.did, -1);
       if (st.conn && st.auth && s.hub.remove(st.conn)) {
         const ctx = st.auth;
         setPresence(ctx, false).catch((e) => s.log(`presence update failed: ${String(e)}`));

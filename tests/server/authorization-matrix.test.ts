@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Channel } from "../../core/protocol/index.ts";
-import { call, ok, startTestServer, type TestServer } from "./harness.ts";
+import { call, NO_WRITE_LIMITS, ok, startTestServer, type TestServer } from "./harness.ts";
 import {
   createChannel,
   deletionBody,
@@ -195,7 +195,7 @@ let outsider: Person;
 let guest: Person;
 
 beforeAll(async () => {
-  t = await startTestServer();
+  t = await startTestServer({ env: NO_WRITE_LIMITS });
   owner = await person(t.url, "owner");
   member = await person(t.url, "member");
   victim = await person(t.url, "victim");

@@ -28,7 +28,7 @@ import {
   type Session,
   WsClose,
 } from "../../core/protocol/index.ts";
-import { ManualClock, ok, startTestServer, type TestServer, TestSocket } from "./harness.ts";
+import { ManualClock, NO_WRITE_LIMITS, ok, startTestServer, type TestServer, TestSocket } from "./harness.ts";
 import { deletionBody, inviteBody, linkJoinBody, type Person, person, rotate, seal } from "./people.ts";
 
 // Password hashing (argon2id) takes ~0.4 s a call on the 2-core CI machine; `bun test <file>` alone
@@ -1596,7 +1596,7 @@ describe("bad input changes nothing and never gives a 500", () => {
   const clock = new ManualClock();
 
   beforeAll(async () => {
-    t = await startTestServer({ clock });
+    t = await startTestServer({ clock, env: NO_WRITE_LIMITS });
     // A session that will be 16 minutes old: its access token is expired during the barrage.
     const early = await person(t.url, "early");
     clock.advance(16 * 60 * 1000);
@@ -1877,7 +1877,7 @@ describe("bad input changes nothing and never gives a 500", () => {
 describe("HTTP regressions", () => {
   let t: TestServer;
   beforeAll(async () => {
-    t = await startTestServer();
+    t = await startTestServer({ env: NO_WRITE_LIMITS });
   });
   afterAll(async () => {
     await t?.stop();
@@ -1947,7 +1947,7 @@ describe("WebSocket regressions", () => {
   let t: TestServer;
   let token: string;
   beforeAll(async () => {
-    t = await startTestServer();
+    t = await startTestServer({ env: NO_WRITE_LIMITS });
     token = (await person(t.url, "bugs")).token;
   });
   afterAll(async () => {

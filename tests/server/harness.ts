@@ -28,9 +28,20 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
+/**
+ * Environment that turns the per-user write limits and the owned-channel quota off, for tests whose
+ * fixtures write far faster than a person (one owner creating a channel per test case, fuzzing).
+ */
+export const NO_WRITE_LIMITS = { WSYNC_RATE_LIMIT_SCALE: "0", WSYNC_MAX_OWNED_CHANNELS: "1000000" };
+
 /** A real server on an ephemeral port with its own data dir (SQLite file, WAL). */
 export async function startTestServer(
-  opts: { clock?: Clock; env?: Record<string, string> } = {},
+  opts: {
+    clock?: Clock;
+    env?: Record<string, string>;
+    /** A fake client-address provider (AppDeps.clientAddress), e.g. reading a test header. */
+    clientAddress?: (request: Request) => string | null;
+  } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "wsync-test-"));
   const config = loadConfig({
@@ -46,6 +57,7 @@ export async function startTestServer(
     storage,
     jwtSecret: crypto.getRandomValues(new Uint8Array(32)),
     clock: opts.clock,
+    clientAddress: opts.clientAddress,
     log: (m) => logs.push(m),
   });
   app.listen({ port: 0, hostname: "127.0.0.1" });

@@ -1,0 +1,121 @@
+import { ApiError } from "../../core/protocol/index.ts";
+import type { Clock } from "../util/clock.ts";
+
+/** The kinds of write a user is limited on; each has its own bucket per user. */
+export type WriteKind = "channel" | "invite" | "message" | "epoch" | "key";
+
+/** A token bucket: up to `burst` at once, refilled at `perMinute`. */
+export interface Rate {
+  burst: number;
+  perMinute: number;
+}
+
+/**
+ * Per-user write limits, shared by HTTP and WebSocket (docs/protocol-extensions.md, "Limits").
+ * Generous for people (and for the test suite); a script that writes in a loop is slowed to the
+ * refill rate. `WSYNC_RATE_LIMIT_SCALE` multiplies every number (0 turns the limits off: benchmarks).
+ */
+export const DEFAULT_RATES: Record<WriteKind, Rate> = {
+  /** create, join, leave, kick */
+  channel: { burst: 60, perMinute: 30 },
+  /** invite */
+  invite: { burst: 60, perMinute: 60 },
+  /** send and delete, over HTTP and WebSocket */
+  message: { burst: 300, perMinute: 600 },
+  /** create-epoch (key rotation) */
+  epoch: { burst: 60, perMinute: 30 },
+  /** save-public-key (first key or key change) */
+  key: { burst: 10, perMinute: 1 },
+};
+
+/** Channels one user may own (created, or inherited as longest-standing member) at once. */
+export const DEFAULT_MAX_OWNED_CHANNELS = 100;
+
+export interface RateLimitConfig {
+  rates: Record<WriteKind, Rate>;
+  /** 0 or less: no limits at all. */
+  enabled: boolean;
+  maxOwnedChannels: number;
+}
+
+/** Reads WSYNC_RATE_LIMIT_SCALE (a multiplier, default 1; 0 = off) and WSYNC_MAX_OWNED_CHANNELS. */
+export function rateLimitConfig(env: Record<string, string | undefined> = process.env): RateLimitConfig {
+  const rawScale = env.WSYNC_RATE_LIMIT_SCALE;
+  const scale = rawScale === undefined || rawScale === "" ? 1 : Number(rawScale);
+  if (!Number.isFinite(scale) || scale < 0)
+    throw new Error(`WSYNC_RATE_LIMIT_SCALE must be a number >= 0, got "${rawScale}"`);
+  const rawOwned = env.WSYNC_MAX_OWNED_CHANNELS;
+  const owned = rawOwned === undefined || rawOwned === "" ? DEFAULT_MAX_OWNED_CHANNELS : Number(rawOwned);
+  if (!Number.isInteger(owned) || owned < 1)
+    throw new Error(`WSYNC_MAX_OWNED_CHANNELS must be a whole number >= 1, got "${rawOwned}"`);
+  const rates = Object.fromEntries(
+    Object.entries(DEFAULT_RATES).map(([k, r]) => [
+      k,
+      { burst: Math.max(1, Math.round(r.burst * scale)), perMinute: r.perMinute * scale },
+    ]),
+  ) as Record<WriteKind, Rate>;
+  return { rates, enabled: scale > 0, maxOwnedChannels: owned };
+}
+
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
+/**
+ * One limiter for the whole process, keyed by (user, kind). In memory, per process, bounded in size
+ * (least recently used keys are dropped first; a dropped key starts again with a full bucket).
+ */
+export class RateLimiter {
+  private readonly buckets = new Map<string, Bucket>();
+
+  constructor(
+    private readonly clock: Clock,
+    readonly config: RateLimitConfig = rateLimitConfig({}),
+    private readonly maxKeys = 200_000,
+  ) {}
+
+  /** Seconds until one more write of `kind` is allowed for `did`; 0 takes it now. */
+  take(did: string, kind: WriteKind): number {
+    if (!this.config.enabled) return 0;
+    const rate = this.config.rates[kind];
+    const key = `${kind}\u0000${did}`;
+    const now = this.clock.now();
+    const found = this.buckets.get(key);
+    const perMs = rate.perMinute / 60_000;
+    const tokens = found ? Math.min(rate.burst, found.tokens + (now - found.at) * perMs) : rate.burst;
+    this.buckets.delete(key);
+    if (tokens >= 1) {
+      this.buckets.set(key, { tokens: tokens - 1, at: now });
+      if (this.buckets.size > this.maxKeys) {
+        const first = this.buckets.keys().next().value;
+        if (first !== undefined) this.buckets.delete(first);
+      }
+      return 0;
+    }
+    this.buckets.set(key, { tokens, at: now });
+    return perMs > 0 ? Math.max(1, Math.ceil((1 - tokens) / perMs / 1000)) : 3600;
+  }
+
+  /** Throws 429 RateLimited (with Retry-After seconds) when `did` is over its `kind` limit. */
+  check(did: string, kind: WriteKind): void {
+    const wait = this.take(did, kind);
+    if (wait > 0) throw new ApiError("RateLimited", `Too many ${kind} writes; try again later`, wait);
+  }
+}
+
+/** Which limit each write counts against: HTTP routes by name, WebSocket frames by type. */
+export const WRITE_KINDS: Readonly<Record<string, WriteKind>> = {
+  createChannel: "channel",
+  joinChannel: "channel",
+  leaveChannel: "channel",
+  kick: "channel",
+  invite: "invite",
+  send: "message",
+  deleteMessage: "message",
+  createEpoch: "epoch",
+  savePublicKey: "key",
+  "channel:join": "channel",
+  "channel:leave": "channel",
+  "channel:message": "message",
+};
