@@ -103,8 +103,19 @@ export const Routes = {
   }),
   getChannels: route({
     ...RouteMeta.getChannels,
-    body: Empty,
-    response: Type.Object({ channels: Type.Array(Channel) }),
+    /** Extension: pages (docs/protocol-extensions.md); without `cursor`, the first page. */
+    body: Type.Object(
+      {
+        cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: Limits.channelsPageMax })),
+      },
+      strict,
+    ),
+    response: Type.Object({
+      channels: Type.Array(Channel),
+      /** Extension: where the next page starts; null (or absent) when this was the last. */
+      cursor: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    }),
   }),
   createChannel: route({
     ...RouteMeta.createChannel,

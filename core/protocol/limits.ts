@@ -9,6 +9,8 @@ export const Limits = {
   pageDefault: 20,
   pageOnJoin: 50,
   pageMax: 100,
+  /** get-channels: channels per page (the default and the most a request may ask for). */
+  channelsPageMax: 500,
   /** Default request body limit; create-epoch carries one wrapped key per member and gets more. */
   bodyMaxBytes: 256 * 1024,
   epochBodyMaxBytes: 4 * 1024 * 1024,

@@ -34,7 +34,7 @@ export const handlers: { [N in RouteName]: Handler<N> } = {
     caller(a);
     return s.auth.resolveUser(a.body);
   },
-  getChannels: (s, a) => s.channels.list(caller(a)),
+  getChannels: (s, a) => s.channels.list(caller(a), a.body),
   createChannel: (s, a) => s.channels.create(caller(a), a.body),
   joinChannel: async (s, a) => {
     const { channel, members } = await s.channels.join(caller(a), a.body);

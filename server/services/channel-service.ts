@@ -52,9 +52,32 @@ export class ChannelService {
     return rows.map((m) => toMember(m, this.d.isOnline(m.did)));
   }
 
-  async list(ctx: AuthContext): Promise<{ channels: Channel[] }> {
+  /**
+   * Visible channels in creation order, a page at a time (at most Limits.channelsPageMax): `cursor`
+   * names the last channel of the previous page ("createdAt.id"); an unreadable cursor is 422.
+   */
+  async list(
+    ctx: AuthContext,
+    body: { cursor?: string; limit?: number } = {},
+  ): Promise<{ channels: Channel[]; cursor: string | null }> {
+    const limit = Math.min(body.limit ?? Limits.channelsPageMax, Limits.channelsPageMax);
+    let after: { at: number; id: string } | null = null;
+    if (body.cursor !== undefined) {
+      const m = /^(\d{1,16})\.([A-Za-z0-9_-]{1,100})$/.exec(body.cursor);
+      if (!m) throw new ApiError("InvalidRequest", "cursor: not a cursor from get-channels");
+      after = { at: Number(m[1]), id: m[2] as string };
+    }
     const rows = await this.d.storage.channels.listVisible(ctx.did);
-    return { channels: rows.map(toChannel) };
+    const from = after;
+    const rest = from
+      ? rows.filter((r) => r.createdAt > from.at || (r.createdAt === from.at && r.id > from.id))
+      : rows;
+    const page = rest.slice(0, limit);
+    const last = page[page.length - 1];
+    return {
+      channels: page.map(toChannel),
+      cursor: rest.length > limit && last ? `${last.createdAt}.${last.id}` : null,
+    };
   }
 
   private async requireKey(ctx: AuthContext): Promise<AccountRow> {
