@@ -14,6 +14,7 @@ import { MessageService } from "./services/message-service.ts";
 import { Notices } from "./services/notices.ts";
 import { RateLimiter, WRITE_KINDS } from "./services/rate-limit.ts";
 import { TokenService } from "./services/tokens.ts";
+import { guardStorage } from "./storage/faults.ts";
 import type { Storage } from "./storage/types.ts";
 import { type Clock, systemClock } from "./util/clock.ts";
 import { createWeatherService } from "./weather/index.ts";
@@ -60,6 +61,8 @@ export function createServices(deps: AppDeps): Services {
   const hub = new Hub();
   bus.subscribe((event) => hub.deliver(event));
   const log = deps.log ?? ((m: string) => console.error(`[wsync] ${m}`));
+  // Full or failing storage answers 503 Unavailable and is logged once per change (storage/faults.ts).
+  deps = { ...deps, storage: guardStorage(deps.storage, log) };
   const notices = new Notices(deps.storage, bus, clock);
   const tokens = new TokenService(deps.jwtSecret, clock);
   const auth: AuthService = new AuthService({

@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import { createApp } from "./app.ts";
 import { loadConfig } from "./config.ts";
 import { openSqliteStorage } from "./storage/sqlite/index.ts";
+import { checkDataDir } from "./util/data-dir.ts";
 import { loadJwtSecret } from "./util/jwt-secret.ts";
 
 /** How long a shutdown may take before the process exits regardless (issue: exit within 5 s). */
@@ -16,6 +17,9 @@ export async function startServer(env: Record<string, string | undefined> = proc
     throw new Error("WSYNC_DATABASE_URL (PostgreSQL storage) is not available in this build yet");
   if (config.redisUrl) throw new Error("WSYNC_REDIS_URL (Redis fan-out) is not available in this build yet");
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  // Refuse now, in one line, what would fail later (a read-only or full data dir) or kill the
+  // process (SIGBUS on an -shm it cannot write).
+  checkDataDir(config.dataDir, config.sqlitePath);
   const storage = openSqliteStorage({ path: config.sqlitePath, synchronous: config.sqliteSync });
   const { app, services } = createApp({ config, storage, jwtSecret: loadJwtSecret(config.dataDir, env) });
   // Elysia asks for SO_REUSEPORT by default, which lets a second server start on a port already in
@@ -39,7 +43,7 @@ export async function startServer(env: Record<string, string | undefined> = proc
   );
   // Expired and revoked sessions are only history: drop them hourly (and once at start).
   const purge = () =>
-    storage.sessions
+    services.storage.sessions
       .purge(Date.now())
       .catch((e) => console.error(`[wsync] session purge failed: ${String(e)}`));
   purge();

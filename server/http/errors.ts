@@ -1,5 +1,6 @@
 import { ParseError, ValidationError } from "elysia";
 import { ApiError, type ErrorBody } from "../../core/protocol/index.ts";
+import { classifyStorageFault, StorageUnavailableError } from "../storage/faults.ts";
 
 export interface MappedError {
   status: number;
@@ -43,6 +44,10 @@ export function mapError(code: string | number, error: unknown, log: (msg: strin
       headers: error.retryAfter ? { "retry-after": String(error.retryAfter) } : {},
     };
   }
+  // A storage fault that did not pass through the guarded storage (storage/faults.ts, which throws
+  // the ApiError above and logs once per change of state): 503 as well, and no stack trace.
+  const fault = classifyStorageFault(error);
+  if (fault) return mapError(code, new StorageUnavailableError(fault, ""), log);
   if (error instanceof ValidationError || code === "VALIDATION") {
     const message = error instanceof ValidationError ? validationMessage(error) : "body: invalid";
     return { status: 422, body: { error: "InvalidRequest", message }, headers: {} };
