@@ -89,7 +89,10 @@ withMounts(
         password: "correct horse battery",
       });
       expect(r.status).toBe(503);
-      expect(r.body as unknown).toEqual({ error: "Unavailable", message: "storage is full, try again later" });
+      expect(r.body as unknown).toEqual({
+        error: "Unavailable",
+        message: "storage is full, try again later",
+      });
       expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
     }
     const r3 = await call(t.url, "createChannel", { name: "full", type: "public" }, alice.token);
@@ -145,7 +148,10 @@ withMounts(
     m.failReadOnly();
     const r = await call(t.url, "createChannel", { name: "ro", type: "public" }, alice.token);
     expect(r.status).toBe(503);
-    expect(r.body as unknown).toEqual({ error: "Unavailable", message: "storage is unavailable, try again later" });
+    expect(r.body as unknown).toEqual({
+      error: "Unavailable",
+      message: "storage is unavailable, try again later",
+    });
     expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
     const f = await socket.request("channel:join", { channelUri: "wsync://nowhere" });
     // A join of an unknown channel only reads: it is answered as before, not 503.
