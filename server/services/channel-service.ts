@@ -53,7 +53,7 @@ export class ChannelService {
   }
 
   /**
-   * Visible channels in creation order, a page at a time (at most Limits.channelsPageMax): `cursor`
+   * Visible channels in creation order (ties within one millisecond by id), a page at a time (at most Limits.channelsPageMax): `cursor`
    * names the last channel of the previous page ("createdAt.id"); an unreadable cursor is 422.
    */
   async list(
