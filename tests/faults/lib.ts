@@ -54,6 +54,16 @@ export async function withTimeout<T>(p: Promise<T>, ms: number, what: string): P
   }
 }
 
+/** Polls `pred` every `everyMs` until it holds (true) or `ms` have passed (false). */
+export async function waitUntil(pred: () => boolean, ms: number, everyMs = 20): Promise<boolean> {
+  const deadline = performance.now() + ms;
+  while (!pred()) {
+    if (performance.now() > deadline) return false;
+    await Bun.sleep(everyMs);
+  }
+  return true;
+}
+
 /** Resident set size of a process in KiB (Linux /proc), or 0 if it is gone. */
 export function rssKiB(pid: number): number {
   try {

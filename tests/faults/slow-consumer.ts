@@ -1,0 +1,248 @@
+/**
+ * Fault 3, a slow consumer: one member's socket authenticates and then stops reading (a raw TCP
+ * WebSocket client that pauses its socket), while another member sends large messages to the
+ * channel as fast as they are acknowledged. The server must close the stalled socket with 4408 and
+ * drop its connection quickly (server/ws/socket.ts: backlog cap), and the other members must keep
+ * receiving every message.
+ *
+ * Whether the server dropped the connection is read from the kernel (/proc/net/tcp: the stalled
+ * client's socket leaves ESTABLISHED), since a client that does not read cannot see a close frame;
+ * the close code is read afterwards from whatever reached the client's receive buffer.
+ */
+import { readFileSync } from "node:fs";
+import { connect, type Socket } from "node:net";
+import type { MessageRecord } from "../../core/protocol/index.ts";
+import { ok } from "../server/harness.ts";
+import { createChannel, type Person, person, rotate, seal } from "../server/people.ts";
+import { type FaultResult, FaultSocket, result, ServerProcess, waitUntil } from "./lib.ts";
+
+export interface SlowConsumerOptions {
+  /** How long to keep sending before the fault fails for want of a close. */
+  limitMs?: number;
+  /** The close must come within this long of the client's last read. */
+  closeWithinMs?: number;
+  /** Bytes of content to fan out to the channel before judging (default 32 MiB). */
+  budgetBytes?: number;
+}
+
+/** A WebSocket client on a bare TCP socket, so that it can stop reading. */
+class RawWs {
+  private buf = Buffer.alloc(0);
+  readonly frames: { opcode: number; payload: Buffer }[] = [];
+  ended = false;
+  private constructor(readonly sock: Socket) {}
+
+  static async open(port: number, token: string): Promise<RawWs> {
+    const sock = connect({ host: "127.0.0.1", port });
+    await new Promise<void>((resolve, reject) => {
+      sock.once("connect", () => resolve());
+      sock.once("error", reject);
+    });
+    const raw = new RawWs(sock);
+    sock.on("error", () => undefined);
+    sock.on("end", () => {
+      raw.ended = true;
+    });
+    sock.on("close", () => {
+      raw.ended = true;
+    });
+    const key = Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("base64");
+    sock.write(
+      `GET /api/ws HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+    );
+    let headerDone = false;
+    sock.on("data", (chunk: Buffer) => {
+      raw.buf = Buffer.concat([raw.buf, chunk]);
+      if (!headerDone) {
+        const end = raw.buf.indexOf("\r\n\r\n");
+        if (end < 0) return;
+        headerDone = true;
+        raw.buf = raw.buf.subarray(end + 4);
+      }
+      raw.parse();
+    });
+    raw.send(JSON.stringify({ type: "auth", data: { token } }));
+    const isReady = () => raw.frames.some((f) => f.opcode === 1 && f.payload.toString().includes('"ready"'));
+    if (!(await waitUntil(isReady, 10_000))) throw new Error("raw socket: no ready");
+    return raw;
+  }
+
+  private parse(): void {
+    for (;;) {
+      const b = this.buf;
+      if (b.length < 2) return;
+      let len = (b[1] as number) & 0x7f;
+      let off = 2;
+      if (len === 126) {
+        if (b.length < 4) return;
+        len = b.readUInt16BE(2);
+        off = 4;
+      } else if (len === 127) {
+        if (b.length < 10) return;
+        len = Number(b.readBigUInt64BE(2));
+        off = 10;
+      }
+      if (b.length < off + len) return;
+      this.frames.push({ opcode: (b[0] as number) & 0x0f, payload: b.subarray(off, off + len) });
+      this.buf = b.subarray(off + len);
+    }
+  }
+
+  /** A masked text frame (clients must mask). */
+  send(text: string): void {
+    const payload = Buffer.from(text);
+    const mask = Buffer.from(crypto.getRandomValues(new Uint8Array(4)));
+    const head =
+      payload.length < 126
+        ? Buffer.from([0x81, 0x80 | payload.length])
+        : Buffer.from([0x81, 0x80 | 126, payload.length >> 8, payload.length & 0xff]);
+    const masked = Buffer.from(payload.map((x, i) => x ^ (mask[i % 4] as number)));
+    this.sock.write(Buffer.concat([head, mask, masked]));
+  }
+
+  /** The close code, if a close frame arrived. */
+  closeCode(): number | null {
+    const f = this.frames.find((x) => x.opcode === 8);
+    return f && f.payload.length >= 2 ? f.payload.readUInt16BE(0) : null;
+  }
+
+  /** TCP state of this connection as the kernel sees it ("01" ESTABLISHED), or null once it is gone. */
+  tcpState(serverPort: number): string | null {
+    const local = `0100007F:${(this.sock.localPort ?? 0).toString(16).toUpperCase().padStart(4, "0")}`;
+    const remote = `0100007F:${serverPort.toString(16).toUpperCase().padStart(4, "0")}`;
+    for (const line of readFileSync("/proc/net/tcp", "utf8").split("\n")) {
+      const f = line.trim().split(/\s+/);
+      if (f[1] === local && f[2] === remote) return f[3] ?? null;
+    }
+    return null;
+  }
+}
+
+export async function runSlowConsumer(opts: SlowConsumerOptions = {}): Promise<FaultResult> {
+  const r = result("slow-consumer");
+  const limitMs = opts.limitMs ?? 30_000;
+  const closeWithinMs = opts.closeWithinMs ?? 10_000;
+  const server = await ServerProcess.start();
+  try {
+    const [alice, bob, carol] = [
+      await person(server.url, "sca"),
+      await person(server.url, "scb"),
+      await person(server.url, "scc"),
+    ] as [Person, Person, Person];
+    const { channel } = await createChannel(server.url, alice, "public", "slow");
+    for (const p of [bob, carol]) await ok(server.url, "joinChannel", { channelUri: channel.uri }, p.token);
+    const e = await rotate(server.url, carol, channel);
+    if (e.res.status !== 200) throw new Error(`rotation refused: ${JSON.stringify(e.res.body)}`);
+    const epoch = { epochId: e.epochId, epochNumber: e.epochNumber, epochKey: e.epochKey };
+
+    const sender = await FaultSocket.connect(server.wsUrl, alice.token);
+    const reader = await FaultSocket.connect(server.wsUrl, bob.token);
+    const received = new Set<string>();
+    reader.onFrame = (f) => {
+      if (f.type === "channel:message") received.add((f.data.record as MessageRecord).uri);
+    };
+    // A socket receives a channel's frames once it has joined it on that socket.
+    for (const s of [sender, reader]) {
+      const f = await s.request("channel:join", { channelUri: channel.uri });
+      if (f.type !== "ack") throw new Error(`channel:join refused: ${JSON.stringify(f.data)}`);
+    }
+    const slow = await RawWs.open(server.port, carol.token);
+    slow.send(JSON.stringify({ type: "channel:join", id: "j", data: { channelUri: channel.uri } }));
+    const joined = () => slow.frames.some((f) => f.opcode === 1 && f.payload.toString().includes('"id":"j"'));
+    if (!(await waitUntil(joined, 10_000))) throw new Error("raw socket: channel:join not answered");
+    slow.sock.pause();
+    const pausedAt = performance.now();
+    const framesAtPause = slow.frames.length;
+
+    // ~40 KB of text a message (≈55 KB of content): the backlog grows fast. Keep sending until
+    // `budgetBytes` went out (many times the cap), the connection is dropped, or the time is up.
+    const text = "x".repeat(40_000);
+    const sent: string[] = [];
+    const ackedAt = new Map<string, number>();
+    let bytesOut = 0;
+    let droppedAt = 0;
+    let state: string | null = "01";
+    let sendErrors = 0;
+    const budgetBytes = opts.budgetBytes ?? 32 * 1024 * 1024;
+    while (performance.now() - pausedAt < limitMs && bytesOut < budgetBytes) {
+      const batch = await Promise.all(
+        Array.from({ length: 4 }, async () => {
+          const body = await seal(alice, channel, epoch, text);
+          const f = await sender.request("channel:message", body).catch(() => null);
+          if (f?.type !== "ack") {
+            sendErrors++;
+            return null;
+          }
+          bytesOut += body.content.length;
+          const uri = (f.data as { record: MessageRecord }).record.uri;
+          ackedAt.set(uri, performance.now());
+          return uri;
+        }),
+      );
+      for (const uri of batch) if (uri) sent.push(uri);
+      state = slow.tcpState(server.port);
+      if (state !== "01" && !droppedAt) droppedAt = performance.now();
+    }
+    // Then the grace period the server gives a closed slow socket before it drops the connection.
+    if (!droppedAt && (await waitUntil(() => slow.tcpState(server.port) !== "01", 3_000, 50)))
+      droppedAt = performance.now();
+    state = slow.tcpState(server.port);
+    // A few more after the close: the others still get everything.
+    for (let i = 0; i < 10; i++) {
+      const f = await sender.request("channel:message", await seal(alice, channel, epoch, `after ${i}`));
+      if (f.type === "ack") sent.push((f.data as { record: MessageRecord }).record.uri);
+      else sendErrors++;
+    }
+    await waitUntil(() => sent.every((u) => received.has(u)), 10_000);
+    const framesWhilePaused = slow.frames.length - framesAtPause;
+    // Now read what reached the stalled client: the messages before the close frame tell when the
+    // server closed it (the ack of the first message it no longer got), the frame its code.
+    slow.sock.resume();
+    await waitUntil(() => slow.ended || slow.closeCode() !== null, 3_000);
+    const gotUris = new Set<string>();
+    for (const f of slow.frames.slice(framesAtPause)) {
+      if (f.opcode !== 1) continue;
+      const m = /"uri":"([^"]+)"/.exec(f.payload.subarray(0, 400).toString());
+      if (m?.[1]) gotUris.add(m[1]);
+    }
+    const firstMissed = sent.find((u) => !gotUris.has(u));
+    const code = slow.closeCode();
+    const closeMs = code !== null && firstMissed ? (ackedAt.get(firstMissed) ?? 0) - pausedAt : null;
+    const missed = sent.filter((u) => !received.has(u)).length;
+    r.figures = {
+      close_code: String(code ?? "none"),
+      close_ms: closeMs === null ? "never" : Math.round(closeMs),
+      delivered_before_close: gotUris.size,
+      tcp_dropped_ms: droppedAt ? Math.round(droppedAt - pausedAt) : "never",
+      tcp_state_at_end: state ?? "gone",
+      fanned_out_kib: Math.round(bytesOut / 1024),
+      frames_read_while_paused: framesWhilePaused,
+      messages: sent.length,
+      other_member_missed: missed,
+      send_errors: sendErrors,
+    };
+    if (code === null)
+      r.fail(`no close frame reached the stalled socket (${Math.round(bytesOut / 1024)} KiB sent)`);
+    else if (code !== 4408) r.fail(`closed with ${code}, not 4408`);
+    if (closeMs !== null && closeMs > closeWithinMs)
+      r.fail(`the stalled socket was closed after ${Math.round(closeMs)} ms (limit ${closeWithinMs})`);
+    if (!droppedAt)
+      r.fail(
+        "the stalled socket's TCP connection was never dropped (server/ws/socket.ts promises: 1 s after the close)",
+      );
+    if (missed) r.fail(`the other member missed ${missed} of ${sent.length} messages`);
+    if (reader.closeCode !== null || sender.closeCode !== null) r.fail("a healthy socket was closed");
+    if (sendErrors) r.fail(`${sendErrors} sends failed`);
+    sender.close();
+    reader.close();
+    slow.sock.destroy();
+    return r;
+  } finally {
+    await server.stop();
+  }
+}
+
+if (import.meta.main) {
+  const { formatResult } = await import("./lib.ts");
+  console.log(formatResult(await runSlowConsumer()));
+}
