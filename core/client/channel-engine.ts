@@ -13,8 +13,8 @@ import {
 } from "../crypto/index.ts";
 import {
   ApiError,
-  type Channel,
   Limits,
+  type LinkProof,
   type MessageRecord,
   type SignedDeletion,
   type TimelineRecord,
@@ -26,7 +26,13 @@ import { EpochManager, SendBlockedError } from "./epoch-manager.ts";
 import { checkReplayAndOrder, type MessageFacts, markMissing } from "./integrity.ts";
 import type { EpochKey } from "./keyring.ts";
 import { SecurityText } from "./security-text.ts";
-import type { ChannelView, EpochChange, IntegrityNote, TimelineItem } from "./state.ts";
+import {
+  type ChannelView,
+  type EpochChange,
+  emptyChannelView,
+  type IntegrityNote,
+  type TimelineItem,
+} from "./state.ts";
 import { insertItem, itemFromRecord } from "./timeline.ts";
 
 export type { EngineContext } from "./engine-context.ts";
@@ -38,24 +44,6 @@ const HEX32 = /^[0-9a-f]{32}$/;
 function importedKey(k: EpochKey): Promise<CryptoKey> {
   if (!k.imported) k.imported = importEpochKey(k.key);
   return k.imported;
-}
-
-function emptyView(channel: Channel): ChannelView {
-  return {
-    channel,
-    members: [],
-    items: [],
-    hasMore: false,
-    cursor: null,
-    loading: false,
-    loadingMore: false,
-    epoch: null,
-    keysLoaded: false,
-    lastSeq: 0,
-    warnings: [],
-    sendBlocked: false,
-    link: null,
-  };
 }
 
 /** The seq range the server's answers claim to be complete, per channel (for withheld records). */
@@ -105,18 +93,17 @@ export class ChannelEngine {
     const body: {
       channelUri: string;
       joinToken?: string;
-      admission?: Awaited<ReturnType<typeof makeLinkProof>>;
+      admission?: LinkProof;
     } = {
       channelUri,
     };
     if (linkSecret) {
       const identity = this.c.keyring.identity;
       if (!identity) throw new Error(CryptoText.notInitialized);
-      const id = channelUri;
-      body.joinToken = await joinTokenFor(linkSecret, id);
+      body.joinToken = await joinTokenFor(linkSecret, channelUri);
       body.admission = await makeLinkProof({
         linkSecret,
-        channelId: id,
+        channelId: channelUri,
         did: this.c.me().did,
         fp: await fingerprint(identity.publicKey),
         createdAt: this.c.now(),
@@ -133,7 +120,7 @@ export class ChannelEngine {
     // The history is fetched while the keys load; it is decrypted once they are there.
     const history = this.c.api.call("getMessages", { channelUri: channel.id, limit: Limits.pageOnJoin });
     history.catch(() => undefined);
-    const view = this.view(channel.id) ?? emptyView(channel);
+    const view = this.view(channel.id) ?? emptyChannelView(channel);
     view.channel = channel;
     view.members = members;
     view.loading = true;
@@ -205,9 +192,7 @@ export class ChannelEngine {
       this.coverage.delete(channelId);
     }
     const decrypted = await Promise.all(page.records.map((r) => this.decryptRecord(channelId, r, false)));
-    const ordered = decrypted
-      .map((d, i) => ({ ...d, record: page.records[i] as TimelineRecord }))
-      .sort((a, b) => a.item.seq - b.item.seq);
+    const ordered = decrypted.sort((a, b) => a.item.seq - b.item.seq);
     const seen = await this.c.keyring.chains.seenState(channelId);
     for (const d of ordered) this.place(view, seen, d.item, d.facts);
     view.cursor = page.cursor;

@@ -120,14 +120,19 @@ export class WsyncClient {
   }
 
   private parts(): Promise<ChannelParts> {
-    this.partsLoad ??= loadChannelParts(this.engineContext).then((p) => {
-      this.partsLoaded = p;
-      return p;
-    });
-    // A failed download (the server restarting under a browser) is retried on the next use.
-    this.partsLoad.catch(() => {
-      this.partsLoad = null;
-    });
+    if (!this.partsLoad) {
+      const load = loadChannelParts(this.engineContext);
+      this.partsLoad = load;
+      load.then(
+        (p) => {
+          this.partsLoaded = p;
+        },
+        // A failed download (the server restarting under a browser) is retried on the next use.
+        () => {
+          if (this.partsLoad === load) this.partsLoad = null;
+        },
+      );
+    }
     return this.partsLoad;
   }
 

@@ -78,7 +78,10 @@ export class EpochManager {
     const view = this.view(channelId);
     const same = (w: SecurityWarning) =>
       w.check === check && w.epochNumber === warning.epochNumber && w.did === warning.did;
-    if (view && !view.warnings.some(same)) view.warnings.push(warning);
+    // A check that fails again (every reload, every record of a renamed sender) is said once.
+    const shown = view?.warnings.find(same);
+    if (shown) return shown;
+    view?.warnings.push(warning);
     this.c.log(`security: ${check} in ${channelId}${o.detail ? `: ${o.detail}` : ""}`);
     this.c.emit("security-warning", warning);
     this.c.changed();
@@ -500,7 +503,7 @@ export class EpochManager {
         }
         recipients.push({ did: m.did, publicKey: pinned, handle: this.handleOf(m.did, m.handle) });
       }
-      const reason = opts.reason ?? this.reasonFor(prev, members, me, info, chain);
+      const reason = opts.reason ?? this.reasonFor(prev, members, me, info);
       const makeLink =
         this.view(channelId)?.channel.value.type === "secret" &&
         (info.linkRotationRequired || !!opts.newLink);
@@ -566,7 +569,6 @@ export class EpochManager {
     members: Member[],
     me: string,
     info: EpochInfo,
-    _chain: ChainState,
   ): CommitReason {
     if (!info.epochId || !prev) return info.epochId ? "join" : "create";
     const before = new Map(prev.members.map((m) => [m.did, m.fp]));

@@ -144,6 +144,25 @@ export interface ChannelView {
   link: string | null;
 }
 
+/** A channel's view before anything is loaded (keys not loaded, nothing shown yet). */
+export function emptyChannelView(channel: Channel): ChannelView {
+  return {
+    channel,
+    members: [],
+    items: [],
+    hasMore: false,
+    cursor: null,
+    loading: false,
+    loadingMore: false,
+    epoch: null,
+    keysLoaded: false,
+    lastSeq: 0,
+    warnings: [],
+    sendBlocked: false,
+    link: null,
+  };
+}
+
 export interface ClientState {
   auth: {
     user: User | null;

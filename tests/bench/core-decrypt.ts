@@ -17,6 +17,7 @@ import { loadavg } from "node:os";
 import { ChannelEngine } from "../../core/client/channel-engine.ts";
 import {
   ApiClient,
+  emptyChannelView,
   initialState,
   Keyring,
   MemoryStore,
@@ -164,7 +165,7 @@ const servePage = async (): Promise<Response> => new Response(pageJson, { status
 async function pagePath(): Promise<void> {
   const state = initialState();
   state.open[channelId] = {
-    channel: {
+    ...emptyChannelView({
       id: channelId,
       uri: channelUri,
       value: { $type: "chat.wsync.channel", name: "bench", type: "public", description: "", createdAt: "" },
@@ -174,19 +175,8 @@ async function pagePath(): Promise<void> {
       lastActivity: null,
       isMember: true,
       role: "member",
-    },
-    members: [],
-    items: [],
-    hasMore: false,
-    cursor: null,
-    loading: false,
-    loadingMore: false,
-    epoch: null,
+    }),
     keysLoaded: true,
-    lastSeq: 0,
-    warnings: [],
-    sendBlocked: false,
-    link: null,
   };
   await newEngine(servePage, state).loadPage(channelId, count, true);
   const shown = (state.open[channelId]?.items ?? []).filter((i) => i.kind === "message");

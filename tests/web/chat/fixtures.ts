@@ -4,11 +4,12 @@
  * engine.
  */
 import { SecurityText } from "../../../core/client/security-text.ts";
-import type {
-  ChannelView,
-  SecurityCheck,
-  SecurityWarning,
-  TimelineItem,
+import {
+  type ChannelView,
+  emptyChannelView,
+  type SecurityCheck,
+  type SecurityWarning,
+  type TimelineItem,
 } from "../../../core/client/state.ts";
 import type { ChannelType, Member } from "../../../core/protocol/runtime.ts";
 import { panel } from "../../../web/features/chat/members/panel.ts";
@@ -58,19 +59,9 @@ export function openChannel(extra: Partial<ChannelView> = {}, type: ChannelType 
   const c = channel("mainframe", type, {});
   c.value.description = "where the operators meet";
   engineState.open[c.id] = {
-    channel: c,
+    ...emptyChannelView(c),
     members: [member(ME, "neo.wsync.local", { isOwner: true, online: true })],
-    items: [],
-    hasMore: false,
-    cursor: null,
-    loading: false,
-    loadingMore: false,
-    epoch: null,
     keysLoaded: true,
-    lastSeq: 0,
-    warnings: [],
-    sendBlocked: false,
-    link: null,
     ...extra,
   };
   engineState.channels = [c];
