@@ -4,11 +4,13 @@ import type { Config } from "./config.ts";
 import { readJsonBody } from "./http/body.ts";
 import { mapError } from "./http/errors.ts";
 import { handlers } from "./http/handlers.ts";
+import { clearedRefreshCookie, refreshCookie, wantsCookie } from "./http/session-cookie.ts";
 import { type Bus, LocalBus } from "./realtime/bus.ts";
 import { Hub } from "./realtime/hub.ts";
 import { AuthService } from "./services/auth-service.ts";
 import { ChannelService } from "./services/channel-service.ts";
 import { EpochService } from "./services/epoch-service.ts";
+import { KeyBackupService } from "./services/key-backup-service.ts";
 import { LoginGuard } from "./services/login-throttle.ts";
 import { MessageService } from "./services/message-service.ts";
 import { Notices } from "./services/notices.ts";
@@ -50,6 +52,7 @@ export interface Services {
   channels: ChannelService;
   epochs: EpochService;
   messages: MessageService;
+  keyBackups: KeyBackupService;
   weather: ReturnType<typeof createWeatherService>;
   /** Per-user write limits shared by HTTP and WebSocket (services/rate-limit.ts). */
   limits: RateLimiter;
@@ -101,6 +104,7 @@ export function createServices(deps: AppDeps): Services {
     channels,
     epochs: new EpochService(deps.storage, bus, clock),
     messages: new MessageService(deps.storage, bus, clock),
+    keyBackups: new KeyBackupService(deps.storage, clock),
     limits: new RateLimiter(clock, deps.config.rateLimits),
     weather: createWeatherService({
       url: deps.config.weather.url,
@@ -128,6 +132,9 @@ const bodyPrechecks: Partial<Record<RouteName, (body: unknown) => void>> = {
     }
   },
 };
+
+/** The calls that answer a new session: their refresh token becomes a cookie for a browser that asks. */
+const SESSION_ROUTES: ReadonlySet<RouteName> = new Set(["login", "register", "refresh"]);
 
 const FAVICON_SVG =
   '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" fill="#000"/><path d="M2 4l3 8 3-6 3 6 3-8" stroke="#00ff9c" stroke-width="1.6" fill="none"/></svg>';
@@ -211,13 +218,23 @@ export function createApp(deps: AppDeps) {
         def.auth === "access" ? await s.auth.authenticate(request.headers.get("authorization")) : null;
       // Per-user write limits (429 RateLimited with Retry-After), the same buckets as the WebSocket's.
       if (auth && writeKind) s.limits.check(auth.did, writeKind);
-      return handler(s, { body, request, auth, address: addressOf(request, server) });
+      if (name === "logoutCookie") set.headers["set-cookie"] = clearedRefreshCookie();
+      const result = await handler(s, { body, request, auth, address: addressOf(request, server) });
+      // A browser's refresh token travels only as an HttpOnly cookie (http/session-cookie.ts).
+      if (SESSION_ROUTES.has(name) && wantsCookie(request)) {
+        const session = result as { refreshJwt: string };
+        set.headers["set-cookie"] = refreshCookie(session.refreshJwt);
+        return { ...session, refreshJwt: "" };
+      }
+      return result;
     };
     if (def.method === "GET") {
       app.get(path, run);
+    } else if (def.method === "DELETE") {
+      app.delete(path, run);
     } else {
       const precheck = bodyPrechecks[name];
-      app.post(path, run, {
+      (def.method === "PUT" ? app.put.bind(app) : app.post.bind(app))(path, run, {
         ...(def.body ? { body: def.body } : {}),
         parse: async ({ request }) => {
           const body = await readJsonBody(request, def.maxBytes ?? Limits.bodyMaxBytes);

@@ -22,6 +22,8 @@ export interface ApiClientOptions {
   /** Called once on 401 ExpiredToken; resolves true when a fresh access token is now available. */
   refresh(): Promise<boolean>;
   timeoutMs?: number;
+  /** Sent with every call (the browser's cookie-session header). */
+  headers?: Record<string, string>;
 }
 
 /** A network failure (no answer at all), as opposed to an error answer from the server. */
@@ -47,8 +49,9 @@ export class ApiClient {
   ): Promise<RouteResponse<N>> {
     const def = RouteMeta[name];
     const token = opts.token !== undefined ? opts.token : this.o.accessToken();
-    const headers: Record<string, string> = { accept: "application/json" };
-    if (def.method === "POST") headers["content-type"] = "application/json";
+    const headers: Record<string, string> = { accept: "application/json", ...this.o.headers };
+    const hasBody = def.method === "POST" || def.method === "PUT";
+    if (hasBody) headers["content-type"] = "application/json";
     if (token) headers.authorization = `Bearer ${token}`;
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.o.timeoutMs ?? HTTP_TIMEOUT_MS);
@@ -57,7 +60,7 @@ export class ApiClient {
       res = await this.o.fetch(this.o.baseUrl.replace(/\/+$/, "") + API_BASE + def.path, {
         method: def.method,
         headers,
-        body: def.method === "POST" ? JSON.stringify(body ?? {}) : undefined,
+        body: hasBody ? JSON.stringify(body ?? {}) : undefined,
         signal: controller.signal,
       });
     } catch (e) {

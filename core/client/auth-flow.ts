@@ -1,8 +1,14 @@
 import {
+  type BackupSecretKind,
   CryptoText,
+  checkPassphrase,
+  checkPrivateKey,
   generateIdentity,
-  importIdentity,
+  KeyBackupError,
+  openKeyBackup,
+  PrivateKeyCheckText,
   reasonOf,
+  sealKeyBackup,
   validatePrivateKeyText,
 } from "../crypto/index.ts";
 import { ApiError, type Session } from "../protocol/runtime.ts";
@@ -25,15 +31,38 @@ export interface AuthContext {
   changed(): void;
   emit<K extends keyof ClientEvents>(event: K, payload: ClientEvents[K]): void;
   log(message: string): void;
+  /** Runs a refresh alone among this browser's tabs (ClientOptions.refreshLock). */
+  refreshLock<T>(fn: () => Promise<T>): Promise<T>;
 }
 
 /**
  * Signing up, in and out: the session (restore, refresh, end) and this device's key pair (create,
  * validate, replace, export), with the spec's key check after every sign-in.
  */
+/** Texts of the key backup flows that are not the crypto layer's (docs/key-backup.md). */
+export const BackupFlowText = {
+  noBackup: "No key backup for this account",
+  keyNotReadable:
+    "This device cannot read its private key back (it is stored non-extractable): give the key file or image to back it up",
+  tooManyAttempts: (seconds: number) => `Too many wrong attempts: try again in ${seconds} s`,
+} as const;
+
+/** Wrong backup secrets allowed before each further attempt waits (doubling, up to 5 minutes). */
+const BACKUP_FREE_ATTEMPTS = 3;
+const BACKUP_MAX_WAIT_MS = 300_000;
+
 export class AuthFlow {
   private refreshing: Promise<boolean> | null = null;
   private pendingKeys: { publicKey: string; privateKey: string } | null = null;
+  /**
+   * The private key while this page or process has it in hand anyway (just made, pasted or restored):
+   * backup and key-image export can use it without it ever being stored in readable form.
+   */
+  private keyInMemory: string | null = null;
+  /** The login password during registration only, so a backup passphrase can be refused if equal. */
+  private registrationPassword: string | null = null;
+  private backupFailures = 0;
+  private backupWaitUntil = 0;
 
   constructor(private readonly c: AuthContext) {}
 
@@ -55,9 +84,14 @@ export class AuthFlow {
   /** Loads a stored session and checks it with the server (spec §2.3: session check on load). */
   async restore(): Promise<boolean> {
     const stored = await this.c.session.load();
-    if (!stored?.did || !stored.accessJwt) return false;
+    if (!stored?.did) return false;
+    if (!stored.accessJwt && this.c.session.mode !== "cookie") return false;
     return this.runAuth(async () => {
       try {
+        // A cookie session keeps no access token across loads: the refresh cookie brings one.
+        if (!stored.accessJwt && !(await this.refreshTokens())) {
+          throw new ApiError("Unauthorized", "Session is no longer valid");
+        }
         const user = await this.c.api.call("session");
         const current = this.c.session.current ?? stored;
         await this.c.session.save({ ...current, ...user });
@@ -90,21 +124,44 @@ export class AuthFlow {
         publicKey: null,
       };
       const keys = await generateIdentity();
-      await this.c.keyring.saveIdentity(keys.privateKey, keys.publicKey);
+      await this.c.keyring.saveIdentity(keys.privateKey);
+      // Until "I've Saved My Keys", a reload shows these keys again rather than publishing them.
+      await this.c.keyring.vault.setUnconfirmed(keys.privateKey);
       this.pendingKeys = { publicKey: keys.publicKey, privateKey: keys.privateKey };
+      this.keyInMemory = keys.privateKey;
+      this.registrationPassword = input.password;
       return this.pendingKeys;
     });
   }
 
-  /** "I've Saved My Keys": send the public key; the user is now signed in with keys ready. */
-  async completeRegistration(): Promise<void> {
+  /**
+   * "I've Saved My Keys": send the public key; the user is now signed in with keys ready. With
+   * `backup`, the key is also sealed under that passphrase or recovery code and stored on the server
+   * (docs/key-backup.md) before the registration counts as confirmed: if that fails, the keys stay
+   * unconfirmed (the modal stays, a reload shows it again) and calling this again retries.
+   */
+  async completeRegistration(backup?: { kind: BackupSecretKind; secret: string }): Promise<void> {
     const keys = this.pendingKeys;
     const session = this.c.session.current;
     if (!keys || !session) throw new Error("Missing keys or user token");
-    await this.c.api.call("savePublicKey", { publicKey: keys.publicKey });
-    await this.c.session.save({ ...session, publicKey: keys.publicKey });
+    if (backup?.kind === "passphrase") {
+      checkPassphrase(backup.secret, this.registrationPassword ?? undefined);
+    }
+    if (this.c.state.auth.user?.publicKey !== keys.publicKey) {
+      await this.c.api.call("savePublicKey", { publicKey: keys.publicKey });
+      if (this.c.state.auth.user) this.c.state.auth.user.publicKey = keys.publicKey;
+      await this.c.session.save({ ...session, publicKey: keys.publicKey });
+    }
+    if (backup) await this.saveKeyBackup({ ...backup, privateKey: keys.privateKey });
+    await this.c.keyring.vault.setUnconfirmed(null);
     this.pendingKeys = null;
+    this.registrationPassword = null;
     await this.afterAuth(keys.publicKey);
+  }
+
+  /** The keys of a registration the user has not confirmed yet (shown again after a reload). */
+  get unconfirmedKeys(): { publicKey: string; privateKey: string } | null {
+    return this.pendingKeys;
   }
 
   async login(identifier: string, password: string): Promise<void> {
@@ -136,7 +193,16 @@ export class AuthFlow {
       identity = null;
     }
     if (serverPublicKey === null && identity) {
-      // Registration stopped before the key was saved: finish it with the key this device holds.
+      const unconfirmed = await this.c.keyring.vault.getUnconfirmed();
+      if (unconfirmed) {
+        // Registration reloaded before the user confirmed saving the keys: show them again.
+        this.pendingKeys = { publicKey: identity.publicKey, privateKey: unconfirmed };
+        this.keyInMemory = unconfirmed;
+        this.c.state.auth.keyState = "unconfirmed";
+        this.c.changed();
+        return;
+      }
+      // Registration stopped after the user confirmed but before the key was saved: finish it.
       await this.c.api.call("savePublicKey", { publicKey: identity.publicKey });
       this.c.state.auth.user.publicKey = identity.publicKey;
       serverPublicKey = identity.publicKey;
@@ -152,26 +218,122 @@ export class AuthFlow {
     this.c.changed();
   }
 
-  /** The Private Key Validation modal (spec §2.6, §5): the pasted or image-read key must be the account's. */
+  /**
+   * The Private Key Validation modal (spec §2.6, §5): the pasted or image-read key must be the
+   * account's. Accepts what the app exports (the whole keys file, any whitespace, URL-safe base64);
+   * a refusal names the check that failed.
+   */
   async validatePrivateKey(text: string): Promise<void> {
     const problem = validatePrivateKeyText(text);
-    if (problem) throw new Error(problem);
+    if (problem === CryptoText.privateKeyEmpty) throw new Error(problem);
     const serverKey = this.c.state.auth.user?.publicKey;
-    let identity: Awaited<ReturnType<typeof importIdentity>>;
+    const { privateKey, identity } = await checkPrivateKey(text, serverKey ?? null);
+    if (!serverKey) throw new Error(PrivateKeyCheckText.notThisAccount);
+    await this.installKey(privateKey, identity.publicKey);
+  }
+
+  /** Stores a checked private key on this device and finishes the key check. */
+  private async installKey(privateKey: string, publicKey: string): Promise<void> {
     try {
-      identity = await importIdentity(text.trim());
-    } catch {
-      throw new Error(CryptoText.privateKeyInvalidFormat);
-    }
-    if (!serverKey || identity.publicKey !== serverKey) {
-      throw new Error("This private key does not belong to your account");
-    }
-    try {
-      await this.c.keyring.saveIdentity(text.trim(), identity.publicKey);
+      await this.c.keyring.saveIdentity(privateKey);
     } catch {
       throw new Error(CryptoText.privateKeySaveFailed);
     }
-    await this.afterAuth(serverKey);
+    this.keyInMemory = privateKey;
+    await this.afterAuth(this.c.state.auth.user?.publicKey ?? publicKey);
+  }
+
+  // ---- encrypted key backup (docs/key-backup.md) ------------------------------------------------
+
+  /** The account's backup on the server, or null when it has none. */
+  async keyBackupStatus(): Promise<{ kind: BackupSecretKind; updatedAt: number } | null> {
+    try {
+      const { backup, updatedAt } = await this.c.api.call("keyBackupGet");
+      const kind = (backup as { kind?: unknown } | null)?.kind;
+      return { kind: kind === "recovery-code" ? "recovery-code" : "passphrase", updatedAt };
+    } catch (e) {
+      if (e instanceof ApiError && e.code === "NotFound") return null;
+      throw e;
+    }
+  }
+
+  /**
+   * Seals the account's private key under a passphrase or recovery code and stores the blob. The key
+   * comes from `privateKey` (a key file the user gave, checked against the account), or the one this
+   * page holds in memory, or a store that can export it (the CLI's file).
+   */
+  async saveKeyBackup(input: {
+    kind: BackupSecretKind;
+    secret: string;
+    privateKey?: string;
+    loginPassword?: string;
+  }): Promise<{ updatedAt: number }> {
+    const user = this.c.state.auth.user;
+    if (!user) throw new Error("Not signed in");
+    if (input.kind === "passphrase") {
+      checkPassphrase(input.secret, input.loginPassword ?? this.registrationPassword ?? undefined);
+    }
+    const accountKey = user.publicKey ?? this.pendingKeys?.publicKey ?? null;
+    let privateKey: string | null;
+    if (input.privateKey !== undefined) {
+      privateKey = (await checkPrivateKey(input.privateKey, accountKey)).privateKey;
+    } else {
+      privateKey = (await this.exportPrivateKey()) ?? null;
+    }
+    if (!privateKey) throw new Error(BackupFlowText.keyNotReadable);
+    const backup = await sealKeyBackup({ did: user.did, privateKey, kind: input.kind, secret: input.secret });
+    const { updatedAt } = await this.c.api.call("keyBackupPut", { backup });
+    return { updatedAt };
+  }
+
+  /** Fetches and opens the backup; wrong secrets are counted, and past three each next try waits. */
+  private async openBackup(secret: string): Promise<{ privateKey: string; publicKey: string }> {
+    const user = this.c.state.auth.user;
+    if (!user) throw new Error("Not signed in");
+    const wait = this.backupWaitUntil - this.c.now();
+    if (wait > 0) throw new Error(BackupFlowText.tooManyAttempts(Math.ceil(wait / 1000)));
+    let backup: unknown;
+    try {
+      backup = (await this.c.api.call("keyBackupGet")).backup;
+    } catch (e) {
+      if (e instanceof ApiError && e.code === "NotFound") throw new Error(BackupFlowText.noBackup);
+      throw e;
+    }
+    try {
+      const opened = await openKeyBackup(backup, secret, { did: user.did, publicKey: user.publicKey });
+      this.backupFailures = 0;
+      return opened;
+    } catch (e) {
+      if (e instanceof KeyBackupError && e.code === "wrong-secret") {
+        this.backupFailures++;
+        const over = this.backupFailures - BACKUP_FREE_ATTEMPTS;
+        if (over >= 0)
+          this.backupWaitUntil = this.c.now() + Math.min(BACKUP_MAX_WAIT_MS, 1000 * 2 ** (over + 2));
+      }
+      throw e;
+    }
+  }
+
+  /** "Restore from backup": the passphrase or recovery code opens the server's blob on this device. */
+  async restoreFromBackup(secret: string): Promise<void> {
+    const opened = await this.openBackup(secret);
+    await this.installKey(opened.privateKey, opened.publicKey);
+  }
+
+  /** The private key from the backup, for an export this device cannot make from its own vault. */
+  async privateKeyFromBackup(secret: string): Promise<string> {
+    const opened = await this.openBackup(secret);
+    this.keyInMemory = opened.privateKey;
+    return opened.privateKey;
+  }
+
+  async deleteKeyBackup(): Promise<void> {
+    try {
+      await this.c.api.call("keyBackupDelete");
+    } catch (e) {
+      if (e instanceof ApiError && e.code === "NotFound") return;
+      throw e;
+    }
   }
 
   /** For an account with no usable key: a new key pair, replacing the server's (announced to channels). */
@@ -179,18 +341,16 @@ export class AuthFlow {
     const keys = await generateIdentity();
     // The new key is this client's before the server announces it, so the key-changed notice that
     // races the answer is recognised as our own; a refused save puts the old key back.
-    const previous = {
-      privateKey: await this.c.store.get("privateKey"),
-      publicKey: await this.c.store.get("publicKey"),
-    };
-    await this.c.keyring.saveIdentity(keys.privateKey, keys.publicKey);
+    const previous = await this.c.keyring.vault.snapshotIdentity();
+    await this.c.keyring.saveIdentity(keys.privateKey);
     try {
       await this.c.api.call("savePublicKey", { publicKey: keys.publicKey, replace: true });
     } catch (e) {
-      if (previous.privateKey && previous.publicKey)
-        await this.c.keyring.saveIdentity(previous.privateKey, previous.publicKey);
+      await this.c.keyring.vault.restoreIdentity(previous);
+      await this.c.keyring.loadIdentity();
       throw e;
     }
+    this.keyInMemory = keys.privateKey;
     const s = this.c.session.current;
     if (s) await this.c.session.save({ ...s, publicKey: keys.publicKey });
     await this.c.keyring.repin(this.c.state.auth.user?.did ?? "", keys.publicKey);
@@ -198,9 +358,13 @@ export class AuthFlow {
     return keys;
   }
 
-  /** The stored private key (for export: text or Shadow Cipher image). */
+  /**
+   * The private key for export (text or Shadow Cipher image): from a store that can give it back
+   * (the CLI), or the copy this page holds in memory; null in a browser whose key is only in the
+   * non-extractable vault (then the backup or the user's own download is the way).
+   */
   async exportPrivateKey(): Promise<string | null> {
-    return this.c.store.get("privateKey");
+    return (await this.c.keyring.vault.exportPrivateKey()) ?? this.keyInMemory;
   }
 
   /** Spec §4.1: logout clears the user and removes auth and keys, even when the server call fails. */
@@ -210,7 +374,11 @@ export class AuthFlow {
     // must not be mistaken for a session ended elsewhere (that path keeps the keys).
     this.c.realtime.stop();
     try {
-      if (s) await this.c.api.call("logout", { did: s.did, refreshJwt: s.refreshJwt }, { token: null });
+      if (s && this.c.session.mode === "cookie") {
+        await this.c.api.call("logoutCookie", { did: s.did }, { token: null });
+      } else if (s) {
+        await this.c.api.call("logout", { did: s.did, refreshJwt: s.refreshJwt }, { token: null });
+      }
     } catch (e) {
       this.c.log(`logout: ${reasonOf(e)}`);
     }
@@ -224,7 +392,12 @@ export class AuthFlow {
    */
   async endLocally(wipeKeys: boolean): Promise<void> {
     this.c.realtime.stop();
-    if (wipeKeys) await this.c.keyring.clear(Object.keys(this.c.state.open));
+    if (wipeKeys) {
+      await this.c.keyring.clear(Object.keys(this.c.state.open));
+      this.keyInMemory = null;
+      this.pendingKeys = null;
+    }
+    this.registrationPassword = null;
     await this.c.session.clear();
     resetState(this.c.state);
     this.c.changed();
@@ -235,9 +408,13 @@ export class AuthFlow {
     if (this.refreshing) return this.refreshing;
     this.refreshing = (async () => {
       const s = this.c.session.current;
-      if (!s?.refreshJwt) return false;
+      const cookie = this.c.session.mode === "cookie";
+      if (!s || (!cookie && !s.refreshJwt)) return false;
       try {
-        const next = await this.c.api.call("refresh", undefined, { token: s.refreshJwt });
+        // Cookie sessions: no bearer; the browser sends the HttpOnly cookie, one tab at a time.
+        const next = await this.c.refreshLock(() =>
+          this.c.api.call("refresh", undefined, { token: cookie ? null : s.refreshJwt }),
+        );
         await this.c.session.save(next);
         return true;
       } catch (e) {

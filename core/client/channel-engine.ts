@@ -42,7 +42,10 @@ const HEX32 = /^[0-9a-f]{32}$/;
 
 /** The epoch key imported into WebCrypto once, on first use. */
 function importedKey(k: EpochKey): Promise<CryptoKey> {
-  if (!k.imported) k.imported = importEpochKey(k.key);
+  if (!k.imported) {
+    if (!k.key) return Promise.reject(new Error(CryptoText.epochKeyInvalid));
+    k.imported = importEpochKey(k.key);
+  }
   return k.imported;
 }
 

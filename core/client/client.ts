@@ -1,4 +1,5 @@
 import {
+  type BackupSecretKind,
   buildDeletion,
   buildInvite,
   CryptoText,
@@ -15,6 +16,7 @@ import {
   channelIdFromUri,
   Limits,
   parseJoinLink,
+  SESSION_HEADER,
 } from "../protocol/runtime.ts";
 import { ApiClient, type FetchFn } from "./api.ts";
 import { AuthFlow } from "./auth-flow.ts";
@@ -23,7 +25,7 @@ import type { EngineContext } from "./engine-context.ts";
 import { type FrameContext, handleFrame } from "./frames.ts";
 import { Keyring } from "./keyring.ts";
 import { Realtime, type WebSocketCtor } from "./realtime.ts";
-import { SessionStore } from "./session.ts";
+import { type SessionMode, SessionStore } from "./session.ts";
 import {
   type ChannelView,
   type ClientEvents,
@@ -33,6 +35,7 @@ import {
   type TimelineItem,
 } from "./state.ts";
 import type { KeyValueStore } from "./store.ts";
+import type { SecretVault } from "./vault.ts";
 
 export interface ClientOptions {
   /**
@@ -44,6 +47,21 @@ export interface ClientOptions {
   fetch: FetchFn;
   WebSocket: WebSocketCtor;
   store: KeyValueStore;
+  /**
+   * Where the secret keys live (vault.ts). Default: `store` itself. The browser passes its
+   * IndexedDB vault of non-extractable keys.
+   */
+  vault?: SecretVault;
+  /**
+   * "cookie": a browser session whose refresh token is an HttpOnly cookie and whose access token is
+   * kept in memory only (docs/decisions/key-custody.md). Default "bearer" (protocol §3; the CLI).
+   */
+  sessionMode?: SessionMode;
+  /**
+   * Runs a token refresh alone among every tab of this browser (the Web Locks API), so two tabs never
+   * present the same refresh cookie (a replay would end the session). Default: no lock.
+   */
+  refreshLock?: <T>(fn: () => Promise<T>) => Promise<T>;
   now?: () => number;
   log?: (message: string) => void;
 }
@@ -70,11 +88,13 @@ export class WsyncClient {
     this.state = o.state ?? initialState();
     const now = o.now ?? (() => Date.now());
     this.log = o.log ?? (() => undefined);
-    const session = new SessionStore(o.store);
-    this.keyring = new Keyring(o.store);
+    const sessionMode = o.sessionMode ?? "bearer";
+    const session = new SessionStore(o.store, sessionMode);
+    this.keyring = new Keyring(o.store, o.vault);
     this.api = new ApiClient({
       baseUrl: o.baseUrl,
       fetch: o.fetch,
+      ...(sessionMode === "cookie" ? { headers: { [SESSION_HEADER]: "cookie" } } : {}),
       accessToken: () => session.current?.accessJwt ?? null,
       refresh: () => this.auth.refreshTokens(),
     });
@@ -104,7 +124,12 @@ export class WsyncClient {
     };
     const engine: EngineContext = { ...shared, me: () => this.me() };
     this.engineContext = engine;
-    this.auth = new AuthFlow({ ...shared, session, store: o.store });
+    this.auth = new AuthFlow({
+      ...shared,
+      session,
+      store: o.store,
+      refreshLock: o.refreshLock ?? ((fn) => fn()),
+    });
     this.frames = {
       ...shared,
       parts: () => this.parts(),
@@ -163,9 +188,51 @@ export class WsyncClient {
     return this.auth.register(input);
   }
 
-  /** "I've Saved My Keys": send the public key; the user is now signed in with keys ready. */
-  completeRegistration(): Promise<void> {
-    return this.auth.completeRegistration();
+  /**
+   * "I've Saved My Keys": send the public key; the user is now signed in with keys ready. With
+   * `backup`, the key is also stored on the server sealed under that passphrase or recovery code.
+   */
+  completeRegistration(backup?: { kind: BackupSecretKind; secret: string }): Promise<void> {
+    return this.auth.completeRegistration(backup);
+  }
+
+  /** The keys of a registration not yet confirmed (after a reload the keys modal shows them again). */
+  get unconfirmedKeys(): { publicKey: string; privateKey: string } | null {
+    return this.auth.unconfirmedKeys;
+  }
+
+  // ---- encrypted key backup (docs/key-backup.md) ------------------------------------------------
+
+  /** The account's key backup on the server: its kind and when it was stored, or null. */
+  keyBackupStatus(): Promise<{ kind: BackupSecretKind; updatedAt: number } | null> {
+    return this.auth.keyBackupStatus();
+  }
+
+  /**
+   * Stores (or replaces) the encrypted key backup. `privateKey` is needed where this device cannot
+   * read its own key back (a browser); `loginPassword`, when known, is refused as the passphrase.
+   */
+  saveKeyBackup(input: {
+    kind: BackupSecretKind;
+    secret: string;
+    privateKey?: string;
+    loginPassword?: string;
+  }): Promise<{ updatedAt: number }> {
+    return this.auth.saveKeyBackup(input);
+  }
+
+  /** Restores this device's private key from the backup (wrong secrets are throttled). */
+  restoreFromBackup(secret: string): Promise<void> {
+    return this.auth.restoreFromBackup(secret);
+  }
+
+  /** Opens the backup for an export (key image, key text) this device cannot make otherwise. */
+  privateKeyFromBackup(secret: string): Promise<string> {
+    return this.auth.privateKeyFromBackup(secret);
+  }
+
+  deleteKeyBackup(): Promise<void> {
+    return this.auth.deleteKeyBackup();
   }
 
   login(identifier: string, password: string): Promise<void> {
@@ -182,7 +249,10 @@ export class WsyncClient {
     return this.auth.createNewKeys();
   }
 
-  /** The stored private key (for export: text or Shadow Cipher image). */
+  /**
+   * The private key for export (text or Shadow Cipher image), or null where it cannot be read back
+   * (a browser's non-extractable key, once the page no longer holds it in memory).
+   */
   exportPrivateKey(): Promise<string | null> {
     return this.auth.exportPrivateKey();
   }

@@ -9,3 +9,4 @@ export * from "./session.ts";
 export * from "./state.ts";
 export * from "./store.ts";
 export * from "./timeline.ts";
+export * from "./vault.ts";

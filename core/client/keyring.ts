@@ -1,6 +1,7 @@
-import { type Bytes, fromBase64, type Identity, importIdentity, toBase64Url } from "../crypto/index.ts";
+import type { Bytes, Identity } from "../crypto/index.ts";
 import { ChainStore } from "./chain.ts";
 import { type KeyValueStore, readJson, StoreKeys } from "./store.ts";
+import { type SecretVault, StoreVault } from "./vault.ts";
 
 /** Spec §3 "Stored epoch key (local)": one entry per epoch in a per-channel store. */
 export interface StoredEpochKey {
@@ -13,8 +14,13 @@ export interface StoredEpochKey {
 export interface EpochKey {
   epochId: string;
   epochNumber: number;
-  key: Bytes;
-  /** The key imported into WebCrypto once, on first use (not stored). */
+  /**
+   * The key's bytes: present when this client unwrapped or made the key, or loaded it from a store
+   * that keeps bytes (the CLI's file). Absent for a key loaded from the browser's vault, which holds
+   * only a non-extractable CryptoKey (`imported`).
+   */
+  key?: Bytes;
+  /** The key imported into WebCrypto (once, on first use; or as the vault stored it). */
   imported?: Promise<CryptoKey>;
 }
 
@@ -37,20 +43,24 @@ export class Keyring {
   /** What this client verified per channel (protocol §7); wiped with the keys. */
   readonly chains: ChainStore;
 
-  constructor(private readonly store: KeyValueStore) {
+  readonly vault: SecretVault;
+
+  constructor(
+    private readonly store: KeyValueStore,
+    vault?: SecretVault,
+  ) {
     this.chains = new ChainStore(store);
+    this.vault = vault ?? new StoreVault(store);
   }
 
   async loadIdentity(): Promise<Identity | null> {
-    const privateKey = await this.store.get(StoreKeys.privateKey);
-    this.identity = privateKey ? await importIdentity(privateKey) : null;
+    this.identity = await this.vault.loadIdentity();
     return this.identity;
   }
 
-  async saveIdentity(privateKey: string, publicKey: string): Promise<Identity> {
-    const identity = await importIdentity(privateKey);
-    await this.store.set(StoreKeys.privateKey, privateKey);
-    await this.store.set(StoreKeys.publicKey, publicKey);
+  /** Stores the private key (its public key is derived from it, never taken on trust). */
+  async saveIdentity(privateKey: string): Promise<Identity> {
+    const identity = await this.vault.saveIdentity(privateKey);
     this.identity = identity;
     return identity;
   }
@@ -62,7 +72,7 @@ export class Keyring {
     // Every channel that ever stored epoch keys on this device, not only the ones opened since load.
     const indexed = (await readJson<string[]>(this.store, StoreKeys.epochIndex)) ?? [];
     for (const id of new Set([...channelIds, ...this.epochs.keys(), ...indexed])) {
-      await this.store.delete(StoreKeys.epochs(id));
+      await this.vault.deleteEpochKeys(id);
     }
     this.epochs.clear();
     this.epochLoads.clear();
@@ -74,7 +84,7 @@ export class Keyring {
     await this.chains.clear(channelIds);
     await this.store.delete(StoreKeys.handles);
     await this.store.delete(StoreKeys.epochIndex);
-    await this.store.delete(StoreKeys.privateKey);
+    await this.vault.deleteIdentity();
     await this.store.delete(StoreKeys.publicKey);
     await this.store.delete(StoreKeys.pins);
   }
@@ -85,18 +95,7 @@ export class Keyring {
     if (!p) {
       p = (async () => {
         const map = new Map<string, EpochKey>();
-        const stored = (await readJson<StoredEpochKey[]>(this.store, StoreKeys.epochs(channelId))) ?? [];
-        for (const s of stored) {
-          try {
-            map.set(s.epochId, {
-              epochId: s.epochId,
-              epochNumber: s.epochNumber,
-              key: fromBase64(s.symmetricKeyJwk.k),
-            });
-          } catch {
-            // A damaged entry is skipped; the key is fetched and unwrapped again.
-          }
-        }
+        for (const k of await this.vault.loadEpochKeys(channelId)) map.set(k.epochId, k);
         this.epochs.set(channelId, map);
         return map;
       })();
@@ -126,13 +125,7 @@ export class Keyring {
     if (keys.length === 0) return;
     const map = await this.channelKeys(channelId);
     for (const k of keys) map.set(k.epochId, k);
-    const stored: StoredEpochKey[] = [...map.values()].map((k) => ({
-      epochId: k.epochId,
-      epochNumber: k.epochNumber,
-      symmetricKeyJwk: { kty: "oct", k: toBase64Url(k.key), alg: "A256GCM" },
-      createdAt: Date.now(),
-    }));
-    await this.store.set(StoreKeys.epochs(channelId), JSON.stringify(stored));
+    await this.vault.saveEpochKeys(channelId, [...map.values()]);
     const indexed = (await readJson<string[]>(this.store, StoreKeys.epochIndex)) ?? [];
     if (!indexed.includes(channelId)) {
       await this.store.set(StoreKeys.epochIndex, JSON.stringify([...indexed, channelId]));

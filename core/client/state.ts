@@ -1,8 +1,11 @@
 import type { Channel, EpochInfo, Invite, Member, NotifyAction, User } from "../protocol/runtime.ts";
 import type { ConnectionStatus } from "./realtime.ts";
 
-/** Spec §4.1 key states: keys usable, a private key must be validated, or no public key anywhere. */
-export type KeyState = "none" | "ready" | "validate" | "lost";
+/**
+ * Spec §4.1 key states: keys usable, a private key must be validated, or no public key anywhere; and
+ * "unconfirmed": a new account whose keys the user has not yet confirmed saving (keys modal again).
+ */
+export type KeyState = "none" | "ready" | "validate" | "lost" | "unconfirmed";
 
 /** Spec §4.5 per-message decryption states. */
 export type DecryptState = "pending" | "success" | "failed";

@@ -93,11 +93,28 @@ export const PRIVATE_KEY_FROM_IMAGE_INVALID = CryptoText.privateKeyFromImageInva
 const PRIVATE_KEY_CHARS = /^[A-Za-z0-9+/=]+$/;
 
 /**
+ * The private key in what a person pastes or loads: the whole `wsync-keys.txt` the app downloads
+ * (the text after its "Private Key:" line), the key broken over lines or with spaces, URL-safe base64
+ * or missing padding (spec §5: base64 input tolerates whitespace, URL-safe characters and missing
+ * padding). Returns standard padded base64 characters, or the compacted input when it is not base64.
+ */
+export function normalizePrivateKeyText(text: string): string {
+  let value = text;
+  const label = /private\s*key\s*:/i.exec(value);
+  if (label) value = value.slice(label.index + label[0].length);
+  value = value.replace(/\s+/g, "").replace(/-/g, "+").replace(/_/g, "/");
+  if (/^[A-Za-z0-9+/]+$/.test(value) && value.length % 4 !== 0 && value.length % 4 !== 1) {
+    value += "=".repeat(4 - (value.length % 4));
+  }
+  return value;
+}
+
+/**
  * The spec §5 format rule for a typed private key: the error text to show, or null when the text
- * may be tried. Passing this rule says nothing about the key; `importIdentity` decides that.
+ * may be tried. Passing this rule says nothing about the key; `checkPrivateKey` decides that.
  */
 export function validatePrivateKeyText(text: string): string | null {
-  const value = text.trim();
+  const value = normalizePrivateKeyText(text);
   if (value.length === 0) return CryptoText.privateKeyEmpty;
   if (value.length <= 50 || !PRIVATE_KEY_CHARS.test(value)) return CryptoText.privateKeyInvalidFormat;
   return null;
@@ -106,4 +123,45 @@ export function validatePrivateKeyText(text: string): string | null {
 /** The same rule for a key read from an image, which has its own message (spec §5). */
 export function validatePrivateKeyFromImage(text: string): string | null {
   return validatePrivateKeyText(text) === null ? null : PRIVATE_KEY_FROM_IMAGE_INVALID;
+}
+
+/** Which check a pasted or loaded private key failed, in words a person can act on. */
+export const PrivateKeyCheckText = {
+  notBase64: `${CryptoText.privateKeyInvalidFormat}: not base64`,
+  notP256: `${CryptoText.privateKeyInvalidFormat}: not a P-256 private key (PKCS8)`,
+  notThisAccount:
+    "This private key does not belong to your account (it does not match the account's public key)",
+} as const;
+
+/**
+ * Every check of a pasted key, in order: present, base64, a P-256 PKCS8 key, and (when the account
+ * has one) the account's public key. Returns the key as standard base64 and the imported identity;
+ * throws a CryptoError whose message names the failed check.
+ */
+export async function checkPrivateKey(
+  text: string,
+  accountPublicKey?: string | null,
+): Promise<{ privateKey: string; identity: Identity }> {
+  const value = normalizePrivateKeyText(text);
+  if (value.length === 0) throw new CryptoError("invalid-private-key", CryptoText.privateKeyEmpty);
+  let pkcs8: Bytes;
+  try {
+    pkcs8 = fromBase64(value);
+  } catch {
+    throw new CryptoError("invalid-private-key", PrivateKeyCheckText.notBase64);
+  }
+  if (value.length <= 50 || pkcs8.length < 32) {
+    throw new CryptoError("invalid-private-key", PrivateKeyCheckText.notP256);
+  }
+  const privateKey = toBase64(pkcs8);
+  let identity: Identity;
+  try {
+    identity = await importIdentity(privateKey);
+  } catch {
+    throw new CryptoError("invalid-private-key", PrivateKeyCheckText.notP256);
+  }
+  if (accountPublicKey && !isOwnPublicKey(identity, accountPublicKey)) {
+    throw new CryptoError("invalid-private-key", PrivateKeyCheckText.notThisAccount);
+  }
+  return { privateKey, identity };
 }

@@ -30,7 +30,7 @@ const Empty = Type.Object({}, strict);
 const Success = Type.Object({ success: Type.Literal(true) });
 
 interface RouteDef<B extends TSchema | null, R extends TSchema> {
-  method: "GET" | "POST";
+  method: "GET" | "POST" | "PUT" | "DELETE";
   /** Relative to the `/api` base path. */
   path: string;
   auth: RouteAuth;
@@ -271,6 +271,27 @@ export const Routes = {
     ...RouteMeta.health,
     body: null,
     response: Type.Object({ ok: Type.Literal(true), version: Type.String() }),
+  }),
+  logoutCookie: route({
+    ...RouteMeta.logoutCookie,
+    body: Type.Object({ did: Did }, strict),
+    response: Success,
+  }),
+  keyBackupPut: route({
+    ...RouteMeta.keyBackupPut,
+    // The blob's exact shape is checked by core/crypto/key-backup.ts parseKeyBackup (one definition).
+    body: Type.Object({ backup: Type.Unknown() }, strict),
+    response: Type.Object({ success: Type.Literal(true), updatedAt: Type.Number() }),
+  }),
+  keyBackupGet: route({
+    ...RouteMeta.keyBackupGet,
+    body: null,
+    response: Type.Object({ backup: Type.Unknown(), updatedAt: Type.Number() }),
+  }),
+  keyBackupDelete: route({
+    ...RouteMeta.keyBackupDelete,
+    body: null,
+    response: Success,
   }),
 } as const;
 

@@ -4,7 +4,7 @@ import { Limits } from "./limits.ts";
 export type RouteAuth = "access" | "refresh" | "none";
 
 export interface RouteMetaDef {
-  method: "GET" | "POST";
+  method: "GET" | "POST" | "PUT" | "DELETE";
   /** Relative to the `/api` base path. */
   path: string;
   auth: RouteAuth;
@@ -24,6 +24,8 @@ export const RouteMeta = {
   refresh: { method: "POST", path: "/auth/refresh", auth: "refresh" },
   authorize: { method: "POST", path: "/auth/authorize", auth: "none" },
   logout: { method: "POST", path: "/auth/logout", auth: "none" },
+  /** Logout for a browser session whose refresh token is the HttpOnly cookie (scoped to /auth/refresh). */
+  logoutCookie: { method: "POST", path: "/auth/refresh/logout", auth: "refresh" },
   savePublicKey: { method: "POST", path: "/auth/save-public-key", auth: "access" },
   getKeys: { method: "POST", path: "/users/get-keys", auth: "access" },
   resolveUser: { method: "POST", path: "/users/resolve", auth: "access" },
@@ -48,6 +50,16 @@ export const RouteMeta = {
   deleteMessage: { method: "POST", path: "/channel/delete-message", auth: "access" },
   weather: { method: "GET", path: "/board/weather", auth: "none" },
   health: { method: "GET", path: "/health", auth: "none" },
+  /** The caller's own encrypted key backup (docs/key-backup.md); there is no way to name another's. */
+  keyBackupPut: { method: "PUT", path: "/keys/backup", auth: "access", maxBytes: 4096 },
+  keyBackupGet: { method: "GET", path: "/keys/backup", auth: "access" },
+  keyBackupDelete: { method: "DELETE", path: "/keys/backup", auth: "access" },
 } as const satisfies Record<string, RouteMetaDef>;
 
 export const API_BASE = "/api";
+
+/**
+ * A browser asks for a cookie session with this header set to "cookie" (docs/decisions/key-custody.md):
+ * its refresh token then travels only as an HttpOnly cookie scoped to the refresh path.
+ */
+export const SESSION_HEADER = "x-wsync-session";

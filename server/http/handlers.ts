@@ -2,6 +2,7 @@ import type { RouteBody, RouteName, RouteResponse } from "../../core/protocol/in
 import type { Services } from "../app.ts";
 import type { AuthContext } from "../services/auth-service.ts";
 import { VERSION } from "../version.ts";
+import { refreshFromCookie } from "./session-cookie.ts";
 
 interface Args<N extends RouteName> {
   body: RouteBody<N>;
@@ -25,9 +26,21 @@ export const handlers: { [N in RouteName]: Handler<N> } = {
   register: (s, a) => s.auth.register(a.body),
   login: (s, a) => s.auth.login(a.body, a.address),
   session: (s, a) => s.auth.user(caller(a)),
-  refresh: (s, a) => s.auth.refresh(a.request.headers.get("authorization")),
+  refresh: (s, a) => {
+    // A browser's cookie session (http/session-cookie.ts); otherwise the bearer token of protocol §3.
+    const cookie = a.request.headers.get("authorization") ? null : refreshFromCookie(a.request);
+    return s.auth.refresh(cookie ? `Bearer ${cookie}` : a.request.headers.get("authorization"));
+  },
   authorize: (s, a) => s.auth.authorize(a.body),
   logout: (s, a) => s.auth.logout(a.body),
+  logoutCookie: async (s, a) => {
+    const token = refreshFromCookie(a.request);
+    // No cookie: nothing to end here (the app clears the cookie either way).
+    return token ? s.auth.logout({ did: a.body.did, refreshJwt: token }) : { success: true as const };
+  },
+  keyBackupPut: (s, a) => s.keyBackups.put(caller(a), a.body),
+  keyBackupGet: (s, a) => s.keyBackups.get(caller(a)),
+  keyBackupDelete: (s, a) => s.keyBackups.delete(caller(a)),
   savePublicKey: (s, a) => s.auth.savePublicKey(caller(a), a.body),
   getKeys: (s, a) => s.auth.getKeys(a.body),
   resolveUser: (s, a) => {

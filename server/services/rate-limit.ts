@@ -2,7 +2,7 @@ import { ApiError } from "../../core/protocol/index.ts";
 import type { Clock } from "../util/clock.ts";
 
 /** The kinds of write a user is limited on; each has its own bucket per user. */
-export type WriteKind = "channel" | "invite" | "message" | "epoch" | "key";
+export type WriteKind = "channel" | "invite" | "message" | "epoch" | "key" | "backup";
 
 /** A token bucket: up to `burst` at once, refilled at `perMinute`. */
 export interface Rate {
@@ -26,6 +26,8 @@ export const DEFAULT_RATES: Record<WriteKind, Rate> = {
   epoch: { burst: 60, perMinute: 30 },
   /** save-public-key (first key or key change) */
   key: { burst: 10, perMinute: 1 },
+  /** key backup store, fetch and delete (a fetch counts: restore attempts are throttled) */
+  backup: { burst: 10, perMinute: 1 },
 };
 
 /** Channels one user may own (created, or inherited as longest-standing member) at once. */
@@ -115,6 +117,9 @@ export const WRITE_KINDS: Readonly<Record<string, WriteKind>> = {
   deleteMessage: "message",
   createEpoch: "epoch",
   savePublicKey: "key",
+  keyBackupPut: "backup",
+  keyBackupGet: "backup",
+  keyBackupDelete: "backup",
   "channel:join": "channel",
   "channel:leave": "channel",
   "channel:message": "message",

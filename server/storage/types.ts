@@ -42,6 +42,12 @@ export interface AccountStore {
    * Returns the ids of those channels.
    */
   replacePublicKey(did: string, publicKey: string, fingerprint: string): Promise<string[]>;
+  /** The account's encrypted key backup (opaque JSON text) and when it was stored, or null. */
+  getKeyBackup(did: string): Promise<{ blob: string; updatedAt: number } | null>;
+  /** Stores or replaces the account's key backup. */
+  putKeyBackup(did: string, blob: string, at: number): Promise<void>;
+  /** Removes it; false when there was none. */
+  deleteKeyBackup(did: string): Promise<boolean>;
 }
 
 export interface SessionRow {

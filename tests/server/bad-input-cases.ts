@@ -156,7 +156,10 @@ export function randomJson(rng: Rng, depth = 0): unknown {
 // ---------------------------------------------------------------------------------------------
 // Schemas as the oracle: what the server must say about a body follows from the route's schema.
 
-export type BodyRoute = Exclude<RouteName, "session" | "refresh" | "weather" | "health">;
+export type BodyRoute = Exclude<
+  RouteName,
+  "session" | "refresh" | "weather" | "health" | "keyBackupGet" | "keyBackupDelete"
+>;
 export const ROUTE_NAMES = Object.keys(Routes) as RouteName[];
 export const BODY_ROUTES = ROUTE_NAMES.filter((n) => Routes[n].body !== null) as BodyRoute[];
 export const POST_ROUTES = ROUTE_NAMES.filter((n) => Routes[n].method === "POST");
@@ -183,6 +186,8 @@ export const MUTATING = new Set<RouteName>([
   "createEpoch",
   "send",
   "deleteMessage",
+  "logoutCookie",
+  "keyBackupPut",
 ]);
 
 /** The field a JSON pointer names, the way a client reads it in `message` ("commit.members.0.did"). */
@@ -312,6 +317,9 @@ export function baseBodies(w: World): Record<BodyRoute, Record<string, unknown>>
     getMessages: { channelUri, limit: 10, cursor: "abc", since: 1 },
     send: { channelUri, content: "{}", clientMsgId: "0".repeat(32) },
     deleteMessage: { uri: w.messageUri, ...w.signedDeletion },
+    logoutCookie: { did: w.fuzzer.session.did },
+    // Any value passes the schema; the server's own check (parseKeyBackup) refuses this one.
+    keyBackupPut: { backup: { v: 1 } },
   };
 }
 
@@ -808,7 +816,7 @@ export function buildHttpCases(w: World, rng: Rng): HttpCase[] {
     return {
       kind,
       bucket: route,
-      method: "POST",
+      method: Routes[route].method,
       path: Routes[route].path,
       headers,
       // Bytes, so fetch adds no content-type of its own.
@@ -854,7 +862,7 @@ export function buildHttpCases(w: World, rng: Rng): HttpCase[] {
       const c: HttpCase = {
         kind: `non-json:${nj.kind}`,
         bucket: route,
-        method: "POST",
+        method: Routes[route].method,
         path: Routes[route].path,
         headers: jsonHeaders(authed() ? token : undefined),
         body: nj.bytes,
@@ -879,7 +887,7 @@ export function buildHttpCases(w: World, rng: Rng): HttpCase[] {
     cases.push({
       kind: "oversized:chunked",
       bucket: route,
-      method: "POST",
+      method: Routes[route].method,
       path: Routes[route].path,
       headers: jsonHeaders(token),
       body: () => chunkedStream(limit + 1 + rng.int(50_000)),
@@ -944,15 +952,17 @@ export function buildHttpCases(w: World, rng: Rng): HttpCase[] {
     `Bearer ${token} x`,
   ];
   for (const route of ACCESS_ROUTES) {
-    const body = route === "session" ? "" : JSON.stringify(bases[route as BodyRoute]);
+    const def = Routes[route];
+    const body = def.body === null ? "" : JSON.stringify(bases[route as BodyRoute]);
     const push = (kind: string, authorization: string | null, judge: HttpCase["judge"]) =>
       cases.push({
         kind,
         bucket: route,
-        method: "POST",
-        path: Routes[route].path,
+        method: def.method,
+        path: def.path,
         headers: { "content-type": "application/json", ...(authorization === null ? {} : { authorization }) },
-        body: new TextEncoder().encode(body),
+        // GET and DELETE carry no body.
+        ...(def.method === "GET" || def.method === "DELETE" ? {} : { body: new TextEncoder().encode(body) }),
         judge,
       });
     push("token:none", null, errorIs(401, ["Unauthorized"]));

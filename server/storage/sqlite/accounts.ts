@@ -91,8 +91,31 @@ export class SqliteAccounts implements AccountStore {
             "UPDATE channels SET member_version = member_version + 1 WHERE id IN (SELECT channel_id FROM members WHERE did = ?)",
           )
           .run(did);
+        // A backup of the replaced key can no longer restore this account.
+        this.db.query("DELETE FROM key_backups WHERE did = ?").run(did);
         return ids;
       })
       .immediate();
+  }
+
+  async getKeyBackup(did: string): Promise<{ blob: string; updatedAt: number } | null> {
+    const r = this.db.query("SELECT blob, updated_at FROM key_backups WHERE did = ?").get(did) as {
+      blob: string;
+      updated_at: number;
+    } | null;
+    return r ? { blob: r.blob, updatedAt: r.updated_at } : null;
+  }
+
+  async putKeyBackup(did: string, blob: string, at: number): Promise<void> {
+    this.db
+      .query(
+        `INSERT INTO key_backups (did, blob, updated_at) VALUES (?, ?, ?)
+         ON CONFLICT(did) DO UPDATE SET blob = excluded.blob, updated_at = excluded.updated_at`,
+      )
+      .run(did, blob, at);
+  }
+
+  async deleteKeyBackup(did: string): Promise<boolean> {
+    return this.db.query("DELETE FROM key_backups WHERE did = ?").run(did).changes === 1;
   }
 }

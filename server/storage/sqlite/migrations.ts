@@ -115,6 +115,17 @@ export const migrations: { version: number; sql: string }[] = [
       UPDATE channels SET join_token_hash = NULL, link_voided = 1 WHERE type = 'secret';
     `,
   },
+  {
+    // Key custody (docs/key-backup.md): one opaque, client-encrypted key backup per account.
+    version: 3,
+    sql: `
+      CREATE TABLE key_backups (
+        did TEXT PRIMARY KEY REFERENCES accounts(did) ON DELETE CASCADE,
+        blob TEXT NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+    `,
+  },
 ];
 
 const userVersion = (db: Database) =>

@@ -243,23 +243,33 @@ test("no key on the server and none on this device: 'lost'", async () => {
   expect((await client.api.call("session")).publicKey).toBe(fresh.publicKey);
 });
 
-test("registration interrupted before the key was saved: login on the same device saves the local key, ready", async () => {
+test("registration interrupted before the keys were confirmed: the same device shows the same keys again, nothing published until confirmed", async () => {
   const { url } = await server();
   const first = makeClient(url);
   const { handle, keys } = await register(first.client, "intr");
   // The keys modal was closed by a reload: completeRegistration never ran.
   const did = storedSession(first.store).did;
-  expect(
-    (await ok(url, "getKeys", { dids: [did] }, storedSession(first.store).accessJwt)).keys[0]?.publicKey,
-  ).toBeNull();
+  const published = async (token: string) =>
+    (await ok(url, "getKeys", { dids: [did] }, token)).keys[0]?.publicKey;
+  expect(await published(storedSession(first.store).accessJwt)).toBeNull();
 
   const { client, store } = makeClient(url, { store: first.store });
   await client.login(handle, PASSWORD);
+  // The keys modal comes back with the keys the user has not confirmed; the server still has none.
+  expect(keyState(client)).toBe("unconfirmed");
+  expect(client.unconfirmedKeys).toEqual(keys);
+  expect(await published(storedSession(store).accessJwt)).toBeNull();
+
+  await client.completeRegistration();
   expect(keyState(client)).toBe("ready");
   expect(client.state.auth.user?.publicKey).toBe(keys.publicKey);
-  const onServer = await ok(url, "getKeys", { dids: [did] }, storedSession(store).accessJwt);
-  expect(onServer.keys[0]?.publicKey).toBe(keys.publicKey);
+  expect(await published(storedSession(store).accessJwt)).toBe(keys.publicKey);
   expect(store.data.get(StoreKeys.privateKey)).toBe(keys.privateKey);
+
+  // Confirmed: a later sign-in on this device is simply ready.
+  const again = makeClient(url, { store });
+  await again.client.login(handle, PASSWORD);
+  expect(keyState(again.client)).toBe("ready");
 });
 
 // ---- new keys -----------------------------------------------------------------------------------
