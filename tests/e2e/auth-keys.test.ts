@@ -10,8 +10,10 @@ import { call } from "../server/harness.ts";
 import {
   browserTest,
   e2eServer,
+  leaksSecrets,
   newProfile,
   PASSWORD,
+  pageSecrets,
   registerInBrowser,
   saveKeysAndEnter,
   shot,
@@ -64,12 +66,23 @@ browserTest(
 
     await saveKeysAndEnter(page);
     await shot(page, "board-empty");
-    // Logout clears the keys from this browser (spec §4.1).
-    const stored = await page.evaluate(() => ({ ...localStorage }));
-    expect(stored.privateKey).toBe(keys.privateKey);
-    // End the session from outside the page (the page itself then leaves for the site root).
-    const auth = JSON.parse(stored.auth ?? "{}") as { did: string; refreshJwt: string };
-    expect((await call(t.url, "logout", { did: auth.did, refreshJwt: auth.refreshJwt })).status).toBe(200);
+    // Key custody: nothing a script reads holds the key or a token; the vault's keys do not export.
+    const secrets = await pageSecrets(page);
+    expect(leaksSecrets(secrets, keys.privateKey)).toEqual([]);
+    expect(secrets.vault.publicKey).toBe(keys.publicKey);
+    expect(secrets.vault.identityExport).toBe("refused: InvalidAccessError / refused: InvalidAccessError");
+    // The refresh token is an HttpOnly, Secure, SameSite=Strict cookie on the refresh path only.
+    const cookies = await context.cookies();
+    const refresh = cookies.find((c) => c.name === "wsync_refresh");
+    expect(refresh).toMatchObject({
+      httpOnly: true,
+      secure: true,
+      sameSite: "Strict",
+      path: "/api/auth/refresh",
+    });
+    // A reload signs in again from the cookie alone.
+    await page.reload();
+    await page.locator('[data-testid="board"]').waitFor({ timeout: 15_000 });
     expect(errors).toEqual([]);
     await context.close();
 
@@ -80,7 +93,7 @@ browserTest(
     await fresh.page.click("text=Shadow Cipher image");
     await fresh.page.setInputFiles('input[name="keyImage"]', pngPath);
     await fresh.page.waitForURL("**/sync", { timeout: 15_000 });
-    expect(await fresh.page.evaluate(() => localStorage.getItem("privateKey"))).toBe(keys.privateKey);
+    expect((await pageSecrets(fresh.page)).vault.publicKey).toBe(keys.publicKey);
     expect(fresh.errors).toEqual([]);
     await fresh.context.close();
   },
@@ -106,7 +119,9 @@ browserTest("validation modal: text errors, and a PNG exported by the CLI restor
   await page.click("text=Shadow Cipher image");
   await page.setInputFiles('input[name="keyImage"]', cliPng);
   await page.waitForURL("**/sync", { timeout: 15_000 });
-  expect(await page.evaluate(() => localStorage.getItem("privateKey"))).toBe(keys.privateKey);
+  const secrets = await pageSecrets(page);
+  expect(secrets.vault.publicKey).toBe(keys.publicKey);
+  expect(leaksSecrets(secrets, keys.privateKey)).toEqual([]);
   expect(errors).toEqual([]);
   await context.close();
 });

@@ -119,3 +119,81 @@ export function e2eServer(): { readonly url: string } {
     },
   };
 }
+
+/**
+ * What a script on the page can read of this profile's secrets: localStorage, sessionStorage and
+ * document.cookie (none may hold a private key or a token), and the IndexedDB vault, whose keys must
+ * be non-extractable (exportKey fails on each).
+ */
+export async function pageSecrets(page: Page): Promise<{
+  local: Record<string, string>;
+  session: Record<string, string>;
+  cookie: string;
+  vault: { publicKey: string | null; identityExport: string; epochKeys: number; epochExports: string[] };
+}> {
+  return page.evaluate(async () => {
+    const db = await new Promise<IDBDatabase>((resolve, reject) => {
+      const r = indexedDB.open("wsync-vault");
+      r.onupgradeneeded = () => r.result.createObjectStore("keys");
+      r.onsuccess = () => resolve(r.result);
+      r.onerror = () => reject(r.error);
+    });
+    const all = await new Promise<{ key: IDBValidKey; value: unknown }[]>((resolve, reject) => {
+      if (!db.objectStoreNames.contains("keys")) return resolve([]);
+      const store = db.transaction("keys").objectStore("keys");
+      const keys = store.getAllKeys();
+      const values = store.getAll();
+      values.onsuccess = () =>
+        resolve((keys.result ?? []).map((key, i) => ({ key, value: values.result[i] as unknown })));
+      values.onerror = () => reject(values.error);
+    });
+    db.close();
+    const tryExport = async (key: CryptoKey, format: "pkcs8" | "raw") => {
+      try {
+        await crypto.subtle.exportKey(format, key);
+        return "exported";
+      } catch (e) {
+        return `refused: ${(e as Error).name}`;
+      }
+    };
+    const identity = all.find((e) => e.key === "identity")?.value as
+      | { publicKey: string; ecdhKey: CryptoKey; signingKey: CryptoKey }
+      | undefined;
+    const epochExports: string[] = [];
+    let epochKeys = 0;
+    for (const e of all) {
+      if (typeof e.key !== "string" || !e.key.startsWith("epochs:")) continue;
+      for (const k of e.value as { key: CryptoKey }[]) {
+        epochKeys++;
+        epochExports.push(await tryExport(k.key, "raw"));
+      }
+    }
+    return {
+      local: { ...localStorage },
+      session: { ...sessionStorage },
+      cookie: document.cookie,
+      vault: {
+        publicKey: identity?.publicKey ?? null,
+        identityExport: identity
+          ? `${await tryExport(identity.ecdhKey, "pkcs8")} / ${await tryExport(identity.signingKey, "pkcs8")}`
+          : "none",
+        epochKeys,
+        epochExports,
+      },
+    };
+  });
+}
+
+/** True when any readable storage holds the private key or a JWT (eyJ…). */
+export function leaksSecrets(s: Awaited<ReturnType<typeof pageSecrets>>, privateKey: string): string[] {
+  const found: string[] = [];
+  const scan = (where: string, text: string) => {
+    if (text.includes(privateKey) || text.includes(privateKey.replace(/\s+/g, "")))
+      found.push(`${where}: private key`);
+    if (/eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\./.test(text)) found.push(`${where}: a token`);
+  };
+  for (const [k, v] of Object.entries(s.local)) scan(`localStorage.${k}`, v);
+  for (const [k, v] of Object.entries(s.session)) scan(`sessionStorage.${k}`, v);
+  scan("document.cookie", s.cookie);
+  return found;
+}

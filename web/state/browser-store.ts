@@ -1,8 +1,10 @@
 import type { KeyValueStore } from "../../core/client/index.ts";
 
 /**
- * localStorage behind the engine's store interface (spec §3 storage keys). Keys and tokens live in the
- * browser only; they never travel to the server except as the protocol says.
+ * localStorage behind the engine's store interface (spec §3 storage keys), for what is not secret:
+ * the signed-in user without tokens, pins, verified chains. The private key and epoch keys live in
+ * the IndexedDB vault (idb-vault.ts), the refresh token in an HttpOnly cookie, the access token in
+ * memory (docs/decisions/key-custody.md).
  */
 export class BrowserStore implements KeyValueStore {
   constructor(private readonly storage: Storage = window.localStorage) {}
@@ -17,14 +19,18 @@ export class BrowserStore implements KeyValueStore {
   }
 }
 
-/** Spec §2.1 guard rule: stored auth must hold a did and an access token. */
+/**
+ * Spec §2.1 guard rule: stored auth must hold a did and an access token, or (a cookie session, whose
+ * tokens are never stored where scripts read them) a did and the cookie-session mark.
+ */
 export function hasStoredAuth(storage: Storage = window.localStorage): boolean {
   try {
     const auth = JSON.parse(storage.getItem("auth") ?? "null") as {
       did?: unknown;
       accessJwt?: unknown;
+      session?: unknown;
     } | null;
-    return typeof auth?.did === "string" && typeof auth.accessJwt === "string";
+    return typeof auth?.did === "string" && (typeof auth.accessJwt === "string" || auth.session === "cookie");
   } catch {
     return false;
   }

@@ -2,6 +2,8 @@ import { proxy } from "valtio";
 import type { WebSocketCtor, WsyncClient } from "../../core/client/index.ts";
 import { type ClientState, initialState } from "../../core/client/state.ts";
 import { BrowserStore } from "./browser-store.ts";
+import { IdbVault } from "./idb-vault.ts";
+import { migrateLegacyStorage } from "./migrate-storage.ts";
 
 /**
  * The engine's own state object is a valtio proxy: every mutation the engine makes is observed by
@@ -16,17 +18,32 @@ let client: Promise<WsyncClient> | null = null;
  * first use: a first-time visitor's /login ships only the form until they act.
  */
 export function loadClient(): Promise<WsyncClient> {
-  client ??= import("../../core/client/client.ts").then(
-    ({ WsyncClient }) =>
-      new WsyncClient({
-        state: engineState,
-        baseUrl: window.location.origin,
-        fetch: (input, init) => window.fetch(input, init),
-        WebSocket: window.WebSocket as unknown as WebSocketCtor,
-        store: new BrowserStore(),
-        log: (m) => console.warn(`[wsync] ${m}`),
-      }),
-  );
+  client ??= (async () => {
+    const { WsyncClient } = await import("../../core/client/client.ts");
+    const vault = new IdbVault();
+    // A refresh cookie marked Secure is kept only on https (or localhost): elsewhere the session stays
+    // a bearer one, held for this page only (docs/decisions/key-custody.md).
+    const cookieSessions = window.isSecureContext;
+    const fetch = (input: string, init?: RequestInit) => window.fetch(input, init);
+    await migrateLegacyStorage({
+      storage: window.localStorage,
+      vault,
+      cookieSessions,
+      baseUrl: window.location.origin,
+      fetch,
+    });
+    return new WsyncClient({
+      state: engineState,
+      baseUrl: window.location.origin,
+      fetch,
+      WebSocket: window.WebSocket as unknown as WebSocketCtor,
+      store: new BrowserStore(),
+      vault,
+      sessionMode: cookieSessions ? "cookie" : "bearer",
+      refreshLock: (fn) => (navigator.locks ? navigator.locks.request("wsync-refresh", () => fn()) : fn()),
+      log: (m) => console.warn(`[wsync] ${m}`),
+    });
+  })();
   return client;
 }
 
