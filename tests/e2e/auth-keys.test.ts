@@ -6,7 +6,6 @@ import { join } from "node:path";
 import { decode } from "fast-png";
 import { writeKeyPng } from "../../cli/png.ts";
 import { decodeKeyImageToBase64 } from "../../core/shadow-cipher/index.ts";
-import { call } from "../server/harness.ts";
 import {
   browserTest,
   e2eServer,
