@@ -44,19 +44,27 @@ export function makeClient(opts: GlobalOptions): { client: WsyncClient; server: 
   return { client, server, store };
 }
 
+/** A client with a live session, whatever the state of this device's keys. */
+export async function sessionClient(opts: GlobalOptions) {
+  const ctx = makeClient(opts);
+  if (!(await ctx.client.restore())) throw notSignedIn();
+  return ctx;
+}
+
+export const KeyStateText = {
+  validate:
+    "This device has no private key for your account: run `wsync keys restore` (from your key backup) or `wsync keys import`",
+  lost: "No encryption keys exist for your account: run `wsync keys new`",
+  unconfirmed:
+    "Your registration is not finished (its keys were never confirmed): run `wsync login` to confirm them",
+} as const;
+
 /** A client with a live session and usable keys, or a clear error. */
 export async function signedInClient(opts: GlobalOptions) {
-  const ctx = makeClient(opts);
-  if (!(await ctx.client.restore().catch((e) => Promise.reject(e)))) throw notSignedIn();
+  const ctx = await sessionClient(opts);
   const keyState = ctx.client.state.auth.keyState;
-  if (keyState === "validate") {
-    throw new CliError(
-      "This device has no private key for your account: run `wsync keys import`",
-      ExitCode.auth,
-    );
-  }
-  if (keyState === "lost") {
-    throw new CliError("No encryption keys exist for your account: run `wsync keys new`", ExitCode.auth);
+  if (keyState === "validate" || keyState === "lost" || keyState === "unconfirmed") {
+    throw new CliError(KeyStateText[keyState], ExitCode.auth);
   }
   return ctx;
 }

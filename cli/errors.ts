@@ -1,8 +1,12 @@
+import { BackupFlowText } from "../core/client/auth-flow.ts";
 import { NetworkError } from "../core/client/index.ts";
+import { KeyBackupError } from "../core/crypto/index.ts";
 import { ApiError } from "../core/protocol/index.ts";
 
 /**
- * Exit codes (documented in docs/cli.md): usage 2, auth 3, not found 4, network 5, other 1, and 6
+ * Exit codes (documented in docs/cli.md): usage 2 (also: a destructive command without a terminal
+ * and without --yes), auth 3 (also: a wrong backup passphrase or recovery code), not found 4, network
+ * 5, other 1 (also: a question answered "no"), and 6
  * when this device refuses to act because a protocol v2 security check failed (a script must be able
  * to tell "the server may be attacking this channel" from an ordinary failure).
  */
@@ -30,7 +34,23 @@ export function describeError(e: unknown): { message: string; code: number } {
   if (e instanceof Error && e.name === "SendBlockedError")
     return { message: e.message, code: ExitCode.security };
   if (e instanceof NetworkError) return { message: e.message, code: ExitCode.network };
+  // Key backups: a wrong passphrase or recovery code is an authentication failure (3), a secret
+  // refused as too weak or mistyped a usage error (2); a damaged, foreign or outdated backup is 1.
+  if (e instanceof KeyBackupError) {
+    const code =
+      e.code === "wrong-secret" ? ExitCode.auth : e.code === "weak-secret" ? ExitCode.usage : ExitCode.other;
+    return { message: e.message, code };
+  }
+  if (e instanceof Error && e.message === BackupFlowText.noBackup)
+    return { message: e.message, code: ExitCode.notFound };
+  if (e instanceof Error && /^Too many wrong attempts/.test(e.message))
+    return { message: e.message, code: ExitCode.auth };
   if (e instanceof ApiError) {
+    if (e.status === 429) {
+      if (!e.retryAfter) return { message: e.message, code: ExitCode.other };
+      const what = e.message.replace(/[.;:,]?\s*try again later\.?$/i, "");
+      return { message: `${what}: try again in ${e.retryAfter} s`, code: ExitCode.other };
+    }
     if (e.status === 401) return { message: `${e.message} (run \`wsync login\`)`, code: ExitCode.auth };
     if (e.status === 404) return { message: e.message, code: ExitCode.notFound };
     if (e.status === 422 || e.status === 400) return { message: e.message, code: ExitCode.usage };

@@ -1,18 +1,29 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { decode, encode } from "fast-png";
 import { decodeKeyImageToBase64, encodeKeyImageFromBase64 } from "../core/shadow-cipher/index.ts";
 import { CliError, ExitCode } from "./errors.ts";
+import { writeSecretFile } from "./file-store.ts";
 
-/** The private key as a Shadow Cipher PNG, the same picture the browser's Download QR makes. */
+/**
+ * The private key as a Shadow Cipher PNG, the same picture the browser's Download QR makes; written
+ * atomically with mode 0600 (writeFileAtomic).
+ */
 export function writeKeyPng(path: string, privateKeyB64: string): void {
   const img = encodeKeyImageFromBase64(privateKeyB64);
-  writeFileSync(
+  writeSecretFile(
     path,
     encode({ width: img.width, height: img.height, data: img.data, channels: 4, depth: 8 }),
-    {
-      mode: 0o600,
-    },
   );
+}
+
+/** True when the file starts with the PNG signature. */
+export function isPngFile(path: string): boolean {
+  try {
+    const head = readFileSync(path).subarray(0, 8);
+    return Buffer.from(head).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+  } catch {
+    return false;
+  }
 }
 
 function toRgba(png: ReturnType<typeof decode>): Uint8ClampedArray {

@@ -7,6 +7,7 @@ import { registerLinkCommands } from "./commands/link.ts";
 import { registerMessageCommands } from "./commands/messages.ts";
 import { registerServeCommand } from "./commands/serve.ts";
 import { describeError, ExitCode, usageError } from "./errors.ts";
+import { io } from "./prompt.ts";
 
 /** Set by commands that keep the process running after their action returns (serve). */
 export const lifetime = { keepAlive: false };
@@ -20,7 +21,7 @@ export function buildProgram(): Command {
     .version(VERSION)
     .option("--server <url>", "server URL (default $WSYNC_SERVER or http://localhost:3000)")
     .exitOverride()
-    .configureOutput({ writeErr: (s) => process.stderr.write(s) })
+    .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) })
     .allowExcessArguments(true)
     .action(async (_o, cmd: Command) => {
       // The root command is the interactive screen; a stray word is a mistyped command.
@@ -49,7 +50,7 @@ export async function run(argv: string[]): Promise<number> {
       return e.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
     }
     const { message, code } = describeError(e);
-    process.stderr.write(`wsync: ${message}\n`);
+    io.err(`wsync: ${message}\n`);
     return code;
   }
 }

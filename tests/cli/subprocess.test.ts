@@ -148,7 +148,8 @@ describe("accounts", () => {
     const key = (await dave.cli.ok(["keys", "export"])).trim();
     expect(key).toMatch(/^[A-Za-z0-9+/]+=*$/);
 
-    expect(await dave.cli.ok(["logout"])).toBe("Signed out\n");
+    // Without a terminal, removing the key takes --yes (tests/cli/key-custody.test.ts).
+    expect(await dave.cli.ok(["logout", "--yes"])).toBe("Signed out\n");
     const store = readFileSync(dave.cli.storeFile, "utf8");
     expect(store).not.toContain(key);
     expect(store).not.toContain("accessJwt");
@@ -186,7 +187,7 @@ describe("accounts", () => {
     expect(JSON.parse(await dave.cli.ok(["whoami", "--json"])).did).toBe(dave.did);
 
     // Logging in by e-mail with WSYNC_PASSWORD works as well.
-    await dave.cli.ok(["logout"]);
+    await dave.cli.ok(["logout", "--yes"]);
     const byEmail = await dave.cli.run(["login", "--identifier", dave.email], {
       env: { WSYNC_PASSWORD: PASSWORD },
     });
@@ -378,6 +379,8 @@ describe("errors", () => {
       ["keys", "export"],
       ["keys", "import"],
       ["keys", "new"],
+      ["keys", "backup"],
+      ["keys", "restore"],
       ["channels"],
       ["create"],
       ["join"],

@@ -43,7 +43,7 @@ test("tail prints a key change as it arises; read shows it after", async () => {
     // Nothing to warn about yet.
     expect(jsonOut.lines.filter((l) => l.includes('"type":"warning"'))).toEqual([]);
 
-    await carol.cli.ok(["keys", "new"]);
+    await carol.cli.ok(["keys", "new", "--yes"]);
 
     const line = await jsonOut.waitFor((l) => l.includes('"type":"warning"'), 15_000, "the warning line");
     const warning = JSON.parse(line);
