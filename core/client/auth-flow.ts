@@ -9,7 +9,6 @@ import {
   PrivateKeyCheckText,
   reasonOf,
   sealKeyBackup,
-  validatePrivateKeyText,
 } from "../crypto/index.ts";
 import { ApiError, type Session } from "../protocol/runtime.ts";
 import type { ApiClient } from "./api.ts";
@@ -224,8 +223,6 @@ export class AuthFlow {
    * a refusal names the check that failed.
    */
   async validatePrivateKey(text: string): Promise<void> {
-    const problem = validatePrivateKeyText(text);
-    if (problem === CryptoText.privateKeyEmpty) throw new Error(problem);
     const serverKey = this.c.state.auth.user?.publicKey;
     const { privateKey, identity } = await checkPrivateKey(text, serverKey ?? null);
     if (!serverKey) throw new Error(PrivateKeyCheckText.notThisAccount);

@@ -96,17 +96,14 @@ const PRIVATE_KEY_CHARS = /^[A-Za-z0-9+/=]+$/;
  * The private key in what a person pastes or loads: the whole `wsync-keys.txt` the app downloads
  * (the text after its "Private Key:" line), the key broken over lines or with spaces, URL-safe base64
  * or missing padding (spec §5: base64 input tolerates whitespace, URL-safe characters and missing
- * padding). Returns standard padded base64 characters, or the compacted input when it is not base64.
+ * padding). Returns the compacted text in the standard alphabet (padding as given).
  */
 export function normalizePrivateKeyText(text: string): string {
   let value = text;
   const label = /private\s*key\s*:/i.exec(value);
   if (label) value = value.slice(label.index + label[0].length);
-  value = value.replace(/\s+/g, "").replace(/-/g, "+").replace(/_/g, "/");
-  if (/^[A-Za-z0-9+/]+$/.test(value) && value.length % 4 !== 0 && value.length % 4 !== 1) {
-    value += "=".repeat(4 - (value.length % 4));
-  }
-  return value;
+  // Missing padding is fine: fromBase64 accepts it (and the length rule counts the key's own text).
+  return value.replace(/\s+/g, "").replace(/-/g, "+").replace(/_/g, "/");
 }
 
 /**
@@ -144,13 +141,15 @@ export async function checkPrivateKey(
 ): Promise<{ privateKey: string; identity: Identity }> {
   const value = normalizePrivateKeyText(text);
   if (value.length === 0) throw new CryptoError("invalid-private-key", CryptoText.privateKeyEmpty);
+  // Spec §5's length rule keeps its exact text; past it, the message names the check that failed.
+  if (value.length <= 50) throw new CryptoError("invalid-private-key", CryptoText.privateKeyInvalidFormat);
   let pkcs8: Bytes;
   try {
     pkcs8 = fromBase64(value);
   } catch {
     throw new CryptoError("invalid-private-key", PrivateKeyCheckText.notBase64);
   }
-  if (value.length <= 50 || pkcs8.length < 32) {
+  if (pkcs8.length < 32) {
     throw new CryptoError("invalid-private-key", PrivateKeyCheckText.notP256);
   }
   const privateKey = toBase64(pkcs8);

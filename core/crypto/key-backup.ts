@@ -215,6 +215,15 @@ function checkParams(k: { m: number; t: number; p: number }): void {
 
 const B64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
+/** Decoded length of a base64 field, or -1 when it does not decode. */
+function decodedLength(text: string): number {
+  try {
+    return fromBase64(text).length;
+  } catch {
+    return -1;
+  }
+}
+
 /** The shape check every reader runs first (also the server's, before it stores a blob). */
 export function parseKeyBackup(value: unknown): KeyBackup {
   const bad = () => new KeyBackupError("malformed", KeyBackupText.malformed);
@@ -231,17 +240,16 @@ export function parseKeyBackup(value: unknown): KeyBackup {
   if (Object.keys(kdf).sort().join(",") !== "alg,m,p,salt,t,version") throw bad();
   if (kdf.alg !== "argon2id" || kdf.version !== 19)
     throw new KeyBackupError("unsupported", KeyBackupText.unsupported);
-  if (typeof kdf.salt !== "string" || !B64.test(kdf.salt) || fromBase64(kdf.salt).length !== 16) throw bad();
+  if (typeof kdf.salt !== "string" || !B64.test(kdf.salt) || decodedLength(kdf.salt) !== 16) throw bad();
   if (typeof kdf.m !== "number" || typeof kdf.t !== "number" || typeof kdf.p !== "number") throw bad();
   checkParams({ m: kdf.m, t: kdf.t, p: kdf.p });
   const aead = b.aead as Record<string, unknown> | null;
   if (typeof aead !== "object" || aead === null || Array.isArray(aead)) throw bad();
   if (Object.keys(aead).sort().join(",") !== "alg,iv" || aead.alg !== "A256GCM") throw bad();
-  if (typeof aead.iv !== "string" || !B64.test(aead.iv) || fromBase64(aead.iv).length !== 12) throw bad();
+  if (typeof aead.iv !== "string" || !B64.test(aead.iv) || decodedLength(aead.iv) !== 12) throw bad();
   // A P-256 PKCS8 is 138 bytes (or up to ~200 in other encodings) plus the 16-byte tag.
   if (typeof b.ct !== "string" || !B64.test(b.ct) || b.ct.length > 512) throw bad();
-  const ctLength = fromBase64(b.ct).length;
-  if (ctLength < 17) throw bad();
+  if (decodedLength(b.ct) < 17 || decodedLength(b.publicKey) !== 65) throw bad();
   return value as KeyBackup;
 }
 

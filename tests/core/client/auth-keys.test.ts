@@ -181,8 +181,8 @@ test("login on a fresh device is 'validate'; validatePrivateKey checks format, o
     ["", CryptoText.privateKeyEmpty],
     ["   \n", CryptoText.privateKeyEmpty],
     ["Private Key:\n", CryptoText.privateKeyEmpty],
-    ["short", PrivateKeyCheckText.notBase64],
-    ["A".repeat(50), PrivateKeyCheckText.notP256],
+    ["short", CryptoText.privateKeyInvalidFormat],
+    ["A".repeat(50), CryptoText.privateKeyInvalidFormat],
     [`${"A".repeat(60)}!`, PrivateKeyCheckText.notBase64],
     [keys.privateKey.replace(/.$/, "-").replace(/^./, "#"), PrivateKeyCheckText.notBase64],
     // Long enough and the right alphabet, but not a PKCS8 key at all.
@@ -224,11 +224,9 @@ test("login on a fresh device is 'validate'; validatePrivateKey checks format, o
   expect((await client.api.call("getEpochInfo", { channelUri: channel.id })).epochInfo.epochNumber).toBe(1);
 });
 
-// KNOWN DEFECT (reported): spec §5 says text of 50 characters or fewer gives exactly "Invalid Private
-// Key format", but validatePrivateKey passes only the empty case of the format rule on and lets
-// checkPrivateKey answer, which for "short" is "Invalid Private Key format: not base64". When the
-// format rule's own text is given for short input, this passes: turn `test.failing` into `test`.
-test.failing("'short' gives exactly the spec's 'Invalid Private Key format'", async () => {
+// Spec §5: text of 50 characters or fewer gives exactly "Invalid Private Key format"; past the length
+// rule the message names the check that failed.
+test("'short' gives exactly the spec's 'Invalid Private Key format'", async () => {
   const { client } = makeClient("http://127.0.0.1:9");
   expect((await errorOf(client.validatePrivateKey("short"))).message).toBe(
     CryptoText.privateKeyInvalidFormat,

@@ -48,10 +48,8 @@ describe("validatePrivateKeyText (spec §5)", () => {
     expect(validatePrivateKeyText(text)).toBe(expected);
   });
 
-  // KNOWN DEFECT (reported): the padding normalizePrivateKeyText adds counts towards the length, so
-  // 50 typed characters (padded to 52) pass the "longer than 50 characters" rule. When the rule
-  // measures the text as typed, this passes: turn `test.failing` into `test`.
-  test.failing("50 characters are not longer than 50, padding or not", () => {
+  // The length rule measures the text as typed (normalisation adds no padding).
+  test("50 characters are not longer than 50, padding or not", () => {
     expect(validatePrivateKeyText("A".repeat(50))).toBe(CryptoText.privateKeyInvalidFormat);
   });
 

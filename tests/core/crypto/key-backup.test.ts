@@ -556,25 +556,20 @@ describe("parseKeyBackup (the shape check clients and the server run first)", ()
     expect(() => parseKeyBackup(b)).toThrow();
   });
 
-  // KNOWN DEFECT (reported): those refusals escape as a CryptoError "Failed to decode base64" instead
-  // of KeyBackupError "malformed" (the server answered such a blob with 500 until
-  // key-backup-service.ts caught it). When key-backup.ts decodes through a guarded helper, these
-  // pass: turn `test.failing` into `test`.
-  test.failing.each(undecodable)(
-    "non-canonical base64 (%s) is malformed, not a raw CryptoError",
-    (_, edit) => {
-      const b = copy(sealed);
-      edit(b);
-      let thrown: unknown = null;
-      try {
-        parseKeyBackup(b);
-      } catch (e) {
-        thrown = e;
-      }
-      expect(thrown).toBeInstanceOf(KeyBackupError);
-      expect((thrown as KeyBackupError).code).toBe("malformed");
-    },
-  );
+  // Base64 that passes the character check but does not decode is "malformed" too, never a raw
+  // CryptoError (the server once answered such a blob with 500).
+  test.each(undecodable)("non-canonical base64 (%s) is malformed, not a raw CryptoError", (_, edit) => {
+    const b = copy(sealed);
+    edit(b);
+    let thrown: unknown = null;
+    try {
+      parseKeyBackup(b);
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toBeInstanceOf(KeyBackupError);
+    expect((thrown as KeyBackupError).code).toBe("malformed");
+  });
 });
 
 describe("secret rules", () => {
