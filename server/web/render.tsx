@@ -23,11 +23,13 @@ function nonce(): string {
  * Strict CSP: scripts only from this origin and only with this response's nonce (no inline or eval),
  * connections only back to this origin (HTTP and WebSocket), no framing, no plugins, no base-uri
  * tricks. Styles allow inline attributes, which React's `style` props and the toast library need.
+ * 'wasm-unsafe-eval' lets the page compile WebAssembly (the key backup's Argon2id, hash-wasm) and
+ * nothing else: JavaScript eval and new Function stay refused.
  */
 export function contentSecurityPolicy(n: string): string {
   return [
     "default-src 'self'",
-    `script-src 'self' 'nonce-${n}'`,
+    `script-src 'self' 'nonce-${n}' 'wasm-unsafe-eval'`,
     "style-src 'self' 'unsafe-inline'",
     "img-src 'self' data: blob:",
     "font-src 'self'",

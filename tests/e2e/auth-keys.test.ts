@@ -137,6 +137,9 @@ browserTest("pages: guards, 404, security headers", async () => {
   const csp = login.headers.get("content-security-policy") ?? "";
   expect(csp).toContain("script-src 'self' 'nonce-");
   expect(csp).not.toMatch(/script-src[^;]*unsafe-inline/);
+  // WebAssembly may compile (the key backup's Argon2id); JavaScript eval stays refused.
+  expect(csp).toMatch(/script-src[^;]*'wasm-unsafe-eval'/);
+  expect(csp).not.toMatch(/script-src[^;]*'unsafe-eval'/);
   expect(csp).toContain("frame-ancestors 'none'");
   expect(login.headers.get("x-content-type-options")).toBe("nosniff");
   expect(login.headers.get("x-frame-options")).toBe("DENY");
