@@ -9,6 +9,7 @@ import type { Root } from "react-dom/client";
 import type { WsyncClient } from "../../core/client/index.ts";
 import { Emitter, resetState as resetEngineState } from "../../core/client/state.ts";
 import { BASE32_ALPHABET, type Channel, type ChannelType } from "../../core/protocol/runtime.ts";
+import { authUi, setBackupStatus } from "../../web/state/auth.ts";
 import { dangerouslySetClient, engineState } from "../../web/state/engine.ts";
 import { SIDEBAR_DEFAULT, uiState } from "../../web/state/ui.ts";
 
@@ -124,6 +125,8 @@ export interface FakeClient {
   events: Emitter<import("../../core/client/state.ts").ClientEvents>;
   /** Replace a method's behaviour, e.g. to fail or to hold a promise open. */
   impl: Record<string, (...args: unknown[]) => Promise<unknown>>;
+  /** Plain properties of the engine (e.g. unconfirmedKeys), read as they are. */
+  props: Record<string, unknown>;
 }
 
 /**
@@ -134,6 +137,7 @@ export function installFakeClient(): FakeClient {
   const fake: FakeClient = {
     calls: [],
     events: new Emitter(),
+    props: {},
     impl: {
       refreshChannels: async () => engineState.channels,
       open: async (id) => {
@@ -152,6 +156,7 @@ export function installFakeClient(): FakeClient {
   const proxy = new Proxy(fake, {
     get(target, prop) {
       if (prop === "events" || prop === "state") return prop === "events" ? target.events : engineState;
+      if (Object.hasOwn(target.props, prop)) return target.props[String(prop)];
       const fn = target.impl[String(prop)];
       if (!fn) return undefined;
       return (...args: unknown[]) => {
@@ -185,8 +190,28 @@ export function resetState(): void {
     networkView: "terminal",
     createDialogOpen: false,
   });
+  Object.assign(authUi, {
+    pendingKeys: null,
+    showKeysModal: false,
+    savingKeys: false,
+    saveError: null,
+    fieldErrors: {},
+    replacingKeys: false,
+    newKeys: null,
+    keyBackupOpen: false,
+  });
+  // Not read yet on this "page".
+  setBackupStatus(null);
+  authUi.backupStatus = undefined;
   localStorage.clear();
-  localStorage.setItem("token", "access.jwt.token");
-  localStorage.setItem("publicKey", "BPUBKEY");
   document.body.innerHTML = "";
+}
+
+/** Settles until `check` holds (real crypto, lazy chunks), failing after `ms`. */
+export async function until(check: () => boolean, ms = 3000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error("timed out waiting for the page");
+    await settle(10);
+  }
 }

@@ -1,19 +1,72 @@
 import { proxy } from "valtio";
+import type { BackupSecretKind } from "../../core/crypto/key-backup.ts";
 import { ApiError } from "../../core/protocol/runtime.ts";
 import { engineState, loadClient } from "./engine.ts";
 
+export type KeyPair = { publicKey: string; privateKey: string };
+/** The account's key backup on the server, as the engine's keyBackupStatus() gives it. */
+export type BackupStatus = { kind: BackupSecretKind; updatedAt: number };
+/** The secret a key backup is sealed under (docs/key-backup.md). */
+export type BackupChoice = { kind: BackupSecretKind; secret: string };
+
 /**
- * The auth slice: the engine's auth state plus the three modals of spec §2.5–2.7 and the
- * registration step between "account created" and "keys saved".
+ * The auth slice: the engine's auth state plus the three modals of spec §2.5–2.7, the registration
+ * step between "account created" and "keys saved", and the key custody dialogs (backup, new keys).
  */
 export const authUi = proxy({
   /** Keys made at registration, shown in the keys modal until the user saved them. */
-  pendingKeys: null as null | { publicKey: string; privateKey: string },
+  pendingKeys: null as null | KeyPair,
   showKeysModal: false,
   savingKeys: false,
+  /** Why the last "I've Saved My Keys" failed, when it is shown in the modal (a backup was asked for). */
+  saveError: null as string | null,
   /** Field errors of the registration and login forms (spec §8). */
   fieldErrors: {} as Record<string, string>,
+  /**
+   * "I lost my key: make new keys" is under way or done: the validation modal stays up (showing the
+   * new keys) even though the engine's key state is already "ready".
+   */
+  replacingKeys: false,
+  /** The key pair made by "make new keys", shown keys-modal style until the user saved it. */
+  newKeys: null as null | KeyPair,
+  /** The board's "Key backup" dialog. */
+  keyBackupOpen: false,
+  /**
+   * The backup status as last read or changed by this page (undefined: not read yet). Kept because
+   * the server counts every backup fetch against the account's restore attempts.
+   */
+  backupStatus: undefined as undefined | null | BackupStatus,
 });
+
+let statusRead: Promise<BackupStatus | null> | null = null;
+/** Bumped by every read and change, so an older read never overwrites a newer status. */
+let statusVersion = 0;
+
+/** Whether the server holds a key backup: read once per page (shared by every dialog), or again with `fresh`. */
+export function backupStatus(fresh = false): Promise<BackupStatus | null> {
+  if (!fresh && authUi.backupStatus !== undefined) return Promise.resolve(authUi.backupStatus);
+  if (!fresh && statusRead) return statusRead;
+  const version = ++statusVersion;
+  const read = (async () => {
+    try {
+      const s = await (await loadClient()).keyBackupStatus();
+      const status = s ? { kind: s.kind, updatedAt: s.updatedAt } : null;
+      if (version === statusVersion) authUi.backupStatus = status;
+      return status;
+    } finally {
+      if (version === statusVersion) statusRead = null;
+    }
+  })();
+  statusRead = read;
+  return read;
+}
+
+/** Records a change this page made to the backup (saved, deleted), so no re-read is needed. */
+export function setBackupStatus(status: BackupStatus | null): void {
+  statusVersion++;
+  statusRead = null;
+  authUi.backupStatus = status;
+}
 
 export const authState = engineState.auth;
 
@@ -56,16 +109,75 @@ export async function register(input: { handle: string; email: string; password:
   }
 }
 
-/** "I've Saved My Keys" (spec §4.2): on failure the modal stays open and the error is only logged. */
-export async function completeRegistration(): Promise<boolean> {
+/**
+ * "I've Saved My Keys" (spec §4.2): on failure the modal stays open and the error is logged. With a
+ * backup the key is also sealed and stored before the keys count as confirmed; a failure of that
+ * (a weak passphrase, the network) is shown in the modal too, since the user must act on it.
+ */
+export async function completeRegistration(backup?: BackupChoice): Promise<boolean> {
   authUi.savingKeys = true;
+  authUi.saveError = null;
   try {
-    await (await loadClient()).completeRegistration();
+    await (await loadClient()).completeRegistration(backup);
+    if (backup) setBackupStatus({ kind: backup.kind, updatedAt: Date.now() });
     authUi.showKeysModal = false;
     authUi.pendingKeys = null;
     return true;
   } catch (e) {
     console.warn("save keys failed", e);
+    if (backup) authUi.saveError = e instanceof Error ? e.message : String(e);
+    return false;
+  } finally {
+    authUi.savingKeys = false;
+  }
+}
+
+/**
+ * The keys of a registration not yet confirmed (keyState "unconfirmed", e.g. after a reload): the
+ * keys modal shows them again, the same keys, until "I've Saved My Keys".
+ */
+export async function loadUnconfirmedKeys(): Promise<void> {
+  if (authUi.pendingKeys) return;
+  const keys = (await loadClient()).unconfirmedKeys;
+  if (keys && !authUi.pendingKeys)
+    authUi.pendingKeys = { publicKey: keys.publicKey, privateKey: keys.privateKey };
+}
+
+/**
+ * "I lost my key: make new keys": replaces the account's key pair (every channel is told the key
+ * changed; history from before cannot be read). The new keys are kept for the keys-modal-style view.
+ */
+export async function makeNewKeys(): Promise<KeyPair> {
+  authUi.replacingKeys = true;
+  try {
+    const keys = await (await loadClient()).createNewKeys();
+    // The server deletes the backup of the replaced key.
+    setBackupStatus(null);
+    authUi.newKeys = { publicKey: keys.publicKey, privateKey: keys.privateKey };
+    return keys;
+  } catch (e) {
+    authUi.replacingKeys = false;
+    throw e;
+  }
+}
+
+/** "I've Saved My Keys" for new keys: they are already the account's; only the backup, if chosen. */
+export async function confirmNewKeys(backup?: BackupChoice): Promise<boolean> {
+  const keys = authUi.newKeys;
+  if (!keys) return false;
+  authUi.savingKeys = true;
+  authUi.saveError = null;
+  try {
+    if (backup) {
+      const { updatedAt } = await (await loadClient()).saveKeyBackup({
+        ...backup,
+        privateKey: keys.privateKey,
+      });
+      setBackupStatus({ kind: backup.kind, updatedAt });
+    }
+    return true;
+  } catch (e) {
+    authUi.saveError = e instanceof Error ? e.message : String(e);
     return false;
   } finally {
     authUi.savingKeys = false;

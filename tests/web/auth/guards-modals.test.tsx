@@ -218,12 +218,20 @@ test("validation modal: the spec's texts for empty and malformed keys; a well-fo
   expect(navigations).toEqual([]);
 });
 
-test("keys lost modal: the only action logs out and goes to /login", async () => {
+test("keys lost modal: the only action asks first (what is lost), then logs out and goes to /login", async () => {
   fake.impl.logout = async () => undefined;
+  fake.impl.exportPrivateKey = async () => null;
+  fake.impl.keyBackupStatus = async () => null;
+  engineState.auth.keyState = "lost";
   view = await mount(<KeysLostModal />);
   await click(
     [...document.querySelectorAll("button")].find((b) => b.textContent?.includes("Logout")) ?? null,
   );
+  await settle(20);
+  // Nothing yet: the confirmation says what this device loses.
+  expect(callsOf(fake, "logout")).toHaveLength(0);
+  expect(text()).toContain("Log out of this device?");
+  await click([...document.querySelectorAll("button")].find((b) => b.textContent === "Log out") ?? null);
   await settle(10);
   expect(callsOf(fake, "logout")).toHaveLength(1);
   expect(navigations).toEqual(["/login"]);

@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { Toasts } from "../../../web/components/Toasts.tsx";
 import { MembersSidebar } from "../../../web/features/chat/MembersSidebar.tsx";
 import { panel } from "../../../web/features/chat/members/panel.ts";
+import { authUi } from "../../../web/state/auth.ts";
 import { engineState } from "../../../web/state/engine.ts";
 import { uiState } from "../../../web/state/ui.ts";
 import {
@@ -180,8 +181,9 @@ describe("comparing keys", () => {
 });
 
 describe("info panel", () => {
-  test("AUTH_STATUS, ENCRYPTION from this device's storage, USER_DATA without the suffix", async () => {
-    localStorage.removeItem("privateKey");
+  test("AUTH_STATUS, ENCRYPTION from the engine's key state, USER_DATA without the suffix", async () => {
+    // The server knows the public key; this device has no private key for it (validation pending).
+    engineState.auth.keyState = "validate";
     await show(openChannel({ members: crew() }));
     const info = () => ui.$("[data-testid=info-panel]")?.textContent ?? "";
     expect(info()).toContain("AUTH_STATUSAUTHORIZED");
@@ -190,25 +192,60 @@ describe("info panel", () => {
     expect(info()).toContain("HANDLE: neo");
     expect(info()).not.toContain("neo.wsync.local");
     expect(info()).toContain(`NODE_ID: ${ME}`);
+    engineState.auth.keyState = "ready";
+    await settle();
+    expect(info()).toContain("PRIVATE_KEY: PRESENT");
+    if (engineState.auth.user) engineState.auth.user.publicKey = null;
+    await settle();
+    expect(info()).toContain("PUBLIC_KEY: MISSING");
+    // Nothing is read from storage any more: the engine's state alone decides.
+    expect(localStorage.getItem("privateKey")).toBeNull();
     engineState.auth.isAuthenticated = false;
     await settle();
     expect(info()).toContain("UNAUTHORIZED");
   });
 
-  test("DISCONNECT logs out and goes to /login", async () => {
+  test("DISCONNECT asks first (what is lost, the backup), then logs out and goes to /login", async () => {
     const went: string[] = [];
     const assign = window.location.assign;
     (window.location as { assign: (u: string) => void }).assign = (u) => went.push(u);
     fake.impl.logout = async () => undefined;
+    fake.impl.exportPrivateKey = async () => null;
+    fake.impl.keyBackupStatus = async () => ({ kind: "passphrase", updatedAt: Date.now() });
+    const body = () => document.body.textContent ?? "";
+    const button = (name: string) =>
+      [...document.querySelectorAll("button")].find((b) => b.textContent === name) ?? null;
     try {
       await show(openChannel({ members: crew() }));
-      await click(ui.$$<HTMLButtonElement>("button").find((b) => b.textContent === "DISCONNECT") ?? null);
+      await click(button("DISCONNECT"));
+      await settle(20);
+      expect(callsOf(fake, "logout")).toHaveLength(0);
+      const dialog = document.querySelector('[role="dialog"]');
+      expect(dialog?.getAttribute("aria-labelledby")).toBe("logout-title");
+      expect(body()).toContain("your private key");
+      expect(body()).toContain("the channel keys (epoch keys) stored here");
+      expect(body()).toContain("A key backup sealed with a recovery passphrase is on the server");
+      // Cancel keeps everything.
+      await click(button("Cancel"));
+      expect(document.querySelector('[role="dialog"]')).toBeNull();
+      expect(callsOf(fake, "logout")).toHaveLength(0);
+      await click(button("DISCONNECT"));
+      await settle(20);
+      await click(button("Log out"));
       await settle();
       expect(callsOf(fake, "logout")).toHaveLength(1);
       expect(went).toEqual(["/login"]);
     } finally {
       (window.location as { assign: typeof assign }).assign = assign;
     }
+  });
+
+  test("KEY_BACKUP opens the board's Key backup dialog", async () => {
+    authUi.keyBackupOpen = false;
+    await show(openChannel({ members: crew() }));
+    await click(ui.$$<HTMLButtonElement>("button").find((b) => b.textContent === "KEY_BACKUP") ?? null);
+    expect(authUi.keyBackupOpen).toBe(true);
+    authUi.keyBackupOpen = false;
   });
 });
 

@@ -1,4 +1,7 @@
-/** happy-dom tests of /sync/qr: tabs, Georgian text, no stored key, unreadable pictures. */
+/**
+ * happy-dom tests of /sync/qr: tabs, Georgian text, no stored key (then the key backup), unreadable
+ * pictures, and a picture checked against the account's public key.
+ */
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import {
   createMemoryHistory,
@@ -7,10 +10,14 @@ import {
   createRouter,
   RouterProvider,
 } from "@tanstack/react-router";
+import { BackupFlowText } from "../../../core/client/auth-flow.ts";
+import { generateIdentity, KeyBackupError, KeyBackupText } from "../../../core/crypto/index.ts";
 import { IMAGE_READ_FAILED } from "../../../web/features/auth/PrivateKeyValidationModal.tsx";
-import { KeyImagePage } from "../../../web/features/keys/KeyImagePage.tsx";
+import { checkPicture, KeyImagePage } from "../../../web/features/keys/KeyImagePage.tsx";
 import { KeyImageText as T } from "../../../web/features/keys/text.ts";
+import { engineState } from "../../../web/state/engine.ts";
 import {
+  callsOf,
   click,
   type FakeClient,
   installFakeClient,
@@ -18,6 +25,8 @@ import {
   mount,
   resetState,
   settle,
+  submit,
+  typeInto,
 } from "../harness.ts";
 
 let view: Mounted | undefined;
@@ -58,12 +67,89 @@ test("Generate and Read tabs, in Georgian", async () => {
   expect(v.text()).toContain(T.pick);
 });
 
-test("generate with no stored private key says so", async () => {
+test("generate with no exportable key and no backup on the server says so", async () => {
+  fake.impl.keyBackupStatus = async () => null;
   const v = await page();
   await click(v.$$("button").find((b) => b.textContent === T.generate) ?? null);
   await settle(10);
   expect(v.$('[data-testid="key-image-result"]')?.textContent).toBe(T.noKey);
+  expect(v.text()).toContain(T.noBackup);
+  expect(v.$('input[name="backupSecret"]')).toBeNull();
   expect(fake.calls.some((c) => c.method === "exportPrivateKey")).toBe(true);
+});
+
+test("generate uses the key the page can export, without asking for the backup", async () => {
+  const { privateKey } = await generateIdentity();
+  fake.impl.exportPrivateKey = async () => privateKey;
+  fake.impl.keyBackupStatus = async () => null;
+  const v = await page();
+  await click(v.$$("button").find((b) => b.textContent === T.generate) ?? null);
+  await settle(20);
+  expect(callsOf(fake, "keyBackupStatus")).toHaveLength(0);
+  expect(v.$('input[name="backupSecret"]')).toBeNull();
+  // happy-dom has no 2D canvas: the picture itself is drawn only in a browser (tests/e2e/key-image).
+  expect<(string | undefined)[]>([T.generateFailed, undefined]).toContain(
+    v.$('[data-testid="key-image-result"]')?.textContent,
+  );
+});
+
+test("generate without an exportable key asks for the backup passphrase: wrong, throttled, then right", async () => {
+  const { privateKey } = await generateIdentity();
+  fake.impl.keyBackupStatus = async () => ({ kind: "passphrase", updatedAt: Date.now() });
+  const answers: (() => Promise<string>)[] = [
+    async () => {
+      throw new KeyBackupError("wrong-secret", KeyBackupText.wrongSecret);
+    },
+    async () => {
+      throw new Error(BackupFlowText.tooManyAttempts(8));
+    },
+    async () => {
+      throw new Error(BackupFlowText.noBackup);
+    },
+    async () => privateKey,
+  ];
+  fake.impl.privateKeyFromBackup = async () => (answers.shift() as () => Promise<string>)();
+  const v = await page();
+  await click(v.$$("button").find((b) => b.textContent === T.generate) ?? null);
+  await settle(10);
+  expect(v.text()).toContain(T.needBackupSecret);
+  const input = v.$<HTMLInputElement>('input[name="backupSecret"]');
+  if (!input) throw new Error("no secret field");
+  expect(input.closest("label")?.textContent).toContain(T.backupSecret);
+  const open = () => v.$$<HTMLButtonElement>("button").find((b) => b.textContent === T.openBackup) ?? null;
+  expect(open()?.disabled).toBe(true);
+  await typeInto(input, "the wrong passphrase");
+  const form = () => v.$<HTMLFormElement>("form.key-image-backup") as HTMLFormElement;
+  const result = () => v.$('[data-testid="key-image-result"]')?.textContent;
+  await submit(form());
+  await settle(10);
+  expect(result()).toBe(T.wrongSecret);
+  await submit(form());
+  await settle(10);
+  expect(result()).toBe(T.tooManyAttempts(8));
+  await submit(form());
+  await settle(10);
+  expect(result()).toBe(T.noBackup);
+  await submit(form());
+  await settle(20);
+  expect(callsOf(fake, "privateKeyFromBackup").map((c) => c.args[0])).toEqual(
+    Array(4).fill("the wrong passphrase"),
+  );
+  // The key is open: the form goes; the picture is drawn (in a browser; happy-dom has no canvas).
+  expect(v.$('input[name="backupSecret"]')).toBeNull();
+  expect<(string | undefined)[]>([T.generateFailed, undefined]).toContain(result());
+});
+
+test("Read without an exportable key checks the picture's key against the account's public key", async () => {
+  const mine = await generateIdentity();
+  const other = await generateIdentity();
+  if (engineState.auth.user) engineState.auth.user.publicKey = mine.publicKey;
+  expect(await checkPicture(mine.privateKey)).toEqual({ ok: true, text: T.match });
+  expect(await checkPicture(other.privateKey)).toEqual({ ok: false, text: T.mismatch });
+  expect(await checkPicture("A".repeat(60))).toEqual({ ok: false, text: T.readFailed });
+  // With an exportable key, that key decides.
+  fake.impl.exportPrivateKey = async () => other.privateKey;
+  expect(await checkPicture(other.privateKey)).toEqual({ ok: true, text: T.match });
 });
 
 test("a picture that cannot be read gives the spec's Georgian read failure", async () => {

@@ -155,8 +155,8 @@ describe("unlocked terminal", () => {
     expect(view.$$("mark")).toHaveLength(0);
   });
 
-  test("commands are silently ignored without an access token", async () => {
-    localStorage.removeItem("token");
+  test("commands are silently ignored without an access token (not signed in)", async () => {
+    engineState.auth.isAuthenticated = false;
     await unlocked();
     const before = view.el.innerHTML;
     await enter("/wsync/status");
@@ -226,8 +226,8 @@ describe("unlocked terminal", () => {
     expect(engineState.currentChannelId).toBe(String(callsOf(fake, "open")[0]?.args[0]));
   });
 
-  test("/wsync/create needs the stored public key", async () => {
-    localStorage.removeItem("publicKey");
+  test("/wsync/create needs the account's public key", async () => {
+    if (engineState.auth.user) engineState.auth.user.publicKey = null;
     await unlocked();
     await enter("/wsync/create lobby public");
     expect(callsOf(fake, "createChannel")).toHaveLength(0);

@@ -1,14 +1,34 @@
 import { useEffect, useState } from "react";
 import { useSnapshot } from "valtio";
 import { Modal } from "../../components/Modal.tsx";
-import { authUi, completeRegistration } from "../../state/auth.ts";
+import {
+  authUi,
+  type BackupChoice,
+  completeRegistration,
+  confirmNewKeys,
+  loadUnconfirmedKeys,
+} from "../../state/auth.ts";
+import { BackupSecretFields, BackupText, backupFromDraft, emptyBackupDraft } from "./BackupSecretFields.tsx";
 import { download, keyImagePng } from "./key-image.ts";
+import { KEYS_FILE, keysFileText } from "./keys-file.ts";
 
-/** Spec §2.5: shown after registration; closes only through "I've Saved My Keys". */
-export function KeysModal({ onSaved }: { onSaved(): void }) {
+/**
+ * Spec §2.5: shown after registration, and again after a reload until confirmed (keyState
+ * "unconfirmed": the same keys, from the engine); closes only through "I've Saved My Keys". With
+ * mode "new" it shows the keys "I lost my key: make new keys" made, which are already the account's.
+ * Both offer an encrypted backup of the key on the server (docs/key-backup.md), opt-in.
+ */
+export function KeysModal({ onSaved, mode = "register" }: { onSaved(): void; mode?: "register" | "new" }) {
   const ui = useSnapshot(authUi);
-  const keys = ui.pendingKeys;
+  const keys = mode === "new" ? ui.newKeys : ui.pendingKeys;
   const [copied, setCopied] = useState(false);
+  const [backupOn, setBackupOn] = useState(false);
+  const [draft, setDraft] = useState(emptyBackupDraft);
+  const [formError, setFormError] = useState<string | null>(null);
+
+  useEffect(() => {
+    if (mode === "register") void loadUnconfirmedKeys().catch((e) => console.warn("unconfirmed keys", e));
+  }, [mode]);
 
   useEffect(() => {
     if (!copied) return;
@@ -16,13 +36,40 @@ export function KeysModal({ onSaved }: { onSaved(): void }) {
     return () => clearTimeout(t);
   }, [copied]);
 
-  const text = keys ? `Public Key:\n${keys.publicKey}\n\nPrivate Key:\n${keys.privateKey}\n` : "";
+  async function save() {
+    setFormError(null);
+    authUi.saveError = null;
+    let backup: BackupChoice | undefined;
+    if (backupOn) {
+      try {
+        backup = backupFromDraft(draft);
+      } catch (e) {
+        setFormError(e instanceof Error ? e.message : String(e));
+        return;
+      }
+    }
+    const ok = mode === "new" ? await confirmNewKeys(backup) : await completeRegistration(backup);
+    if (ok) onSaved();
+  }
+
+  const text = keys ? keysFileText(keys) : "";
+  const error = formError ?? ui.saveError;
   return (
-    <Modal title="Your Encryption Keys" labelledBy="keys-title">
+    <Modal
+      title={mode === "new" ? "Your New Encryption Keys" : "Your Encryption Keys"}
+      labelledBy="keys-title"
+      className="keys-modal"
+    >
       <p className="warning">
         Save your keys now. This window can be closed only after you saved them: without the private key
         nobody, not even the server, can decrypt your messages.
       </p>
+      {mode === "new" ? (
+        <p>
+          These keys replace your old ones. Your channels were told that your key changed; messages from
+          before cannot be read.
+        </p>
+      ) : null}
       <label className="field">
         <span>Public Key</span>
         <textarea readOnly rows={3} value={keys?.publicKey ?? "Generating..."} data-testid="public-key" />
@@ -45,7 +92,7 @@ export function KeysModal({ onSaved }: { onSaved(): void }) {
         <button
           type="button"
           disabled={!keys}
-          onClick={() => download("wsync-keys.txt", new Blob([text], { type: "text/plain" }))}
+          onClick={() => download(KEYS_FILE, new Blob([text], { type: "text/plain" }))}
         >
           Download Keys
         </button>
@@ -57,14 +104,40 @@ export function KeysModal({ onSaved }: { onSaved(): void }) {
           Download QR
         </button>
       </div>
-      <button
-        type="button"
-        className="primary"
-        disabled={!keys || ui.savingKeys}
-        onClick={async () => {
-          if (await completeRegistration()) onSaved();
-        }}
-      >
+      <fieldset className="backup-offer">
+        <label className="check">
+          <input
+            type="checkbox"
+            name="backupOptIn"
+            checked={backupOn}
+            disabled={ui.savingKeys}
+            onChange={(e) => {
+              setBackupOn(e.target.checked);
+              setFormError(null);
+            }}
+          />{" "}
+          {BackupText.offer}
+        </label>
+        {backupOn ? (
+          <>
+            <p className="hint">{BackupText.offerNote}</p>
+            <BackupSecretFields
+              draft={draft}
+              disabled={ui.savingKeys}
+              onChange={(d) => {
+                setDraft(d);
+                setFormError(null);
+              }}
+            />
+          </>
+        ) : null}
+      </fieldset>
+      {error ? (
+        <p className="field-error" role="alert">
+          {error}
+        </p>
+      ) : null}
+      <button type="button" className="primary" disabled={!keys || ui.savingKeys} onClick={() => void save()}>
         {ui.savingKeys ? "Saving Keys..." : "I've Saved My Keys"}
       </button>
     </Modal>

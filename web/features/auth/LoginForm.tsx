@@ -2,7 +2,7 @@ import { type FormEvent, useEffect, useRef, useState } from "react";
 import { useSnapshot } from "valtio";
 import { Spinner } from "../../components/Spinner.tsx";
 import { authState, authUi, login } from "../../state/auth.ts";
-import { KeysLostModal, PrivateKeyValidationModal } from "./lazy-modals.tsx";
+import { KeysLostModal, KeysModal, PrivateKeyValidationModal } from "./lazy-modals.tsx";
 import { useSessionCheck } from "./use-session-check.ts";
 
 /** The /login island (spec §2.3). */
@@ -13,11 +13,11 @@ export function LoginForm() {
   const [identifier, setIdentifier] = useState("");
   const [password, setPassword] = useState("");
 
-  // Authenticated with keys ready: on to the board. After the validation modal, not from here: the
-  // modal goes to /sync itself, and a second replace() would abort the first page load.
+  // Authenticated with keys ready: on to the board. After the validation or keys modal, not from
+  // here: the modal goes to /sync itself, and a second replace() would abort the first page load.
   const validating = useRef(false);
   useEffect(() => {
-    if (auth.keyState === "validate") validating.current = true;
+    if (auth.keyState === "validate" || auth.keyState === "unconfirmed") validating.current = true;
     else if (auth.isAuthenticated && auth.keyState === "ready" && !validating.current)
       window.location.replace("/sync");
   }, [auth.isAuthenticated, auth.keyState]);
@@ -31,7 +31,12 @@ export function LoginForm() {
   if (phase === "checking") {
     return <Spinner label="Loading" />;
   }
-  if (auth.isAuthenticated && auth.keyState === "validate") {
+  // A registration whose keys were never confirmed: the same keys again, until they are saved.
+  if (auth.keyState === "unconfirmed") {
+    return <KeysModal onSaved={() => window.location.replace("/sync")} />;
+  }
+  // "Make new keys" turns the key state to ready while the new keys are still being shown.
+  if ((auth.isAuthenticated && auth.keyState === "validate") || ui.replacingKeys) {
     return (
       <>
         <p className="status-line">Validating your keys...</p>

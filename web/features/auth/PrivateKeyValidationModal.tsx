@@ -1,100 +1,225 @@
-import { type ChangeEvent, useState } from "react";
-import {
-  CryptoText,
-  validatePrivateKeyFromImage,
-  validatePrivateKeyText,
-} from "../../../core/crypto/index.ts";
+import { useEffect, useRef, useState } from "react";
+import { useSnapshot } from "valtio";
+import { CryptoText } from "../../../core/crypto/index.ts";
+import type { BackupSecretKind } from "../../../core/crypto/key-backup.ts";
 import { Modal } from "../../components/Modal.tsx";
+import { authUi, backupStatus, makeNewKeys } from "../../state/auth.ts";
 import { loadClient } from "../../state/engine.ts";
-import { readKeyImage } from "./key-image.ts";
+import { backupTime } from "./BackupSecretFields.tsx";
+import { KeyImageField, KeyTextForm } from "./KeyInput.tsx";
+import { KeysModal } from "./KeysModal.tsx";
+import { LogoutDialog } from "./LogoutDialog.tsx";
 
-/** Spec §5: the image read failure message is in Georgian ("the key code could not be read"). */
-export const IMAGE_READ_FAILED = "გასაღების კოდის წაკითხვა ვერ მოხერხდა";
+export { IMAGE_READ_FAILED } from "./KeyInput.tsx";
+
+type Tab = "backup" | "text" | "image";
+type BackupStatus = { kind: BackupSecretKind; updatedAt: number } | null;
+
+export const ValidationText = {
+  intro: "This browser has no private key for your account. Restore it to read and send messages.",
+  backupTab: "Backup passphrase",
+  textTab: "Text",
+  imageTab: "Shadow Cipher image",
+  backupSealed: (kind: BackupSecretKind, when: string) =>
+    `Your key backup on the server is sealed with a ${kind === "recovery-code" ? "recovery code" : "recovery passphrase"} (saved ${when}).`,
+  secret: "Passphrase or recovery code",
+  restore: "Restore from backup",
+  restoring: "Restoring...",
+  lostKey: "I lost my key: make new keys",
+  logout: "Log out",
+  newKeysTitle: "Make New Keys",
+  newKeysLead: "Only make new keys if your private key is really lost. Before you go on:",
+  historyGone:
+    "Your history from before is gone: messages sent to you with the old key can no longer be read, on this device or any other.",
+  channelsTold:
+    "Every channel you are in will be told that your key changed, and its members will see a warning about it.",
+  backupReplaced: "A key backup of your old key, if you have one, is deleted.",
+  makeNewKeys: "Make new keys",
+  makingNewKeys: "Making new keys...",
+  cancel: "Cancel",
+} as const;
+
+const T = ValidationText;
+
+const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 /**
  * Spec §2.6: shown when the server knows a public key but this browser has no (matching) private key.
- * Two tabs: paste the key as text, or pick a Shadow Cipher picture. It closes only by validating.
+ * The ways back, in order: the encrypted backup on the server (when there is one; docs/key-backup.md),
+ * the key as text, a Shadow Cipher picture. It closes only by restoring the key, or by the two ways
+ * out for a user without it: new keys (said plainly what that costs first), or logging out (asked).
  */
 export function PrivateKeyValidationModal() {
-  const [tab, setTab] = useState<"text" | "image">("text");
-  const [text, setText] = useState("");
+  const ui = useSnapshot(authUi);
+  const [tab, setTab] = useState<Tab>("text");
+  const [backup, setBackup] = useState<BackupStatus | undefined>(undefined);
+  const [secret, setSecret] = useState("");
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const [step, setStep] = useState<"restore" | "new-keys">("restore");
+  const [confirmLogout, setConfirmLogout] = useState(false);
+  // The backup way comes first when there is a backup, unless the user already picked a tab.
+  const picked = useRef(false);
 
-  async function validate(key: string, formatError: string | null) {
-    if (formatError) {
-      setError(formatError);
-      return;
-    }
+  useEffect(() => {
+    let alive = true;
+    void backupStatus().then(
+      (status) => {
+        if (!alive) return;
+        setBackup(status);
+        if (status && !picked.current) setTab("backup");
+      },
+      () => alive && setBackup(null),
+    );
+    return () => {
+      alive = false;
+    };
+  }, []);
+
+  /** Spec §2.6: after validation the app initialises crypto and goes to /sync. */
+  async function run(action: (c: Awaited<ReturnType<typeof loadClient>>) => Promise<void>, fallback: string) {
     setBusy(true);
     setError(null);
     try {
-      await (await loadClient()).validatePrivateKey(key);
-      // Spec §2.6: after validation the app initialises crypto and goes to /sync.
+      await action(await loadClient());
       window.location.replace("/sync");
     } catch (e) {
-      setError(e instanceof Error ? e.message : CryptoText.privateKeySaveFailed);
+      setError(e instanceof Error ? e.message : fallback);
     } finally {
       setBusy(false);
     }
   }
+  const validate = (key: string) => run((c) => c.validatePrivateKey(key), CryptoText.privateKeySaveFailed);
 
-  async function onFile(e: ChangeEvent<HTMLInputElement>) {
-    const file = e.target.files?.[0];
-    if (!file) return;
-    let key: string;
-    try {
-      key = await readKeyImage(file);
-    } catch {
-      setError(IMAGE_READ_FAILED);
-      return;
-    }
-    await validate(key, validatePrivateKeyFromImage(key));
+  const select = (next: Tab) => {
+    picked.current = true;
+    setTab(next);
+    setError(null);
+  };
+
+  if (ui.newKeys) return <KeysModal mode="new" onSaved={() => window.location.replace("/sync")} />;
+
+  const logoutDialog = confirmLogout ? <LogoutDialog onCancel={() => setConfirmLogout(false)} /> : null;
+
+  if (step === "new-keys") {
+    return (
+      <Modal title={T.newKeysTitle} labelledBy="new-keys-title" describedBy="new-keys-what">
+        <div id="new-keys-what">
+          <p>{T.newKeysLead}</p>
+          <ul className="consequences">
+            <li>{T.historyGone}</li>
+            <li>{T.channelsTold}</li>
+            <li>{T.backupReplaced}</li>
+          </ul>
+        </div>
+        {error ? (
+          <p className="field-error" role="alert">
+            {error}
+          </p>
+        ) : null}
+        <div className="actions">
+          <button
+            type="button"
+            className="danger"
+            disabled={busy || ui.replacingKeys}
+            onClick={async () => {
+              setBusy(true);
+              setError(null);
+              try {
+                await makeNewKeys();
+              } catch (e) {
+                setError(message(e));
+              } finally {
+                setBusy(false);
+              }
+            }}
+          >
+            {busy || ui.replacingKeys ? T.makingNewKeys : T.makeNewKeys}
+          </button>
+          <button
+            type="button"
+            disabled={busy}
+            onClick={() => {
+              setStep("restore");
+              setError(null);
+            }}
+          >
+            {T.cancel}
+          </button>
+        </div>
+      </Modal>
+    );
   }
 
+  const tabButton = (id: Tab, label: string) => (
+    <button type="button" role="tab" aria-selected={tab === id} onClick={() => select(id)}>
+      {label}
+    </button>
+  );
   return (
     <Modal title="Private Key Validation" labelledBy="pkv-title">
-      <p>This browser has no private key for your account. Restore it to read and send messages.</p>
+      <p>{T.intro}</p>
       <div className="tabs" role="tablist">
-        <button type="button" role="tab" aria-selected={tab === "text"} onClick={() => setTab("text")}>
-          Text
-        </button>
-        <button type="button" role="tab" aria-selected={tab === "image"} onClick={() => setTab("image")}>
-          Shadow Cipher image
-        </button>
+        {backup ? tabButton("backup", T.backupTab) : null}
+        {tabButton("text", T.textTab)}
+        {tabButton("image", T.imageTab)}
       </div>
-      {tab === "text" ? (
+      {tab === "backup" && backup ? (
         <form
+          role="tabpanel"
+          aria-label={T.backupTab}
           onSubmit={(e) => {
             e.preventDefault();
-            void validate(text.trim(), validatePrivateKeyText(text));
+            if (!secret.trim() || busy) return;
+            void run((c) => c.restoreFromBackup(secret), T.restore);
           }}
         >
+          <p>{T.backupSealed(backup.kind, backupTime(backup.updatedAt))}</p>
           <label className="field">
-            <span>Private Key</span>
-            <textarea
-              name="privateKey"
-              rows={4}
-              value={text}
-              onChange={(e) => setText(e.target.value)}
+            <span>{T.secret}</span>
+            <input
+              name="backupSecret"
+              type={backup.kind === "recovery-code" ? "text" : "password"}
+              autoComplete="off"
               spellCheck={false}
+              value={secret}
+              onChange={(e) => setSecret(e.target.value)}
             />
           </label>
-          <button type="submit" className="primary" disabled={busy}>
-            {busy ? "Validating..." : "Validate Key"}
+          <button type="submit" className="primary" disabled={busy || !secret.trim()}>
+            {busy ? T.restoring : T.restore}
           </button>
         </form>
+      ) : tab === "image" ? (
+        <div role="tabpanel" aria-label={T.imageTab}>
+          <KeyImageField onKey={(k) => void validate(k)} onError={setError} />
+        </div>
       ) : (
-        <label className="field">
-          <span>Shadow Cipher image</span>
-          <input type="file" name="keyImage" accept="image/*" onChange={(e) => void onFile(e)} />
-        </label>
+        <div role="tabpanel" aria-label={T.textTab}>
+          <KeyTextForm onKey={(k) => void validate(k)} onError={setError} busy={busy} />
+        </div>
       )}
       {error ? (
         <p className="field-error" role="alert">
           {error}
         </p>
       ) : null}
+      <div className="actions pkv-ways-out">
+        <button
+          type="button"
+          disabled={busy}
+          onClick={() => {
+            setStep("new-keys");
+            setError(null);
+          }}
+        >
+          {T.lostKey}
+        </button>
+        <button type="button" disabled={busy} onClick={() => setConfirmLogout(true)}>
+          {T.logout}
+        </button>
+      </div>
+      {logoutDialog}
     </Modal>
   );
 }

@@ -30,7 +30,8 @@ export function RegisterForm({ suffix }: { suffix: string }) {
     window.location.replace("/sync");
   }, []);
 
-  // Spec §2.4: an authenticated user goes to /sync unless the keys modal is showing.
+  // Spec §2.4: an authenticated user goes to /sync unless the keys modal is showing. A registration
+  // not confirmed yet (keyState "unconfirmed", after a reload) shows its keys modal again.
   useEffect(() => {
     if (auth.isAuthenticated && !ui.showKeysModal) toBoard();
   }, [auth.isAuthenticated, ui.showKeysModal, toBoard]);
@@ -85,7 +86,7 @@ export function RegisterForm({ suffix }: { suffix: string }) {
           Already have an account? <a href="/login">Login here</a>
         </p>
       </form>
-      {ui.showKeysModal ? <KeysModal onSaved={toBoard} /> : null}
+      {ui.showKeysModal || auth.keyState === "unconfirmed" ? <KeysModal onSaved={toBoard} /> : null}
     </>
   );
 }

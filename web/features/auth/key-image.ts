@@ -27,13 +27,4 @@ export async function readKeyImage(file: Blob): Promise<string> {
   return decodeKeyImageToBase64({ width: data.width, height: data.height, data: data.data });
 }
 
-export function download(name: string, blob: Blob): void {
-  const url = URL.createObjectURL(blob);
-  const a = document.createElement("a");
-  a.href = url;
-  a.download = name;
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 1000);
-}
+export { download } from "./keys-file.ts";

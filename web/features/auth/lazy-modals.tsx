@@ -10,6 +10,7 @@ const LazyValidation = lazy(() =>
 );
 const LazyLost = lazy(() => import("./KeysLostModal.tsx").then((m) => ({ default: m.KeysLostModal })));
 const LazyKeys = lazy(() => import("./KeysModal.tsx").then((m) => ({ default: m.KeysModal })));
+const LazyLogout = lazy(() => import("./LogoutDialog.tsx").then((m) => ({ default: m.LogoutDialog })));
 
 export function PrivateKeyValidationModal() {
   return (
@@ -31,6 +32,15 @@ export function KeysModal(props: ComponentProps<typeof LazyKeys>) {
   return (
     <Suspense fallback={<Spinner label="Generating..." />}>
       <LazyKeys {...props} />
+    </Suspense>
+  );
+}
+
+/** The logout confirmation (LogoutDialog); nothing shows while its code loads. */
+export function LogoutDialog(props: ComponentProps<typeof LazyLogout>) {
+  return (
+    <Suspense fallback={null}>
+      <LazyLogout {...props} />
     </Suspense>
   );
 }

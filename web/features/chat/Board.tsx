@@ -1,6 +1,7 @@
 import { lazy, Suspense, useEffect } from "react";
 import { useSnapshot } from "valtio";
 import { Spinner } from "../../components/Spinner.tsx";
+import { authUi } from "../../state/auth.ts";
 import { fetchChannels } from "../../state/channel.ts";
 import { engineState } from "../../state/engine.ts";
 import { uiState } from "../../state/ui.ts";
@@ -21,14 +22,19 @@ const NetworkOverview = lazy(() =>
   import("../network/NetworkOverview.tsx").then((m) => ({ default: m.NetworkOverview })),
 );
 const MobileChrome = lazy(() => import("./MobileChrome.tsx").then((m) => ({ default: m.MobileChrome })));
+const KeyBackupDialog = lazy(() =>
+  import("../keys/KeyBackupDialog.tsx").then((m) => ({ default: m.KeyBackupDialog })),
+);
 
 /**
  * The chat board (spec §2.8): channel list on the left (resizable), and on the right either the open
  * channel (chat view + members) or, with no channel selected, the terminal or the network overview.
+ * The Key backup dialog opens from the channel list's menu or the info panel.
  */
 export function Board() {
   const s = useSnapshot(engineState);
   const ui = useSnapshot(uiState);
+  const { keyBackupOpen } = useSnapshot(authUi);
   const mobile = useIsMobile();
   useEffect(() => {
     void fetchChannels().catch(() => undefined);
@@ -64,6 +70,15 @@ export function Board() {
       {ui.createDialogOpen ? (
         <Suspense fallback={null}>
           <CreateChannelDialog />
+        </Suspense>
+      ) : null}
+      {keyBackupOpen ? (
+        <Suspense fallback={null}>
+          <KeyBackupDialog
+            onClose={() => {
+              authUi.keyBackupOpen = false;
+            }}
+          />
         </Suspense>
       ) : null}
     </div>

@@ -3,6 +3,7 @@ import toast from "react-hot-toast";
 import { useSnapshot } from "valtio";
 import { handleWithoutSuffix } from "../../../core/client/display.ts";
 import { displaySafe } from "../../../core/commands/index.ts";
+import { authUi } from "../../state/auth.ts";
 import { clearSelection, joinChannel, selectChannel } from "../../state/channel.ts";
 import { engineState, loadClient } from "../../state/engine.ts";
 import { SIDEBAR_DEFAULT, SIDEBAR_MAX, SIDEBAR_MIN, setSidebarWidth, uiState } from "../../state/ui.ts";
@@ -132,7 +133,21 @@ export function ChannelSidebar({ mobile }: { mobile: boolean }) {
           </button>
         ))}
       </nav>
-      <KeyImageLink />
+      <div className="sb-keys">
+        <KeyImageLink />
+        <button
+          type="button"
+          className="sb-key-backup"
+          aria-haspopup="dialog"
+          title="Back up your private key on the server, encrypted"
+          onClick={() => {
+            authUi.keyBackupOpen = true;
+            if (mobile) closeDrawer();
+          }}
+        >
+          <span aria-hidden="true">◈ </span>key backup
+        </button>
+      </div>
       <div className="sb-head">
         <h2>Channels</h2>
         <button

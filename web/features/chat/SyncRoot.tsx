@@ -4,18 +4,20 @@ import { useSnapshot } from "valtio";
 import { ApiError } from "../../../core/protocol/runtime.ts";
 import { Spinner } from "../../components/Spinner.tsx";
 import { Toasts } from "../../components/Toasts.tsx";
-import { authState } from "../../state/auth.ts";
+import { authState, authUi } from "../../state/auth.ts";
 import { hasStoredAuth } from "../../state/browser-store.ts";
 import { loadClient } from "../../state/engine.ts";
-import { KeysLostModal, PrivateKeyValidationModal } from "../auth/lazy-modals.tsx";
+import { KeysLostModal, KeysModal, PrivateKeyValidationModal } from "../auth/lazy-modals.tsx";
 
 /**
  * The guard of the messaging area (spec §2.1): no stored did + token → /login (replacing history);
  * a spinner while the stored session is checked; a rejected session (401) → the site root. Keys that
- * need validating, or are lost, show their modal instead of the board.
+ * need validating, or are lost, or a registration whose keys were not confirmed yet, show their modal
+ * instead of the board.
  */
 export function SyncRoot() {
   const auth = useSnapshot(authState);
+  const ui = useSnapshot(authUi);
   const [checked, setChecked] = useState(false);
   useEffect(() => {
     if (!hasStoredAuth()) {
@@ -39,8 +41,13 @@ export function SyncRoot() {
     return () => offEnded();
   }, []);
 
+  // The same keys as at registration, after a reload before "I've Saved My Keys"; then the board.
+  if (checked && auth.keyState === "unconfirmed") {
+    return <KeysModal onSaved={() => void loadClient().then((c) => c.connect())} />;
+  }
   if (!checked || !auth.isAuthenticated) return <Spinner label="Loading" />;
-  if (auth.keyState === "validate") return <PrivateKeyValidationModal />;
+  // "Make new keys" makes the key state ready while the modal still shows the new keys.
+  if (auth.keyState === "validate" || ui.replacingKeys) return <PrivateKeyValidationModal />;
   if (auth.keyState === "lost") return <KeysLostModal />;
   return (
     <>

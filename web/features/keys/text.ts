@@ -33,6 +33,23 @@ export const KeyImageText = {
   back: "← დაფაზე დაბრუნება",
   /** Checking... */
   checking: "მოწმდება...",
+  /** This browser cannot read its stored private key back. To make the picture, enter your key backup's passphrase or recovery code. */
+  needBackupSecret:
+    "ეს ბრაუზერი შენახულ პირად გასაღებს ვერ კითხულობს. სურათის შესაქმნელად შეიყვანეთ გასაღების სარეზერვო ასლის საიდუმლო ფრაზა ან აღდგენის კოდი.",
+  /** Passphrase or recovery code */
+  backupSecret: "საიდუმლო ფრაზა ან აღდგენის კოდი",
+  /** Open the backup */
+  openBackup: "სარეზერვო ასლის გახსნა",
+  /** Opening... */
+  opening: "იხსნება...",
+  /** Wrong passphrase or recovery code */
+  wrongSecret: "არასწორი საიდუმლო ფრაზა ან აღდგენის კოდი",
+  /** There is no key backup on the server either: use the key file or picture you saved */
+  noBackup: "სერვერზე გასაღების სარეზერვო ასლიც არ არის — გამოიყენეთ შენახული გასაღების ფაილი ან სურათი",
+  /** Too many wrong attempts: try again in N seconds */
+  tooManyAttempts: (seconds: number) => `ძალიან ბევრი არასწორი მცდელობა: სცადეთ ${seconds} წამში`,
+  /** The backup could not be opened */
+  backupFailed: "სარეზერვო ასლის გახსნა ვერ მოხერხდა",
 } as const;
 
 /** Spec §2.14: the download is a PNG named dna-key. */

@@ -1,7 +1,6 @@
 import { type FormEvent, type ReactNode, useEffect, useRef, useState } from "react";
 import { useSnapshot } from "valtio";
 import { handleWithoutSuffix } from "../../../core/client/display.ts";
-import { StoreKeys } from "../../../core/client/store.ts";
 import {
   type Command,
   formatChannelList,
@@ -115,8 +114,8 @@ export function TerminalView() {
         setView("guide");
         return setUnlocked(false);
       case "create": {
-        // Spec §5: create also needs the stored public key; without it the command does nothing.
-        if (!localStorage.getItem(StoreKeys.publicKey)) return;
+        // Spec §5: create also needs the account's public key; without it the command does nothing.
+        if (!engineState.auth.user?.publicKey) return;
         const { channel, link } = await createChannel({ name: cmd.channelName, type: cmd.channelType });
         // A secret channel's link is shown here (opening the channel would replace this view).
         if (link)
@@ -135,7 +134,8 @@ export function TerminalView() {
     e.preventDefault();
     const action = interpretTerminalInput({
       unlocked: unlocked === true,
-      hasToken: !!localStorage.getItem(StoreKeys.token),
+      // Signed in (the access token lives in the engine's memory, not in storage).
+      hasToken: engineState.auth.isAuthenticated,
       line: input,
     });
     if (action.kind === "unlock") {
