@@ -465,7 +465,12 @@ export class EpochManager {
         if (chain.epochs[String(info.epochNumber)]?.epochId !== info.epochId) {
           // A newcomer (or someone rejoining) is not in the current commit and holds no key for it;
           // anyone the commit lists must have been given the key, so for them this is a failure.
-          const listsMe = info.commit?.members.some((m) => m.did === me) ?? false;
+          // Listed under a key this device no longer has (the key was replaced: "I lost my key"), the
+          // key went to the old key only, so this device is a newcomer too.
+          const myKey = this.c.keyring.identity?.publicKey;
+          const myFp = myKey ? await fingerprint(myKey) : null;
+          const listsMe =
+            info.commit?.members.some((m) => m.did === me && (myFp === null || m.fp === myFp)) ?? false;
           const ahead = !chain.head || info.epochNumber > chain.head.epochNumber;
           if (!(ahead && !listsMe && (await this.anchor(channelId, info)))) {
             const verdict = await this.reconcile(channelId, info);

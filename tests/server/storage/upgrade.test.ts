@@ -125,6 +125,10 @@ test("migration 2 upgrades a v1 database: rotation on v1 epochs, v1 secret links
     await s.close();
   }
   const check = new Database(path);
-  expect((check.query("PRAGMA user_version").get() as { user_version: number }).user_version).toBe(2);
+  // Every later migration runs too (3: key backups).
+  expect((check.query("PRAGMA user_version").get() as { user_version: number }).user_version).toBe(
+    migrations.at(-1)?.version as number,
+  );
+  expect(check.query("SELECT name FROM sqlite_master WHERE name = 'key_backups'").get()).toBeTruthy();
   check.close();
 });
