@@ -21,7 +21,7 @@ import {
   waitConnected,
   waitKeysLoaded,
 } from "./chat.ts";
-import { browserTest, e2eServer, PASSWORD, shot } from "./harness.ts";
+import { browserTest, e2eServer, leaksSecrets, PASSWORD, pageSecrets, shot } from "./harness.ts";
 
 const FORWARD_SECRECY = "Message encrypted before you joined (forward secrecy)";
 
@@ -267,7 +267,7 @@ browserTest(
 );
 
 browserTest(
-  "DISCONNECT in the info panel logs out, wipes the keys from localStorage and lands on /login",
+  "DISCONNECT in the info panel asks first, then logs out, wipes the keys from the vault and lands on /login",
   async () => {
     const dan = await signUp("dan");
     await waitConnected(dan.page);
@@ -289,17 +289,21 @@ browserTest(
     expect(await info.textContent()).toContain("PRIVATE_KEY: PRESENT");
     expect(await info.textContent()).toContain(`HANDLE: ${dan.handle}`);
     expect(await info.textContent()).not.toContain(`HANDLE: ${dan.handle}.`);
-    const before = await dan.page.evaluate(() => ({ ...localStorage }));
-    expect(before.privateKey).toBe(dan.keys.privateKey);
-    expect(before.publicKey).toBe(dan.keys.publicKey);
-    const auth = JSON.parse(before.auth as string) as { did: string; refreshJwt: string };
+    // Key custody: the key is in the vault (not exportable), the tokens nowhere a script reads.
+    const before = await pageSecrets(dan.page);
+    expect(leaksSecrets(before, dan.keys.privateKey)).toEqual([]);
+    expect(before.vault.publicKey).toBe(dan.keys.publicKey);
+    const auth = JSON.parse(before.local.auth as string) as { did: string };
     expect(await info.locator("code").textContent()).toBe(auth.did);
+    const refreshCookie = (await dan.context.cookies()).find((c) => c.name === "wsync_refresh")
+      ?.value as string;
+    expect(refreshCookie.length).toBeGreaterThan(20);
     await shot(dan.page, "conv-info-panel");
 
     // Logging out ends the session, so the server closes this page's socket, usually before the
     // logout call is answered. A slow answer makes that certain: the page must still wipe the keys
     // and go to /login, not leave for "/" on the closed socket with the keys still stored.
-    await dan.page.route("**/api/auth/logout", async (route) => {
+    await dan.page.route("**/api/auth/refresh/logout", async (route) => {
       const answer = await route.fetch();
       await new Promise((r) => setTimeout(r, 1000));
       await route.fulfill({ response: answer }).catch(() => undefined);
@@ -309,17 +313,26 @@ browserTest(
       if (f === dan.page.mainFrame()) went.push(new URL(f.url()).pathname);
     });
     await info.getByRole("button", { name: "DISCONNECT" }).click();
+    // Nothing destroys a key silently: the dialog says what this device loses first.
+    const confirm = dan.page.getByRole("dialog", { name: "Log out of this device?" });
+    await confirm.waitFor();
+    await confirm.getByRole("button", { name: "Log out", exact: true }).click();
     await dan.page.waitForURL("**/login", { timeout: WAIT });
     await dan.page.locator('input[name="identifier"]').waitFor();
     expect(went).toEqual(["/login"]);
-    const after = await dan.page.evaluate(() => ({ ...localStorage }));
-    expect(after.privateKey).toBeUndefined();
+    const afterAll = await pageSecrets(dan.page);
+    const after = afterAll.local;
     expect(after.publicKey).toBeUndefined();
     expect(after.auth).toBeUndefined();
     expect(after.token).toBeUndefined();
     expect(Object.keys(after).filter((k) => k.startsWith("wsync-"))).toEqual([]);
-    // The server ended the session too: the old refresh token is refused.
-    expect((await call(t.url, "refresh", {}, auth.refreshJwt)).status).toBe(401);
+    expect(afterAll.vault).toMatchObject({ publicKey: null, epochKeys: 0 });
+    // The server ended the session too: the old refresh cookie is refused.
+    const refused = await fetch(`${t.url}/api/auth/refresh`, {
+      method: "POST",
+      headers: { "x-wsync-session": "cookie", cookie: `wsync_refresh=${refreshCookie}` },
+    });
+    expect(refused.status).toBe(401);
     // And the board is guarded again.
     await dan.page.goto(`${t.url}/sync`);
     await dan.page.waitForURL("**/login", { timeout: WAIT });

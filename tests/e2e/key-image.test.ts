@@ -16,6 +16,7 @@ import {
   e2eServer,
   newProfile,
   PASSWORD,
+  pageSecrets,
   registerInBrowser,
   saveKeysAndEnter,
   shot,
@@ -40,6 +41,12 @@ browserTest(
     const handle = uniqueHandle("qr");
     const first = await newProfile();
     const keys = await registerInBrowser(first.page, t.url, handle);
+    // With a key backup: once stored, the browser's key is non-extractable, so the picture is made
+    // from the backup, opened with its passphrase (docs/decisions/key-custody.md).
+    const passphrase = "lantern orbit meadow staple 42";
+    await first.page.locator('input[name="backupOptIn"]').check();
+    await first.page.locator('input[name="backupPassphrase"]').fill(passphrase);
+    await first.page.locator('input[name="backupPassphraseRepeat"]').fill(passphrase);
     await saveKeysAndEnter(first.page);
     // The board's menu leads to the key-image page (a client-side navigation).
     await shot(first.page, "board-key-image-link");
@@ -47,7 +54,9 @@ browserTest(
     await first.page.waitForURL("**/sync/qr");
     await first.page.getByRole("heading", { name: T.title }).waitFor({ timeout: 15_000 });
     await first.page.click(`button:has-text("${T.generate}")`);
-    await first.page.locator('[data-testid="key-image-preview"]').waitFor();
+    await first.page.locator('input[name="backupSecret"]').fill(passphrase);
+    await first.page.click(`button:has-text("${T.openBackup}")`);
+    await first.page.locator('[data-testid="key-image-preview"]').waitFor({ timeout: 15_000 });
     const [dl] = await Promise.all([
       first.page.waitForEvent("download"),
       first.page.click(`button:has-text("${T.download}")`),
@@ -90,7 +99,7 @@ browserTest(
     await fresh.page.click("text=Shadow Cipher image");
     await fresh.page.setInputFiles('input[name="keyImage"]', pngPath);
     await fresh.page.waitForURL("**/sync", { timeout: 15_000 });
-    expect(await fresh.page.evaluate(() => localStorage.getItem("privateKey"))).toBe(keys.privateKey);
+    expect((await pageSecrets(fresh.page)).vault.publicKey).toBe(keys.publicKey);
     expect(fresh.errors).toEqual([]);
     await fresh.context.close();
   },
