@@ -1,6 +1,6 @@
-import { BackupFlowText } from "../core/client/auth-flow.ts";
 import { NetworkError } from "../core/client/index.ts";
-import { KeyBackupError } from "../core/crypto/index.ts";
+import { BackupFlowText } from "../core/client/key-backup-flow.ts";
+import { KeyBackupError } from "../core/crypto/key-backup.ts";
 import { ApiError } from "../core/protocol/index.ts";
 
 /**

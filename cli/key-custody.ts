@@ -7,17 +7,15 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { readJson, StoreKeys, type WsyncClient } from "../core/client/index.ts";
+import { checkPrivateKey, fingerprint, importIdentity, keysFileText } from "../core/crypto/index.ts";
 import {
   type BackupSecretKind,
   checkPassphrase,
-  checkPrivateKey,
-  fingerprint,
-  importIdentity,
   KeyBackupError,
   KeyBackupText,
   newRecoveryCode,
   PASSPHRASE_MIN_LENGTH,
-} from "../core/crypto/index.ts";
+} from "../core/crypto/key-backup.ts";
 import { CliError, describeError, ExitCode, usageError } from "./errors.ts";
 import { type FileStore, writeSecretFile } from "./file-store.ts";
 import { time } from "./format.ts";
@@ -53,11 +51,6 @@ export async function forgetKeyCopy(store: FileStore): Promise<void> {
   await store.delete(KEY_COPY);
 }
 
-/** The web app's `wsync-keys.txt` (what `keys import` and the browser's key check read back). */
-export function keysFileText(publicKey: string, privateKey: string): string {
-  return `Public Key:\n${publicKey}\n\nPrivate Key:\n${privateKey}\n`;
-}
-
 export interface ExportTargets {
   /** The keys as text (the wsync-keys.txt format). */
   export?: string;
@@ -71,7 +64,7 @@ export async function exportKey(client: WsyncClient, store: FileStore, to: Expor
   if (!privateKey) throw new CliError("No private key on this device to export", ExitCode.auth);
   const { publicKey } = await importIdentity(privateKey);
   if (to.export) {
-    writeSecretFile(to.export, keysFileText(publicKey, privateKey));
+    writeSecretFile(to.export, keysFileText({ publicKey, privateKey }));
     io.err(`Wrote ${to.export} (your keys as text, mode 0600). Anyone with it can read your messages.\n`);
   }
   if (to.exportQr) {

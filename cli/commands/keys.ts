@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { newRecoveryCode } from "../../core/crypto/index.ts";
+import { newRecoveryCode } from "../../core/crypto/key-backup.ts";
 import { type GlobalOptions, KeyStateText, sessionClient, signedInClient } from "../context.ts";
 import { CliError, ExitCode, usageError } from "../errors.ts";
 import { time } from "../format.ts";

@@ -1,17 +1,14 @@
 import {
-  type BackupSecretKind,
   CryptoText,
-  checkPassphrase,
   checkPrivateKey,
   generateIdentity,
-  KeyBackupError,
-  openKeyBackup,
   PrivateKeyCheckText,
   reasonOf,
-  sealKeyBackup,
 } from "../crypto/index.ts";
+import type { BackupSecretKind } from "../crypto/key-backup.ts";
 import { ApiError, type Session } from "../protocol/runtime.ts";
 import type { ApiClient } from "./api.ts";
+import type { KeyBackupFlow } from "./key-backup-flow.ts";
 import type { Keyring } from "./keyring.ts";
 import type { Realtime } from "./realtime.ts";
 import { REFRESH_MARGIN_MS, type SessionStore, tokenExpiry } from "./session.ts";
@@ -38,18 +35,6 @@ export interface AuthContext {
  * Signing up, in and out: the session (restore, refresh, end) and this device's key pair (create,
  * validate, replace, export), with the spec's key check after every sign-in.
  */
-/** Texts of the key backup flows that are not the crypto layer's (docs/key-backup.md). */
-export const BackupFlowText = {
-  noBackup: "No key backup for this account",
-  keyNotReadable:
-    "This device cannot read its private key back (it is stored non-extractable): give the key file or image to back it up",
-  tooManyAttempts: (seconds: number) => `Too many wrong attempts: try again in ${seconds} s`,
-} as const;
-
-/** Wrong backup secrets allowed before each further attempt waits (doubling, up to 5 minutes). */
-const BACKUP_FREE_ATTEMPTS = 3;
-const BACKUP_MAX_WAIT_MS = 300_000;
-
 export class AuthFlow {
   private refreshing: Promise<boolean> | null = null;
   private pendingKeys: { publicKey: string; privateKey: string } | null = null;
@@ -60,8 +45,7 @@ export class AuthFlow {
   private keyInMemory: string | null = null;
   /** The login password during registration only, so a backup passphrase can be refused if equal. */
   private registrationPassword: string | null = null;
-  private backupFailures = 0;
-  private backupWaitUntil = 0;
+  private backupFlow: Promise<KeyBackupFlow> | null = null;
 
   constructor(private readonly c: AuthContext) {}
 
@@ -143,9 +127,8 @@ export class AuthFlow {
     const keys = this.pendingKeys;
     const session = this.c.session.current;
     if (!keys || !session) throw new Error("Missing keys or user token");
-    if (backup?.kind === "passphrase") {
-      checkPassphrase(backup.secret, this.registrationPassword ?? undefined);
-    }
+    // A refused secret must not get as far as publishing the key.
+    if (backup) (await this.backups()).checkSecret(backup);
     if (this.c.state.auth.user?.publicKey !== keys.publicKey) {
       await this.c.api.call("savePublicKey", { publicKey: keys.publicKey });
       if (this.c.state.auth.user) this.c.state.auth.user.publicKey = keys.publicKey;
@@ -240,97 +223,53 @@ export class AuthFlow {
     await this.afterAuth(this.c.state.auth.user?.publicKey ?? publicKey);
   }
 
-  // ---- encrypted key backup (docs/key-backup.md) ------------------------------------------------
+  // ---- encrypted key backup (key-backup-flow.ts, loaded on first use) ---------------------------
+
+  private backups(): Promise<KeyBackupFlow> {
+    this.backupFlow ??= import("./key-backup-flow.ts").then(
+      ({ KeyBackupFlow }) =>
+        new KeyBackupFlow({
+          state: this.c.state,
+          api: this.c.api,
+          now: () => this.c.now(),
+          accountKey: () => this.c.state.auth.user?.publicKey ?? this.pendingKeys?.publicKey ?? null,
+          exportPrivateKey: () => this.exportPrivateKey(),
+          registrationPassword: () => this.registrationPassword,
+        }),
+    );
+    return this.backupFlow;
+  }
 
   /** The account's backup on the server, or null when it has none. */
   async keyBackupStatus(): Promise<{ kind: BackupSecretKind; updatedAt: number } | null> {
-    try {
-      const { backup, updatedAt } = await this.c.api.call("keyBackupGet");
-      const kind = (backup as { kind?: unknown } | null)?.kind;
-      return { kind: kind === "recovery-code" ? "recovery-code" : "passphrase", updatedAt };
-    } catch (e) {
-      if (e instanceof ApiError && e.code === "NotFound") return null;
-      throw e;
-    }
+    return (await this.backups()).status();
   }
 
-  /**
-   * Seals the account's private key under a passphrase or recovery code and stores the blob. The key
-   * comes from `privateKey` (a key file the user gave, checked against the account), or the one this
-   * page holds in memory, or a store that can export it (the CLI's file).
-   */
+  /** Seals the account's private key and stores the blob (KeyBackupFlow.save). */
   async saveKeyBackup(input: {
     kind: BackupSecretKind;
     secret: string;
     privateKey?: string;
     loginPassword?: string;
   }): Promise<{ updatedAt: number }> {
-    const user = this.c.state.auth.user;
-    if (!user) throw new Error("Not signed in");
-    if (input.kind === "passphrase") {
-      checkPassphrase(input.secret, input.loginPassword ?? this.registrationPassword ?? undefined);
-    }
-    const accountKey = user.publicKey ?? this.pendingKeys?.publicKey ?? null;
-    let privateKey: string | null;
-    if (input.privateKey !== undefined) {
-      privateKey = (await checkPrivateKey(input.privateKey, accountKey)).privateKey;
-    } else {
-      privateKey = (await this.exportPrivateKey()) ?? null;
-    }
-    if (!privateKey) throw new Error(BackupFlowText.keyNotReadable);
-    const backup = await sealKeyBackup({ did: user.did, privateKey, kind: input.kind, secret: input.secret });
-    const { updatedAt } = await this.c.api.call("keyBackupPut", { backup });
-    return { updatedAt };
-  }
-
-  /** Fetches and opens the backup; wrong secrets are counted, and past three each next try waits. */
-  private async openBackup(secret: string): Promise<{ privateKey: string; publicKey: string }> {
-    const user = this.c.state.auth.user;
-    if (!user) throw new Error("Not signed in");
-    const wait = this.backupWaitUntil - this.c.now();
-    if (wait > 0) throw new Error(BackupFlowText.tooManyAttempts(Math.ceil(wait / 1000)));
-    let backup: unknown;
-    try {
-      backup = (await this.c.api.call("keyBackupGet")).backup;
-    } catch (e) {
-      if (e instanceof ApiError && e.code === "NotFound") throw new Error(BackupFlowText.noBackup);
-      throw e;
-    }
-    try {
-      const opened = await openKeyBackup(backup, secret, { did: user.did, publicKey: user.publicKey });
-      this.backupFailures = 0;
-      return opened;
-    } catch (e) {
-      if (e instanceof KeyBackupError && e.code === "wrong-secret") {
-        this.backupFailures++;
-        const over = this.backupFailures - BACKUP_FREE_ATTEMPTS;
-        if (over >= 0)
-          this.backupWaitUntil = this.c.now() + Math.min(BACKUP_MAX_WAIT_MS, 1000 * 2 ** (over + 2));
-      }
-      throw e;
-    }
+    return (await this.backups()).save(input);
   }
 
   /** "Restore from backup": the passphrase or recovery code opens the server's blob on this device. */
   async restoreFromBackup(secret: string): Promise<void> {
-    const opened = await this.openBackup(secret);
+    const opened = await (await this.backups()).open(secret);
     await this.installKey(opened.privateKey, opened.publicKey);
   }
 
   /** The private key from the backup, for an export this device cannot make from its own vault. */
   async privateKeyFromBackup(secret: string): Promise<string> {
-    const opened = await this.openBackup(secret);
+    const opened = await (await this.backups()).open(secret);
     this.keyInMemory = opened.privateKey;
     return opened.privateKey;
   }
 
   async deleteKeyBackup(): Promise<void> {
-    try {
-      await this.c.api.call("keyBackupDelete");
-    } catch (e) {
-      if (e instanceof ApiError && e.code === "NotFound") return;
-      throw e;
-    }
+    await (await this.backups()).delete();
   }
 
   /** For an account with no usable key: a new key pair, replacing the server's (announced to channels). */

@@ -1,5 +1,4 @@
 import {
-  type BackupSecretKind,
   buildDeletion,
   buildInvite,
   CryptoText,
@@ -9,6 +8,7 @@ import {
   safetyNumber,
   signObject,
 } from "../crypto/index.ts";
+import type { BackupSecretKind } from "../crypto/key-backup.ts";
 import {
   ApiError,
   type Channel,

@@ -9,8 +9,6 @@ import { type KeyValueStore, readJson, StoreKeys } from "./store.ts";
  * KeyValueStore (a 0600 file, a Map) through StoreVault below. docs/decisions/key-custody.md.
  */
 export interface SecretVault {
-  /** False when a stored key can never be read back (the browser's non-extractable keys). */
-  readonly exportable: boolean;
   loadIdentity(): Promise<Identity | null>;
   /** Imports and stores the key; returns it ready for use. */
   saveIdentity(privateKey: string): Promise<Identity>;
@@ -36,7 +34,6 @@ const UNCONFIRMED = "wsync-unconfirmed-key";
 
 /** Keys in a KeyValueStore, as spec §3 names them (privateKey, publicKey, per-channel epoch stores). */
 export class StoreVault implements SecretVault {
-  readonly exportable = true;
   constructor(private readonly store: KeyValueStore) {}
 
   async loadIdentity(): Promise<Identity | null> {

@@ -92,6 +92,14 @@ export const PRIVATE_KEY_FROM_IMAGE_INVALID = CryptoText.privateKeyFromImageInva
 
 const PRIVATE_KEY_CHARS = /^[A-Za-z0-9+/=]+$/;
 
+/** The keys file the web app downloads ("Download Keys") and `wsync keys export --file` writes. */
+export const KEYS_FILE = "wsync-keys.txt";
+
+/** Its text: what "Copy Keys" gives too; `normalizePrivateKeyText` reads the private key back out of it. */
+export function keysFileText(keys: { publicKey: string; privateKey: string }): string {
+  return `Public Key:\n${keys.publicKey}\n\nPrivate Key:\n${keys.privateKey}\n`;
+}
+
 /**
  * The private key in what a person pastes or loads: the whole `wsync-keys.txt` the app downloads
  * (the text after its "Private Key:" line), the key broken over lines or with spaces, URL-safe base64

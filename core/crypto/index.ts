@@ -19,7 +19,6 @@ export {
 export * from "./errors.ts";
 export * from "./fingerprint.ts";
 export * from "./identity.ts";
-export * from "./key-backup.ts";
 export * from "./link.ts";
 export * from "./message.ts";
 export {

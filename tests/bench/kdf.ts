@@ -8,7 +8,8 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { DEFAULT_KDF, deriveBackupKey, toBase64 } from "../../core/crypto/index.ts";
+import { toBase64 } from "../../core/crypto/index.ts";
+import { DEFAULT_KDF, deriveBackupKey } from "../../core/crypto/key-backup.ts";
 import { launchChromium } from "../e2e/browser.ts";
 
 const i = process.argv.indexOf("--runs");

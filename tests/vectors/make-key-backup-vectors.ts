@@ -12,21 +12,23 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
-  DEFAULT_KDF,
   dangerouslyRestoreRandomness,
   dangerouslyUseFixedRandomness,
-  deriveBackupKey,
   fromBase64,
   generateIdentity,
+  toBase64,
+  toHex,
+} from "../../core/crypto/index.ts";
+import {
+  DEFAULT_KDF,
+  deriveBackupKey,
   type KeyBackup,
   type KeyBackupErrorCode,
   newRecoveryCode,
   normalizeBackupSecret,
   type SealKeyBackupInput,
   sealKeyBackup,
-  toBase64,
-  toHex,
-} from "../../core/crypto/index.ts";
+} from "../../core/crypto/key-backup.ts";
 
 if (process.env.NODE_ENV === undefined) process.env.NODE_ENV = "test";
 if (process.env.NODE_ENV !== "test") {

@@ -35,3 +35,20 @@ export function hasStoredAuth(storage: Storage = window.localStorage): boolean {
     return false;
   }
 }
+
+/**
+ * Whether this browser still holds what earlier versions kept in localStorage (a private key, epoch
+ * stores, a bearer session): only then does the one-time move (migrate-storage.ts) load and run.
+ */
+export function hasLegacyStorage(storage: Storage, cookieSessions: boolean): boolean {
+  if (storage.getItem("privateKey")) return true;
+  if (Object.keys(storage).some((k) => k.startsWith("wsync-epochs:"))) return true;
+  if (!cookieSessions) return false;
+  if (storage.getItem("token")) return true;
+  try {
+    const auth = JSON.parse(storage.getItem("auth") ?? "null") as { refreshJwt?: unknown } | null;
+    return typeof auth?.refreshJwt === "string" && auth.refreshJwt !== "";
+  } catch {
+    return false;
+  }
+}

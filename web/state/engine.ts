@@ -1,9 +1,7 @@
 import { proxy } from "valtio";
 import type { WebSocketCtor, WsyncClient } from "../../core/client/index.ts";
 import { type ClientState, initialState } from "../../core/client/state.ts";
-import { BrowserStore } from "./browser-store.ts";
-import { IdbVault } from "./idb-vault.ts";
-import { migrateLegacyStorage } from "./migrate-storage.ts";
+import { BrowserStore, hasLegacyStorage } from "./browser-store.ts";
 
 /**
  * The engine's own state object is a valtio proxy: every mutation the engine makes is observed by
@@ -19,19 +17,27 @@ let client: Promise<WsyncClient> | null = null;
  */
 export function loadClient(): Promise<WsyncClient> {
   client ??= (async () => {
-    const { WsyncClient } = await import("../../core/client/client.ts");
+    // The vault loads with the engine, not with the page's first script.
+    const [{ WsyncClient }, { IdbVault }] = await Promise.all([
+      import("../../core/client/client.ts"),
+      import("./idb-vault.ts"),
+    ]);
     const vault = new IdbVault();
     // A refresh cookie marked Secure is kept only on https (or localhost): elsewhere the session stays
     // a bearer one, held for this page only (docs/decisions/key-custody.md).
     const cookieSessions = window.isSecureContext;
     const fetch = (input: string, init?: RequestInit) => window.fetch(input, init);
-    await migrateLegacyStorage({
-      storage: window.localStorage,
-      vault,
-      cookieSessions,
-      baseUrl: window.location.origin,
-      fetch,
-    });
+    // The one-time move of an earlier version's localStorage, only where there is something to move.
+    if (hasLegacyStorage(window.localStorage, cookieSessions)) {
+      const { migrateLegacyStorage } = await import("./migrate-storage.ts");
+      await migrateLegacyStorage({
+        storage: window.localStorage,
+        vault,
+        cookieSessions,
+        baseUrl: window.location.origin,
+        fetch,
+      });
+    }
     return new WsyncClient({
       state: engineState,
       baseUrl: window.location.origin,

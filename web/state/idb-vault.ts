@@ -54,7 +54,6 @@ function isStoredIdentity(v: unknown): v is StoredIdentity {
 }
 
 export class IdbVault implements SecretVault {
-  readonly exportable = false;
   private readonly db: UseStore;
 
   constructor(dbName = "wsync-vault") {

@@ -8,14 +8,19 @@ import { afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { argon2id } from "@noble/hashes/argon2.js";
 import { canon } from "../../../core/crypto/canon.ts";
 import {
-  checkPassphrase,
-  DEFAULT_KDF,
   dangerouslyRestoreRandomness,
   dangerouslyUseFixedRandomness,
-  deriveBackupKey,
   fromBase64,
   type GeneratedIdentity,
   generateIdentity,
+  toBase64,
+  toHex,
+  utf8,
+} from "../../../core/crypto/index.ts";
+import {
+  checkPassphrase,
+  DEFAULT_KDF,
+  deriveBackupKey,
   KDF_BOUNDS,
   type KeyBackup,
   KeyBackupError,
@@ -27,10 +32,7 @@ import {
   PASSPHRASE_MIN_LENGTH,
   parseKeyBackup,
   sealKeyBackup,
-  toBase64,
-  toHex,
-  utf8,
-} from "../../../core/crypto/index.ts";
+} from "../../../core/crypto/key-backup.ts";
 import vectorsJson from "../../vectors/key-backup.json";
 
 /** Cheap Argon2id parameters (the floor) where speed matters. */

@@ -11,8 +11,8 @@ import {
   createRouter,
   RouterProvider,
 } from "@tanstack/react-router";
-import { BackupFlowText } from "../../../core/client/auth-flow.ts";
-import { KeyBackupError, KeyBackupText, PASSPHRASE_MIN_LENGTH } from "../../../core/crypto/index.ts";
+import { BackupFlowText } from "../../../core/client/key-backup-flow.ts";
+import { KeyBackupError, KeyBackupText, PASSPHRASE_MIN_LENGTH } from "../../../core/crypto/key-backup.ts";
 import { BackupText, RECOVERY_CODE_FILE } from "../../../web/features/auth/BackupSecretFields.tsx";
 import { KeysModal } from "../../../web/features/auth/KeysModal.tsx";
 import { KEYS_FILE } from "../../../web/features/auth/keys-file.ts";

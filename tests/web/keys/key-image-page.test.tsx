@@ -10,8 +10,9 @@ import {
   createRouter,
   RouterProvider,
 } from "@tanstack/react-router";
-import { BackupFlowText } from "../../../core/client/auth-flow.ts";
-import { generateIdentity, KeyBackupError, KeyBackupText } from "../../../core/crypto/index.ts";
+import { BackupFlowText } from "../../../core/client/key-backup-flow.ts";
+import { generateIdentity } from "../../../core/crypto/index.ts";
+import { KeyBackupError, KeyBackupText } from "../../../core/crypto/key-backup.ts";
 import { IMAGE_READ_FAILED } from "../../../web/features/auth/PrivateKeyValidationModal.tsx";
 import { checkPicture, KeyImagePage } from "../../../web/features/keys/KeyImagePage.tsx";
 import { KeyImageText as T } from "../../../web/features/keys/text.ts";

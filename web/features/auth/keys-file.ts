@@ -1,9 +1,5 @@
-/** "Download Keys" (and "Download key first" before a logout) saves this file. */
-export const KEYS_FILE = "wsync-keys.txt";
-
-/** The text "Copy Keys" and "Download Keys" give; the validation modal accepts it whole. */
-export const keysFileText = (keys: { publicKey: string; privateKey: string }) =>
-  `Public Key:\n${keys.publicKey}\n\nPrivate Key:\n${keys.privateKey}\n`;
+/** "Download Keys" (and "Download key first" before a logout) saves KEYS_FILE; the text is core's. */
+export { KEYS_FILE, keysFileText } from "../../../core/crypto/identity.ts";
 
 /** Saves a blob as a file download. */
 export function download(name: string, blob: Blob): void {
