@@ -434,12 +434,14 @@ export class ChannelEngine {
       }
     }
     try {
+      // The epoch's signed member list names the key the sender had then (it may since be replaced).
+      const listedFp = vk.epoch.members.find((m) => m.did === rec.value.author.did)?.fp ?? null;
       const out = await decryptMessage({
         contentJson: rec.value.content,
         channelId,
         recordAuthorDid: rec.value.author.did,
         epochKey: await importedKey(vk.key),
-        senderPublicKey: await senderKey,
+        senderPublicKey: await this.epochs.signerKey(rec.value.author.did, listedFp),
         epochVersion: vk.epoch.v,
       });
       const notes: IntegrityNote[] = [];

@@ -39,6 +39,7 @@ export class EpochManager {
   private readonly rotations = new Map<string, Promise<void>>();
   private readonly keyLoads = new Map<string, Promise<void>>();
   private readonly authorKeys = new Map<string, Promise<string | null>>();
+  private readonly previousKeys = new Map<string, Promise<string | null>>();
   private readonly pending = new Map<string, PendingEpoch>();
   private cacheGeneration = 0;
   private readonly verifiedKeys = new Map<string, Promise<{ key: EpochKey; epoch: VerifiedEpoch } | null>>();
@@ -151,6 +152,37 @@ export class EpochManager {
     return p;
   }
 
+  /**
+   * A key `did` had before its current one whose fingerprint (computed here, never taken from the
+   * server) is `fp`, from get-keys' list of replaced keys; null when there is none.
+   */
+  previousKey(did: string, fp: string): Promise<string | null> {
+    const id = `${did} ${fp}`;
+    let p = this.previousKeys.get(id);
+    if (!p) {
+      p = (async () => {
+        const { keys } = await this.c.api.call("getKeys", { dids: [did] });
+        for (const k of keys.find((x) => x.did === did)?.previousKeys ?? []) {
+          if ((await fingerprint(k.publicKey).catch(() => null)) === fp) return k.publicKey;
+        }
+        return null;
+      })();
+      this.previousKeys.set(id, p);
+      p.catch(() => this.previousKeys.delete(id));
+    }
+    return p;
+  }
+
+  /**
+   * The key to check what `did` signed in a context whose signed member list names them under `fp`
+   * (an epoch's commit): the pinned key when it has that fingerprint, else the earlier key that has.
+   */
+  async signerKey(did: string, fp: string | null): Promise<string | null> {
+    const pinned = await this.authorKey(did);
+    if (!fp || !pinned || (await fingerprint(pinned)) === fp) return pinned;
+    return (await this.previousKey(did, fp).catch(() => null)) ?? pinned;
+  }
+
   forgetAuthorKey(did: string): void {
     this.authorKeys.delete(did);
   }
@@ -172,6 +204,7 @@ export class EpochManager {
       myDid: this.c.me().did,
       myFp: await fingerprint(identity.publicKey),
       keyOf: (did) => this.authorKey(did),
+      previousKeyOf: (did, fp) => this.previousKey(did, fp),
       handleOf: (did) => this.handleOf(did),
     };
   }

@@ -39,6 +39,11 @@ export interface VerifyContext {
   myFp: string;
   /** The pinned key of a did (fetched and pinned on first sight), or null. */
   keyOf(did: string): Promise<string | null>;
+  /**
+   * A key the did had before its current one whose fingerprint, computed here, is `fp`; or null.
+   * The server supplies it; what binds it is the fingerprint a signed member list names.
+   */
+  previousKeyOf(did: string, fp: string): Promise<string | null>;
   handleOf(did: string): string;
 }
 
@@ -96,6 +101,26 @@ export async function checkAdmission(
 }
 
 /**
+ * A key the commit's creator had before their current one (they replaced it: "I lost my key"), for a
+ * commit they made under it. The commit must list the creator under that key's fingerprint, and:
+ * - when this client holds a verified commit before it, the newest of those must list the creator
+ *   under the same fingerprint: the signed chain says they held that key then, so a replaced key
+ *   cannot sign past the commit that replaced it;
+ * - with nothing verified before it (a newcomer's anchor, the first epoch a fresh device is shown),
+ *   only this client's own earlier key: for anyone else, a signed list naming a key other than the one
+ *   the server now shows is exactly what a swapped key looks like, so it stays refused.
+ */
+async function earlierCreatorKey(ctx: VerifyContext, c: Commit): Promise<string | null> {
+  const listed = c.members.find((m) => m.did === c.creatorDid)?.fp;
+  if (!listed) return null;
+  const prev = previousVerified(ctx.chain, c.epochNumber);
+  if (prev ? prev.members.find((m) => m.did === c.creatorDid)?.fp !== listed : c.creatorDid !== ctx.myDid) {
+    return null;
+  }
+  return ctx.previousKeyOf(c.creatorDid, listed);
+}
+
+/**
  * Whether a commit may be used, in protocol §7's order: (1) its signature under the creator's pinned
  * key, (2) its creator (a member of the previous verified commit, an admitted joiner with reason
  * "join", or for epoch 1 the channel's creator), (3) its key against keyCommitment, (4) its chain. It
@@ -111,15 +136,19 @@ export async function verifyEpoch(ctx: VerifyContext, cand: EpochCandidate): Pro
   if (c.v === 1 && ctx.chain.firstV2 !== null && n > ctx.chain.firstV2) {
     return fail("legacy-after-v2", `v1 commit for epoch ${n}`);
   }
-  // (1) signature, under the key pinned for the creator (never a key the commit itself offers).
-  if (!cand.own) {
-    const creatorKey = await ctx.keyOf(c.creatorDid);
-    if (!creatorKey || !(await verifyCommit(c, cand.signature, creatorKey))) {
-      return fail("signature", "commit signature", c.creatorDid, ctx.handleOf(c.creatorDid));
-    }
-  }
   const hasKey = cand.epochKey !== undefined;
   const isAnchor = !hasKey && cand.anchor === true;
+  // (1) signature, under the key pinned for the creator (never a key the commit itself offers), or
+  // under a key the creator had before, when the chain says they had it then (earlierCreatorKey).
+  if (!cand.own) {
+    const creatorKey = await ctx.keyOf(c.creatorDid);
+    let ok = creatorKey !== null && (await verifyCommit(c, cand.signature, creatorKey));
+    if (!ok) {
+      const earlier = await earlierCreatorKey(ctx, c);
+      ok = earlier !== null && earlier !== creatorKey && (await verifyCommit(c, cand.signature, earlier));
+    }
+    if (!ok) return fail("signature", "commit signature", c.creatorDid, ctx.handleOf(c.creatorDid));
+  }
   const mine = c.members.find((m) => m.did === ctx.myDid);
   if (hasKey && (!mine || mine.fp !== ctx.myFp)) return fail("members", "this device's key is not listed");
 

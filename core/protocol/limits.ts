@@ -6,6 +6,8 @@ export const Limits = {
   descriptionMax: 500,
   membersPerChannel: 5000,
   getKeysMaxDids: 500,
+  /** Replaced keys get-keys returns per did (newest first). */
+  previousKeysMax: 20,
   pageDefault: 20,
   pageOnJoin: 50,
   pageMax: 100,

@@ -38,6 +38,15 @@ export const PublicKeyRecord = Type.Object({
   handle: Type.String(),
   publicKey: Type.Union([Type.String(), Type.Null()]),
   fingerprint: Type.Union([Type.String(), Type.Null()]),
+  /**
+   * Extension (get-keys only): keys the account replaced, newest first. A client uses one only for a
+   * signature whose signed context (a commit's member list) names that fingerprint.
+   */
+  previousKeys: Type.Optional(
+    Type.Array(Type.Object({ publicKey: Type.String(), fingerprint: Type.String() }), {
+      maxItems: Limits.previousKeysMax,
+    }),
+  ),
 });
 export type PublicKeyRecord = Static<typeof PublicKeyRecord>;
 

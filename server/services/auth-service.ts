@@ -307,14 +307,26 @@ export class AuthService {
   }
 
   async getKeys(body: RouteBody<"getKeys">): Promise<{ keys: PublicKeyRecord[] }> {
-    const rows = await this.d.storage.accounts.byDids([...new Set(body.dids)]);
+    const dids = [...new Set(body.dids)];
+    const rows = await this.d.storage.accounts.byDids(dids);
+    const previous = new Map<string, { publicKey: string; fingerprint: string }[]>();
+    for (const p of await this.d.storage.accounts.previousKeys(dids)) {
+      const list = previous.get(p.did) ?? [];
+      if (list.length < Limits.previousKeysMax)
+        list.push({ publicKey: p.publicKey, fingerprint: p.fingerprint });
+      previous.set(p.did, list);
+    }
     return {
-      keys: rows.map((a) => ({
-        did: a.did,
-        handle: a.handle,
-        publicKey: a.publicKey,
-        fingerprint: a.fingerprint,
-      })),
+      keys: rows.map((a) => {
+        const earlier = previous.get(a.did);
+        return {
+          did: a.did,
+          handle: a.handle,
+          publicKey: a.publicKey,
+          fingerprint: a.fingerprint,
+          ...(earlier ? { previousKeys: earlier } : {}),
+        };
+      }),
     };
   }
 }

@@ -26,6 +26,14 @@ export interface AccountRow {
   createdAt: number;
 }
 
+/** A public key an account replaced (kept so what it signed stays checkable). */
+export interface PreviousKeyRow {
+  did: string;
+  fingerprint: string;
+  publicKey: string;
+  replacedAt: number;
+}
+
 export interface AccountStore {
   /** Throws DuplicateError("handle" | "email") when either is taken. */
   create(account: AccountRow): Promise<void>;
@@ -42,6 +50,8 @@ export interface AccountStore {
    * Returns the ids of those channels.
    */
   replacePublicKey(did: string, publicKey: string, fingerprint: string): Promise<string[]>;
+  /** Keys the accounts had before their current one, newest first per did. */
+  previousKeys(dids: string[]): Promise<PreviousKeyRow[]>;
   /** The account's encrypted key backup (opaque JSON text) and when it was stored, or null. */
   getKeyBackup(did: string): Promise<{ blob: string; updatedAt: number } | null>;
   /** Stores or replaces the account's key backup. */

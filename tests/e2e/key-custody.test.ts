@@ -203,6 +203,16 @@ browserTest(
     );
     await ok(t.url, "joinChannel", { channelUri: channel?.uri as string }, bob.token);
     await send(alice.page, "before the key was lost");
+    // The newest epoch is the one her old key signed (her client rotated for bob).
+    const before = (await ok(t.url, "getEpochInfo", { channelUri: channel?.uri as string }, bob.token))
+      .epochInfo;
+    expect(
+      before.commit?.members.some(
+        (m) =>
+          m.did === before.commit?.creatorDid &&
+          String((m as { handle?: string }).handle).startsWith(`${alice.handle}.`),
+      ),
+    ).toBe(true);
     await alice.context.close();
 
     const fresh = await signInWithoutKey(alice.handle);
@@ -229,9 +239,18 @@ browserTest(
     ).toBe(true);
     const keysNow = await ok(t.url, "getKeys", { dids: [aliceDid] }, bob.token);
     expect(keysNow.keys[0]?.publicKey).toBe(newPublic);
-    // Her board opens with the new keys. (Sending again in a channel whose newest epoch her old key
-    // signed is the engine's open defect, issue 11's note: that commit fails against her new pin.)
+    // Her board opens with the new keys, and she talks again in the channel whose newest epoch her
+    // old key signed: the fresh device checks that commit under the replaced key (the signed member
+    // list names it) and makes a key-change epoch, with no warning.
     await fresh.page.locator('[data-testid="board"]').waitFor();
+    await openChannel(fresh.page, room);
+    await send(fresh.page, "after the new keys");
+    expect(await fresh.page.getByText("does not verify", { exact: false }).count()).toBe(0);
+    const epoch = await ok(t.url, "getEpochInfo", { channelUri: channel?.uri as string }, bob.token);
+    expect(epoch.epochInfo.epochNumber).toBe(before.epochNumber + 1);
+    expect(epoch.epochInfo.commit?.members.find((m) => m.did === aliceDid)?.fp).toBe(
+      (await ok(t.url, "getKeys", { dids: [aliceDid] }, bob.token)).keys[0]?.fingerprint as string,
+    );
     expect(fresh.errors).toEqual([]);
     await fresh.context.close();
   },

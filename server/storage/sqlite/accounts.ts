@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import { type AccountRow, type AccountStore, DuplicateError } from "../types.ts";
+import { type AccountRow, type AccountStore, DuplicateError, type PreviousKeyRow } from "../types.ts";
 
 interface Row {
   did: string;
@@ -80,6 +80,14 @@ export class SqliteAccounts implements AccountStore {
   async replacePublicKey(did: string, publicKey: string, fingerprint: string): Promise<string[]> {
     return this.db
       .transaction(() => {
+        // The key being replaced stays readable as history (what it signed stays checkable).
+        this.db
+          .query(
+            `INSERT OR IGNORE INTO key_history (did, fingerprint, public_key, replaced_at)
+             SELECT did, fingerprint, public_key, ? FROM accounts
+             WHERE did = ? AND public_key IS NOT NULL AND fingerprint IS NOT NULL AND fingerprint <> ?`,
+          )
+          .run(Date.now(), did, fingerprint);
         this.db
           .query("UPDATE accounts SET public_key = ?, fingerprint = ? WHERE did = ?")
           .run(publicKey, fingerprint, did);
@@ -96,6 +104,27 @@ export class SqliteAccounts implements AccountStore {
         return ids;
       })
       .immediate();
+  }
+
+  async previousKeys(dids: string[]): Promise<PreviousKeyRow[]> {
+    return (
+      this.db
+        .query(
+          `SELECT did, fingerprint, public_key, replaced_at FROM key_history
+           WHERE did IN (SELECT value FROM json_each(?)) ORDER BY did, replaced_at DESC, rowid DESC`,
+        )
+        .all(JSON.stringify(dids)) as {
+        did: string;
+        fingerprint: string;
+        public_key: string;
+        replaced_at: number;
+      }[]
+    ).map((r) => ({
+      did: r.did,
+      fingerprint: r.fingerprint,
+      publicKey: r.public_key,
+      replacedAt: r.replaced_at,
+    }));
   }
 
   async getKeyBackup(did: string): Promise<{ blob: string; updatedAt: number } | null> {

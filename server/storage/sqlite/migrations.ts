@@ -126,6 +126,20 @@ export const migrations: { version: number; sql: string }[] = [
       );
     `,
   },
+  {
+    // Replaced public keys (public data): signatures a did made under an earlier key stay checkable
+    // against the fingerprint a signed commit lists for it (docs/protocol-extensions.md).
+    version: 4,
+    sql: `
+      CREATE TABLE key_history (
+        did TEXT NOT NULL REFERENCES accounts(did) ON DELETE CASCADE,
+        fingerprint TEXT NOT NULL,
+        public_key TEXT NOT NULL,
+        replaced_at INTEGER NOT NULL,
+        PRIMARY KEY (did, fingerprint)
+      );
+    `,
+  },
 ];
 
 const userVersion = (db: Database) =>

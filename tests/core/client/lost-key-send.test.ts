@@ -66,3 +66,54 @@ test("'I lost my key' on a fresh device: new keys, then sending in an old channe
   expect(item?.verified).toBe(true);
   expect(b2.view(channel.id)?.warnings.filter((w) => w.did === aliceDid)).toEqual([]);
 }, 60_000);
+
+test("'I lost my key' where the newest epoch was signed by the old key: the fresh device checks it under the replaced key and sends", async () => {
+  t = await startTestServer();
+  const a = client(t.url);
+  const handle = `lio-${Math.random().toString(36).slice(2, 6)}`;
+  await a.register({ handle, email: `${handle}@example.com`, password: PASSWORD });
+  await a.completeRegistration();
+  const bStore = new MemoryStore();
+  const b = client(t.url, bStore);
+  const bh = `bea-${Math.random().toString(36).slice(2, 6)}`;
+  await b.register({ handle: bh, email: `${bh}@example.com`, password: PASSWORD });
+  await b.completeRegistration();
+  const { channel } = await a.createChannel({ name: "lko", type: "public" });
+  await a.open(channel.id);
+  await b.join(channel.id);
+  await b.open(channel.id);
+  await b.send(channel.id, "bob before");
+  // The newest epoch is Alice's, under the key she is about to lose.
+  await a.rotate(channel.id);
+  await a.send(channel.id, "alice before");
+  const oldHead = a.view(channel.id)?.epoch?.epochNumber as number;
+  expect(oldHead).toBeGreaterThanOrEqual(3);
+
+  const fresh = client(t.url);
+  await fresh.login(handle, PASSWORD);
+  await fresh.createNewKeys();
+  await fresh.open(channel.id);
+  await fresh.send(channel.id, "after the new keys");
+  expect(fresh.view(channel.id)?.warnings).toEqual([]);
+  expect(fresh.view(channel.id)?.epoch?.epochNumber).toBe(oldHead + 1);
+
+  // Bob: the key change warns until he accepts it; afterwards Alice's message under her new key
+  // checks out, and so does what she signed under the old one (its epoch's commit names that key).
+  b.disconnect();
+  const b2 = client(t.url, bStore);
+  await b2.restore();
+  await b2.open(channel.id);
+  const aliceDid = fresh.state.auth.user?.did as string;
+  await b2.acceptKeyChange(aliceDid, (await b2.safetyNumbers(aliceDid)).theirKey);
+  b2.disconnect();
+  const b3 = client(t.url, bStore);
+  await b3.restore();
+  await b3.open(channel.id);
+  const items = b3.view(channel.id)?.items ?? [];
+  for (const text of ["alice before", "after the new keys"]) {
+    const item = items.find((x) => x.text === text);
+    expect(item?.state).toBe("success");
+    expect(item?.verified).toBe(true);
+  }
+  expect(b3.view(channel.id)?.warnings.filter((w) => w.did === aliceDid)).toEqual([]);
+}, 60_000);

@@ -45,6 +45,7 @@ function context(chain: ChainState): VerifyContext {
     myDid: alice.did,
     myFp: aliceFp,
     keyOf: async (did) => byDid.get(did)?.publicKey ?? null,
+    previousKeyOf: async () => null,
     handleOf: (did) => handles.get(did) ?? did,
   };
 }
