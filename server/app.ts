@@ -21,7 +21,7 @@ import type { Storage } from "./storage/types.ts";
 import { type Clock, systemClock } from "./util/clock.ts";
 import { createWeatherService } from "./weather/index.ts";
 import { renderPage, serveAsset } from "./web/render.tsx";
-import { socketHandlers } from "./ws/socket.ts";
+import { SocketLimits, socketHandlers } from "./ws/socket.ts";
 
 export interface AppDeps {
   config: Config;
@@ -177,7 +177,15 @@ export function createApp(deps: AppDeps) {
   const app = new Elysia({
     normalize: false,
     serve: { maxRequestBodySize: Limits.epochBodyMaxBytes + 64 * 1024 },
-    websocket: { maxPayloadLength: Limits.wsFrameMaxBytes, idleTimeout: 120, perMessageDeflate: false },
+    websocket: {
+      maxPayloadLength: Limits.wsFrameMaxBytes,
+      idleTimeout: 120,
+      perMessageDeflate: false,
+      // The slow-consumer cap (server/ws/socket.ts, overflow): past it Bun may drop the connection
+      // without flushing its backlog first, which is how a stalled socket is released at once.
+      backpressureLimit: SocketLimits.maxBacklogBytes,
+      closeOnBackpressureLimit: true,
+    },
   })
     .onRequest(({ set }) => {
       Object.assign(set.headers, SECURITY_HEADERS);

@@ -27,8 +27,8 @@ const authCheck = TypeCompiler.Compile(ClientFrames[WsEvent.auth]);
 
 /**
  * Socket limits (docs/protocol-extensions.md, "WebSocket"): a socket whose unsent backlog would pass
- * `maxBacklogBytes` is closed with 4408 at once and its TCP connection dropped `closeGraceMs` later
- * whether or not the client read the close frame; one user may hold `maxSocketsPerUser` sockets and
+ * `maxBacklogBytes` gets nothing more: closed with 4408 as soon as it reads, its connection dropped
+ * if it has not within `closeGraceMs`; one user may hold `maxSocketsPerUser` sockets and
  * one address `maxSocketsPerAddress` (beyond either: close 4429).
  */
 export const SocketLimits = {
@@ -73,6 +73,8 @@ let nextId = 0;
 /** The WebSocket adapter of protocol §4: first-frame auth, acks, channel frames, presence. */
 export function socketHandlers(s: Services, opts: { addressOf?: (ws: ElysiaSocket) => string | null } = {}) {
   const states = new WeakMap<object, SocketState>();
+  /** Sockets past the backlog cap: they get nothing more (see overflow). */
+  const doomed = new WeakSet<object>();
   const perAddress = new Map<string, number>();
   const perUser = new Map<string, number>();
   const addressOf = opts.addressOf ?? ((ws: ElysiaSocket) => ws.raw.remoteAddress ?? null);
@@ -86,29 +88,47 @@ export function socketHandlers(s: Services, opts: { addressOf?: (ws: ElysiaSocke
   };
 
   /**
-   * A slow consumer: close with 4408 now (the close frame goes out after what is already queued)
-   * and drop the TCP connection shortly after, so its backlog is freed even if it never reads.
+   * A slow consumer. Its backlog passed the cap, so it gets nothing more but the end of the
+   * connection. The frame that passed the cap is still queued: that takes Bun's own backlog past its
+   * limit (createApp sets `backpressureLimit` to the same cap with `closeOnBackpressureLimit`), which
+   * is the one state in which Bun drops a connection without first flushing what is queued. Then:
+   * - a client that is reading drains back under the cap within moments and is closed with 4408
+   *   (the close frame follows what it is reading, so it learns to reconnect and fill the gap);
+   * - a client that stays stalled `closeGraceMs` is terminated: the socket and its backlog are
+   *   released at once (a client that reads nothing can receive no close frame; it sees 1006).
    */
-  const overflow = (ws: RawSocket) => {
-    close(ws, WsClose.backpressure, "Too far behind; reconnect and fill the gap");
-    setTimeout(() => {
-      try {
-        ws.terminate?.();
-      } catch {
-        // Already gone.
+  const overflow = (ws: RawSocket, text: string) => {
+    if (doomed.has(ws)) return;
+    doomed.add(ws);
+    s.log(`ws: a socket passed the ${SocketLimits.maxBacklogBytes}-byte backlog cap; ending it`);
+    if (ws.send(text) === 0 || ws.readyState !== 1) return; // Bun dropped it already
+    const deadline = Date.now() + SocketLimits.closeGraceMs;
+    const poll = setInterval(() => {
+      if (ws.readyState !== 1) return clearInterval(poll);
+      if (buffered(ws) <= SocketLimits.maxBacklogBytes) {
+        clearInterval(poll);
+        close(ws, WsClose.backpressure, "Too far behind; reconnect and fill the gap");
+      } else if (Date.now() >= deadline) {
+        clearInterval(poll);
+        try {
+          ws.terminate?.();
+        } catch {
+          // Already gone.
+        }
       }
-    }, SocketLimits.closeGraceMs).unref?.();
+    }, 25);
+    poll.unref?.();
   };
 
   /** Sends unless that would take the socket's backlog past the cap; returns the bytes queued. */
   const push = (ws: RawSocket, text: string): number => {
-    if (ws.readyState !== 1) return buffered(ws);
+    if (ws.readyState !== 1 || doomed.has(ws)) return buffered(ws);
     if (buffered(ws) + text.length > SocketLimits.maxBacklogBytes) {
-      overflow(ws);
+      overflow(ws, text);
       return buffered(ws);
     }
     // 0: Bun dropped the message (the connection is going away or is over its own limit).
-    if (ws.send(text) === 0) overflow(ws);
+    if (ws.send(text) === 0) doomed.add(ws);
     return buffered(ws);
   };
 
@@ -164,9 +184,12 @@ export function socketHandlers(s: Services, opts: { addressOf?: (ws: ElysiaSocke
       id: String(++nextId),
       did: ctx.did,
       sessionId: ctx.sessionId,
-      // The hub's own check (Hub.maxBufferedBytes) sees what is left queued after this.
+      // The hub's own check (Hub.maxBufferedBytes) sees what is left queued after this; a socket
+      // past the cap is already being ended by overflow(), which a close now would pre-empt.
       send: (text) => push(ws, text),
-      close: (code, reason) => close(ws, code, reason),
+      close: (code, reason) => {
+        if (!(code === WsClose.backpressure && doomed.has(ws))) close(ws, code, reason);
+      },
     };
     st.conn = conn;
     const first = s.hub.add(conn);

@@ -2,7 +2,36 @@
  * A bare WebSocket client over node:net, for tests that need what a browser socket cannot do: stop
  * reading (pause) so the server's queue grows, choose the local address, and see the raw close frame.
  */
+import { readFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
+
+/**
+ * The kernel's state of the server's end of a loopback connection (IPv4, or IPv4 mapped into IPv6),
+ * as /proc/net/tcp{,6} give it: "01" ESTABLISHED while the server process still holds the socket;
+ * "04" (FIN_WAIT1) and later states once it closed it, even while a client that reads nothing keeps
+ * its own end open; null once the kernel forgot it. Linux only.
+ */
+export function serverSideTcpState(serverPort: number, clientPort: number): string | null {
+  const hex = (p: number) => p.toString(16).toUpperCase().padStart(4, "0");
+  const v4 = (p: number) => `0100007F:${hex(p)}`;
+  const v6 = (p: number) => `0000000000000000FFFF00000100007F:${hex(p)}`;
+  for (const [file, addr] of [
+    ["/proc/net/tcp", v4],
+    ["/proc/net/tcp6", v6],
+  ] as const) {
+    let text = "";
+    try {
+      text = readFileSync(file, "utf8");
+    } catch {
+      continue;
+    }
+    for (const line of text.split("\n")) {
+      const f = line.trim().split(/\s+/);
+      if (f[1] === addr(serverPort) && f[2] === addr(clientPort)) return f[3] ?? null;
+    }
+  }
+  return null;
+}
 
 export interface RawFrame {
   opcode: number;
