@@ -694,7 +694,7 @@ describe("public keys", () => {
     const { records } = await ok(t.url, "getMessages", { channelUri: unrelated.channel.uri }, sam.token);
     expect(records.some((x) => (x.value as { action?: string }).action === "key-changed")).toBe(false);
 
-    // The new key is what everyone sees now.
+    // The new key is what everyone sees now; the replaced one stays listed as earlier.
     const keys = await ok(t.url, "getKeys", { dids: [rae.session.did] }, sam.token);
     expect(keys.keys).toEqual([
       {
@@ -702,6 +702,7 @@ describe("public keys", () => {
         handle: rae.session.handle,
         publicKey: k2.publicKey,
         fingerprint: fingerprintOf(k2.publicKey),
+        previousKeys: [{ publicKey: rae.publicKey, fingerprint: fingerprintOf(rae.publicKey) }],
       },
     ]);
     expect((await ok(t.url, "session", {}, rae.token)).publicKey).toBe(k2.publicKey);
