@@ -52,6 +52,13 @@ export const LANDING = {
   renderScale: 0.5,
   /** One glyph cell of the digital rain, in render pixels (a 5×7 glyph plus margins). */
   cellPx: 9,
+  /**
+   * A device that cannot keep up (frames arriving more than `slowFrameMs` apart on average) draws
+   * less often, down to one frame every `maxFrameGapMs`: the picture stays the same, the CPU it takes
+   * (software WebGL on a weak or busy machine) drops. Cosmetic.
+   */
+  slowFrameMs: 40,
+  maxFrameGapMs: 100,
 } as const;
 
 /** Where the provider's name comes from: the handle suffix's host; localhost instances show this. */

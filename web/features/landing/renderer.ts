@@ -15,6 +15,9 @@ export class LandingRenderer {
   private running = false;
   private time = 0;
   private last = 0;
+  /** Average gap between animation frames (ms), and the least gap between two draws (adaptive). */
+  private gapAvg = 16;
+  private minGap = 0;
   private readonly onVisibility = () => this.syncLoop();
 
   constructor(
@@ -75,11 +78,22 @@ export class LandingRenderer {
 
   private readonly frame = (now: number) => {
     if (!this.running) return;
+    this.raf = requestAnimationFrame(this.frame);
+    const gap = Math.max(0, now - this.last);
+    if (gap < this.minGap) return;
+    // A device that cannot keep up draws less often (LANDING.slowFrameMs): same picture, less work.
+    this.gapAvg = this.gapAvg * 0.8 + gap * 0.2;
+    if (
+      this.gapAvg > Math.max(LANDING.slowFrameMs, this.minGap * 1.5) &&
+      this.minGap < LANDING.maxFrameGapMs
+    ) {
+      this.minGap = Math.min(LANDING.maxFrameGapMs, Math.max(33, this.minGap * 2));
+      this.gapAvg = this.minGap;
+    }
     // Clamp the step so a stalled frame does not jump the rain.
-    this.time += Math.min(0.1, Math.max(0, (now - this.last) / 1000));
+    this.time += Math.min(0.1, gap / 1000);
     this.last = now;
     this.draw();
-    this.raf = requestAnimationFrame(this.frame);
   };
 
   /** Draws one frame of the current state. */
