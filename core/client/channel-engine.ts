@@ -358,7 +358,7 @@ export class ChannelEngine {
     const d = signed.deletion;
     const byDid = d.byDid;
     const allowed = byDid === authorDid || byDid === view.channel.owner?.did;
-    const key = allowed ? await this.epochs.authorKey(byDid).catch(() => null) : null;
+    const key = allowed ? await this.epochs.keys.authorKey(byDid).catch(() => null) : null;
     const ok =
       key !== null &&
       d.uri === uri &&
@@ -381,7 +381,7 @@ export class ChannelEngine {
     const base = itemFromRecord(record, isNew);
     // First sight of an author pins their key and handle (from get-keys) before anything is shown.
     const senderKey =
-      record.value.$type === "chat.wsync.message" ? this.epochs.authorKey(base.author.did) : null;
+      record.value.$type === "chat.wsync.message" ? this.epochs.keys.authorKey(base.author.did) : null;
     await senderKey?.catch(() => null);
     const shownAs = (await this.c.keyring.pinnedHandle(base.author.did)) ?? base.author.handle;
     const item: TimelineItem = { ...base, author: { did: base.author.did, handle: shownAs } };
@@ -441,7 +441,7 @@ export class ChannelEngine {
         channelId,
         recordAuthorDid: rec.value.author.did,
         epochKey: await importedKey(vk.key),
-        senderPublicKey: await this.epochs.signerKey(rec.value.author.did, listedFp),
+        senderPublicKey: await this.epochs.keys.signerKey(rec.value.author.did, listedFp),
         epochVersion: vk.epoch.v,
       });
       const notes: IntegrityNote[] = [];

@@ -494,7 +494,7 @@ export class WsyncClient {
     if (current !== publicKey)
       throw new Error("Their key changed again; compare the new safety numbers first");
     await this.keyring.repin(did, publicKey);
-    this.partsLoaded?.epochs.forgetAuthorKey(did);
+    this.partsLoaded?.epochs.keys.forget(did);
     for (const view of Object.values(this.state.open))
       view.warnings = view.warnings.filter((w) => !(w.did === did && w.check === "key-changed"));
     this.changed();

@@ -16,6 +16,7 @@ import { checkAdmission, type EpochCandidate, type VerifyContext, verifyEpoch } 
 import { SendBlockedError } from "./errors.ts";
 import type { EpochKey } from "./keyring.ts";
 import { SecurityText } from "./security-text.ts";
+import { SignerKeys } from "./signer-keys.ts";
 import type { ChannelView, EpochChange, SecurityCheck, SecurityWarning } from "./state.ts";
 
 const MAX_ROTATION_ATTEMPTS = 5;
@@ -38,15 +39,18 @@ interface PendingEpoch {
 export class EpochManager {
   private readonly rotations = new Map<string, Promise<void>>();
   private readonly keyLoads = new Map<string, Promise<void>>();
-  private readonly authorKeys = new Map<string, Promise<string | null>>();
-  private readonly previousKeys = new Map<string, Promise<string | null>>();
   private readonly pending = new Map<string, PendingEpoch>();
   private cacheGeneration = 0;
   private readonly verifiedKeys = new Map<string, Promise<{ key: EpochKey; epoch: VerifiedEpoch } | null>>();
   /** Told of every verified membership change, so the timeline can show it. */
   onChange: (channelId: string, change: EpochChange, createdAt: number) => void = () => undefined;
 
-  constructor(private readonly c: EngineContext) {}
+  /** Whose key checks what someone signed (pins, and earlier keys a signed list names). */
+  readonly keys: SignerKeys;
+
+  constructor(private readonly c: EngineContext) {
+    this.keys = new SignerKeys(c);
+  }
 
   private view(channelId: string): ChannelView | undefined {
     return this.c.state.open[channelId];
@@ -132,61 +136,6 @@ export class EpochManager {
     return this.c.keyring.handleSync(did) ?? fallback ?? did;
   }
 
-  /** The pinned key of a did; fetched and pinned (key and handle) on first sight. */
-  authorKey(did: string): Promise<string | null> {
-    let p = this.authorKeys.get(did);
-    if (!p) {
-      p = (async () => {
-        const pinned = await this.c.keyring.pinned(did);
-        if (pinned) return pinned;
-        const { keys } = await this.c.api.call("getKeys", { dids: [did] });
-        const k = keys.find((x) => x.did === did);
-        if (!k?.publicKey) return null;
-        await this.c.keyring.pin(did, k.publicKey);
-        await this.c.keyring.pinHandles([{ did, handle: k.handle }]);
-        return (await this.c.keyring.pinned(did)) ?? null;
-      })();
-      this.authorKeys.set(did, p);
-      p.catch(() => this.authorKeys.delete(did));
-    }
-    return p;
-  }
-
-  /**
-   * A key `did` had before its current one whose fingerprint (computed here, never taken from the
-   * server) is `fp`, from get-keys' list of replaced keys; null when there is none.
-   */
-  previousKey(did: string, fp: string): Promise<string | null> {
-    const id = `${did} ${fp}`;
-    let p = this.previousKeys.get(id);
-    if (!p) {
-      p = (async () => {
-        const { keys } = await this.c.api.call("getKeys", { dids: [did] });
-        for (const k of keys.find((x) => x.did === did)?.previousKeys ?? []) {
-          if ((await fingerprint(k.publicKey).catch(() => null)) === fp) return k.publicKey;
-        }
-        return null;
-      })();
-      this.previousKeys.set(id, p);
-      p.catch(() => this.previousKeys.delete(id));
-    }
-    return p;
-  }
-
-  /**
-   * The key to check what `did` signed in a context whose signed member list names them under `fp`
-   * (an epoch's commit): the pinned key when it has that fingerprint, else the earlier key that has.
-   */
-  async signerKey(did: string, fp: string | null): Promise<string | null> {
-    const pinned = await this.authorKey(did);
-    if (!fp || !pinned || (await fingerprint(pinned)) === fp) return pinned;
-    return (await this.previousKey(did, fp).catch(() => null)) ?? pinned;
-  }
-
-  forgetAuthorKey(did: string): void {
-    this.authorKeys.delete(did);
-  }
-
   // ---- verification -----------------------------------------------------------------------------
 
   /** `identity`: the one a load started with, so a key replaced mid-load is not mixed in. */
@@ -203,8 +152,8 @@ export class EpochManager {
       chain: await this.chain(channelId),
       myDid: this.c.me().did,
       myFp: await fingerprint(identity.publicKey),
-      keyOf: (did) => this.authorKey(did),
-      previousKeyOf: (did, fp) => this.previousKey(did, fp),
+      keyOf: (did) => this.keys.authorKey(did),
+      previousKeyOf: (did, fp) => this.keys.previousKey(did, fp),
       handleOf: (did) => this.handleOf(did),
     };
   }

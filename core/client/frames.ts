@@ -41,7 +41,7 @@ export async function handleFrame(c: FrameContext, f: ServerFrame): Promise<void
       // Every notification (joined, left, kicked, key-changed) changes who holds the epoch key.
       if (view.epoch) view.epoch.rotationRequired = true;
       if (record.value.action === "key-changed") {
-        epochs.forgetAuthorKey(record.value.subject.did);
+        epochs.keys.forget(record.value.subject.did);
         const { members } = await c.api.call("getMembers", { channelUri: channelId });
         view.members = members;
         await epochs.checkMemberKeys(channelId, members);

@@ -11,11 +11,10 @@
  * connection; no close frame can be among it (one that reads again in time gets 4408 instead:
  * tests/server/abuse-slow-consumer.test.ts).
  */
-import { connect, type Socket } from "node:net";
 import type { MessageRecord } from "../../core/protocol/index.ts";
 import { ok } from "../server/harness.ts";
 import { createChannel, type Person, person, rotate, seal } from "../server/people.ts";
-import { serverSideTcpState } from "../server/raw-ws.ts";
+import { RawWs, serverSideTcpState } from "../server/raw-ws.ts";
 import { type FaultResult, FaultSocket, result, ServerProcess, waitUntil } from "./lib.ts";
 
 export interface SlowConsumerOptions {
@@ -25,93 +24,6 @@ export interface SlowConsumerOptions {
   closeWithinMs?: number;
   /** Bytes of content to fan out to the channel before judging (default 32 MiB). */
   budgetBytes?: number;
-}
-
-/** A WebSocket client on a bare TCP socket, so that it can stop reading. */
-class RawWs {
-  private buf = Buffer.alloc(0);
-  readonly frames: { opcode: number; payload: Buffer }[] = [];
-  ended = false;
-  private constructor(readonly sock: Socket) {}
-
-  static async open(port: number, token: string): Promise<RawWs> {
-    const sock = connect({ host: "127.0.0.1", port });
-    await new Promise<void>((resolve, reject) => {
-      sock.once("connect", () => resolve());
-      sock.once("error", reject);
-    });
-    const raw = new RawWs(sock);
-    sock.on("error", () => undefined);
-    sock.on("end", () => {
-      raw.ended = true;
-    });
-    sock.on("close", () => {
-      raw.ended = true;
-    });
-    const key = Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("base64");
-    sock.write(
-      `GET /api/ws HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
-    );
-    let headerDone = false;
-    sock.on("data", (chunk: Buffer) => {
-      raw.buf = Buffer.concat([raw.buf, chunk]);
-      if (!headerDone) {
-        const end = raw.buf.indexOf("\r\n\r\n");
-        if (end < 0) return;
-        headerDone = true;
-        raw.buf = raw.buf.subarray(end + 4);
-      }
-      raw.parse();
-    });
-    raw.send(JSON.stringify({ type: "auth", data: { token } }));
-    const isReady = () => raw.frames.some((f) => f.opcode === 1 && f.payload.toString().includes('"ready"'));
-    if (!(await waitUntil(isReady, 10_000))) throw new Error("raw socket: no ready");
-    return raw;
-  }
-
-  private parse(): void {
-    for (;;) {
-      const b = this.buf;
-      if (b.length < 2) return;
-      let len = (b[1] as number) & 0x7f;
-      let off = 2;
-      if (len === 126) {
-        if (b.length < 4) return;
-        len = b.readUInt16BE(2);
-        off = 4;
-      } else if (len === 127) {
-        if (b.length < 10) return;
-        len = Number(b.readBigUInt64BE(2));
-        off = 10;
-      }
-      if (b.length < off + len) return;
-      this.frames.push({ opcode: (b[0] as number) & 0x0f, payload: b.subarray(off, off + len) });
-      this.buf = b.subarray(off + len);
-    }
-  }
-
-  /** A masked text frame (clients must mask). */
-  send(text: string): void {
-    const payload = Buffer.from(text);
-    const mask = Buffer.from(crypto.getRandomValues(new Uint8Array(4)));
-    const head =
-      payload.length < 126
-        ? Buffer.from([0x81, 0x80 | payload.length])
-        : Buffer.from([0x81, 0x80 | 126, payload.length >> 8, payload.length & 0xff]);
-    const masked = Buffer.from(payload.map((x, i) => x ^ (mask[i % 4] as number)));
-    this.sock.write(Buffer.concat([head, mask, masked]));
-  }
-
-  /** The close code, if a close frame arrived. */
-  closeCode(): number | null {
-    const f = this.frames.find((x) => x.opcode === 8);
-    return f && f.payload.length >= 2 ? f.payload.readUInt16BE(0) : null;
-  }
-
-  /** The state of the server's end of this connection (see serverSideTcpState). */
-  tcpState(serverPort: number): string | null {
-    return serverSideTcpState(serverPort, this.sock.localPort ?? 0);
-  }
 }
 
 export async function runSlowConsumer(opts: SlowConsumerOptions = {}): Promise<FaultResult> {
@@ -142,11 +54,14 @@ export async function runSlowConsumer(opts: SlowConsumerOptions = {}): Promise<F
       const f = await s.request("channel:join", { channelUri: channel.uri });
       if (f.type !== "ack") throw new Error(`channel:join refused: ${JSON.stringify(f.data)}`);
     }
-    const slow = await RawWs.open(server.port, carol.token);
+    // A WebSocket client on a bare TCP socket, so that it can stop reading.
+    const slow = await RawWs.open(server.wsUrl);
+    slow.send(JSON.stringify({ type: "auth", data: { token: carol.token } }));
     slow.send(JSON.stringify({ type: "channel:join", id: "j", data: { channelUri: channel.uri } }));
-    const joined = () => slow.frames.some((f) => f.opcode === 1 && f.payload.toString().includes('"id":"j"'));
+    const joined = () => slow.json().some((f) => f.id === "j");
+    const tcpState = () => serverSideTcpState(server.port, slow.sock.localPort ?? 0);
     if (!(await waitUntil(joined, 10_000))) throw new Error("raw socket: channel:join not answered");
-    slow.sock.pause();
+    slow.pause();
     const pausedAt = performance.now();
     const framesAtPause = slow.frames.length;
 
@@ -176,13 +91,12 @@ export async function runSlowConsumer(opts: SlowConsumerOptions = {}): Promise<F
         }),
       );
       for (const uri of batch) if (uri) sent.push(uri);
-      state = slow.tcpState(server.port);
+      state = tcpState();
       if (state !== "01" && !droppedAt) droppedAt = performance.now();
     }
     // Then the grace period the server gives a closed slow socket before it drops the connection.
-    if (!droppedAt && (await waitUntil(() => slow.tcpState(server.port) !== "01", 3_000, 50)))
-      droppedAt = performance.now();
-    state = slow.tcpState(server.port);
+    if (!droppedAt && (await waitUntil(() => tcpState() !== "01", 3_000, 50))) droppedAt = performance.now();
+    state = tcpState();
     // A few more after the close: the others still get everything.
     for (let i = 0; i < 10; i++) {
       const f = await sender.request("channel:message", await seal(alice, channel, epoch, `after ${i}`));
@@ -193,8 +107,8 @@ export async function runSlowConsumer(opts: SlowConsumerOptions = {}): Promise<F
     const framesWhilePaused = slow.frames.length - framesAtPause;
     // Now read what reached the stalled client: the messages before the close frame tell when the
     // server closed it (the ack of the first message it no longer got), the frame its code.
-    slow.sock.resume();
-    await waitUntil(() => slow.ended || slow.closeCode() !== null, 3_000);
+    slow.resume();
+    await waitUntil(() => slow.ended || slow.closeCode !== null, 3_000);
     const gotUris = new Set<string>();
     for (const f of slow.frames.slice(framesAtPause)) {
       if (f.opcode !== 1) continue;
@@ -202,7 +116,7 @@ export async function runSlowConsumer(opts: SlowConsumerOptions = {}): Promise<F
       if (m?.[1]) gotUris.add(m[1]);
     }
     const firstMissed = sent.find((u) => !gotUris.has(u));
-    const code = slow.closeCode();
+    const code = slow.closeCode;
     // When the server stopped sending to it: the ack of the first message it did not get.
     const cutOffMs = firstMissed ? (ackedAt.get(firstMissed) ?? 0) - pausedAt : null;
     const missed = sent.filter((u) => !received.has(u)).length;
@@ -233,7 +147,7 @@ export async function runSlowConsumer(opts: SlowConsumerOptions = {}): Promise<F
     if (sendErrors) r.fail(`${sendErrors} sends failed`);
     sender.close();
     reader.close();
-    slow.sock.destroy();
+    slow.destroy();
     return r;
   } finally {
     await server.stop();

@@ -76,20 +76,30 @@ export function PrivateKeyValidationModal() {
     };
   }, []);
 
-  /** Spec §2.6: after validation the app initialises crypto and goes to /sync. */
-  async function run(action: (c: Awaited<ReturnType<typeof loadClient>>) => Promise<void>, fallback: string) {
+  /** Runs one way back or out: busy meanwhile, its failure shown (`fallback` for a non-Error). */
+  async function busyWhile(action: () => Promise<unknown>, fallback?: string) {
     setBusy(true);
     setError(null);
     try {
-      await action(await loadClient());
-      window.location.replace("/sync");
+      await action();
     } catch (e) {
-      setError(e instanceof Error ? e.message : fallback);
+      setError(e instanceof Error ? e.message : (fallback ?? message(e)));
     } finally {
       setBusy(false);
     }
   }
+  /** Spec §2.6: after validation the app initialises crypto and goes to /sync. */
+  const run = (action: (c: Awaited<ReturnType<typeof loadClient>>) => Promise<void>, fallback: string) =>
+    busyWhile(async () => {
+      await action(await loadClient());
+      window.location.replace("/sync");
+    }, fallback);
   const validate = (key: string) => run((c) => c.validatePrivateKey(key), CryptoText.privateKeySaveFailed);
+
+  const goTo = (next: typeof step) => {
+    setStep(next);
+    setError(null);
+  };
 
   const select = (next: Tab) => {
     picked.current = true;
@@ -122,28 +132,11 @@ export function PrivateKeyValidationModal() {
             type="button"
             className="danger"
             disabled={busy || ui.replacingKeys}
-            onClick={async () => {
-              setBusy(true);
-              setError(null);
-              try {
-                await makeNewKeys();
-              } catch (e) {
-                setError(message(e));
-              } finally {
-                setBusy(false);
-              }
-            }}
+            onClick={() => void busyWhile(makeNewKeys)}
           >
             {busy || ui.replacingKeys ? T.makingNewKeys : T.makeNewKeys}
           </button>
-          <button
-            type="button"
-            disabled={busy}
-            onClick={() => {
-              setStep("restore");
-              setError(null);
-            }}
-          >
+          <button type="button" disabled={busy} onClick={() => goTo("restore")}>
             {T.cancel}
           </button>
         </div>
@@ -205,14 +198,7 @@ export function PrivateKeyValidationModal() {
         </p>
       ) : null}
       <div className="actions pkv-ways-out">
-        <button
-          type="button"
-          disabled={busy}
-          onClick={() => {
-            setStep("new-keys");
-            setError(null);
-          }}
-        >
+        <button type="button" disabled={busy} onClick={() => goTo("new-keys")}>
           {T.lostKey}
         </button>
         <button type="button" disabled={busy} onClick={() => setConfirmLogout(true)}>
