@@ -9,16 +9,8 @@
  */
 import type { MessageRecord } from "../../core/protocol/index.ts";
 import { call, ok } from "../server/harness.ts";
-import { createChannel, type Person, person, rotate, seal } from "../server/people.ts";
-import {
-  allRecords,
-  type FaultResult,
-  FaultSocket,
-  result,
-  SeededRng,
-  ServerProcess,
-  seqProblems,
-} from "./lib.ts";
+import { allRecords, createChannel, type Person, person, rotate, seal } from "../server/people.ts";
+import { type FaultResult, FaultSocket, result, SeededRng, ServerProcess, seqProblems } from "./lib.ts";
 
 export interface EpochsOptions {
   members: number;

@@ -7,9 +7,8 @@
  */
 import type { MessageRecord } from "../../core/protocol/index.ts";
 import { call, ok } from "../server/harness.ts";
-import { createChannel, type Person, person, rotate, seal } from "../server/people.ts";
+import { allRecords, createChannel, type Person, person, rotate, seal } from "../server/people.ts";
 import {
-  allRecords,
   debug,
   type FaultResult,
   FaultSocket,

@@ -6,10 +6,7 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { TimelineRecord } from "../../core/protocol/index.ts";
 import { freePort } from "../bench/server-process.ts";
-import { ok } from "../server/harness.ts";
-import type { Person } from "../server/people.ts";
 
 const repoRoot = join(import.meta.dir, "../..");
 
@@ -288,24 +285,6 @@ export class FaultSocket {
       // Already closed.
     }
   }
-}
-
-/** Every record of a channel, oldest first, through the HTTP API (paged by cursor). */
-export async function allRecords(url: string, who: Person, channelUri: string): Promise<TimelineRecord[]> {
-  const records: TimelineRecord[] = [];
-  let cursor: string | undefined;
-  for (;;) {
-    const page = await ok(
-      url,
-      "getMessages",
-      { channelUri, limit: 100, ...(cursor ? { cursor } : {}) },
-      who.token,
-    );
-    records.push(...page.records);
-    if (!page.hasMore || !page.cursor) break;
-    cursor = page.cursor;
-  }
-  return records.sort((a, b) => a.seq - b.seq);
 }
 
 /** Seqs missing from 1..max, and seqs present more than once. */

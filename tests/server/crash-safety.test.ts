@@ -2,9 +2,9 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { MessageRecord, TimelineRecord } from "../../core/protocol/index.ts";
+import type { MessageRecord } from "../../core/protocol/index.ts";
 import { ok, TestSocket } from "./harness.ts";
-import { createChannel, deletionBody, type Person, person, rotate, seal } from "./people.ts";
+import { allRecords, createChannel, deletionBody, type Person, person, rotate, seal } from "./people.ts";
 
 /**
  * An acknowledged message is a promise to the sender: it survives `kill -9` of the server. This runs
@@ -90,22 +90,6 @@ async function kill9(server: Server): Promise<void> {
   expect(server.proc.signalCode).toBe("SIGKILL");
 }
 
-async function allRecords(url: string, who: Person, channelUri: string): Promise<TimelineRecord[]> {
-  const records: TimelineRecord[] = [];
-  let cursor: string | undefined;
-  for (;;) {
-    const page = await ok(
-      url,
-      "getMessages",
-      { channelUri, limit: 100, ...(cursor ? { cursor } : {}) },
-      who.token,
-    );
-    records.push(...page.records);
-    if (!page.hasMore || !page.cursor) return records;
-    cursor = page.cursor;
-  }
-}
-
 test("every acknowledged message survives kill -9, and the server carries on after a restart", async () => {
   let server = await startServer();
   const alice = await person(server.url, "alice");
@@ -176,7 +160,7 @@ test("every acknowledged message survives kill -9, and the server carries on aft
     { channelUri: channel.uri, since: 0, limit: 100 },
     bob.token,
   );
-  expect(since.records.map((rec) => rec.seq)).toEqual(stored.map((rec) => rec.seq).reverse());
+  expect(since.records.map((rec) => rec.seq)).toEqual(stored.map((rec) => rec.seq)); // both oldest first
 
   // The server works normally: no rotation needed, and the sequence carries on where it stopped.
   const info = await ok(server.url, "getEpochInfo", { channelUri: channel.uri }, alice.token);

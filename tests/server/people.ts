@@ -12,7 +12,14 @@ import {
   newLinkSecret,
   signObject,
 } from "../../core/crypto/index.ts";
-import type { Channel, CommitReason, Member, RouteBody, Session } from "../../core/protocol/index.ts";
+import type {
+  Channel,
+  CommitReason,
+  Member,
+  RouteBody,
+  Session,
+  TimelineRecord,
+} from "../../core/protocol/index.ts";
 import { call, ok } from "./harness.ts";
 
 export interface Person {
@@ -205,4 +212,22 @@ export async function seal(
     text,
   });
   return { channelUri: channel.uri, content: contentJson, clientMsgId };
+}
+
+/** Every record of a channel, oldest first, through the HTTP API (paged by cursor). */
+export async function allRecords(url: string, who: Person, channelUri: string): Promise<TimelineRecord[]> {
+  const records: TimelineRecord[] = [];
+  let cursor: string | undefined;
+  for (;;) {
+    const page = await ok(
+      url,
+      "getMessages",
+      { channelUri, limit: 100, ...(cursor ? { cursor } : {}) },
+      who.token,
+    );
+    records.push(...page.records);
+    if (!page.hasMore || !page.cursor) break;
+    cursor = page.cursor;
+  }
+  return records.sort((a, b) => a.seq - b.seq);
 }
