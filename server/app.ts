@@ -21,7 +21,7 @@ import type { Storage } from "./storage/types.ts";
 import { type Clock, systemClock } from "./util/clock.ts";
 import { createWeatherService } from "./weather/index.ts";
 import { renderPage, serveAsset } from "./web/render.tsx";
-import { SocketLimits, socketHandlers } from "./ws/socket.ts";
+import { SocketLimits, socketEndpoint } from "./ws/socket.ts";
 
 export interface AppDeps {
   config: Config;
@@ -150,6 +150,22 @@ interface AddressSource {
   requestIP(request: Request): { address: string } | null;
 }
 
+/** The parts of Bun's server that upgrade a request to a WebSocket and publish to a topic. */
+interface BunUpgrade {
+  upgrade(request: Request, options: { data: unknown }): boolean;
+}
+interface BunPublish {
+  publish(topic: string, data: string): number;
+}
+
+function peerAddress(request: Request, server: AddressSource | null): string | null {
+  try {
+    return server?.requestIP(request)?.address ?? null;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * The client's address: the TCP peer, or behind a trusted proxy (WSYNC_TRUST_PROXY) the last
  * X-Forwarded-For entry, which is the one that proxy added (earlier entries are the client's to forge).
@@ -181,8 +197,8 @@ export function createApp(deps: AppDeps) {
       maxPayloadLength: Limits.wsFrameMaxBytes,
       idleTimeout: 120,
       perMessageDeflate: false,
-      // The slow-consumer cap (server/ws/socket.ts, overflow): past it Bun may drop the connection
-      // without flushing its backlog first, which is how a stalled socket is released at once.
+      // The slow-consumer cap (docs/protocol-extensions.md, "WebSocket"): a socket whose backlog
+      // would pass it is dropped at once, without flushing (for publish and send alike).
       backpressureLimit: SocketLimits.maxBacklogBytes,
       closeOnBackpressureLimit: true,
     },
@@ -253,19 +269,20 @@ export function createApp(deps: AppDeps) {
     }
   }
 
-  app.ws(
-    WS_PATH,
-    socketHandlers(s, {
-      // Per-address socket caps: the TCP peer, unless a fake provider or a trusted proxy says otherwise.
-      addressOf: (ws) => {
-        const request = ws.data?.request;
-        const peer = ws.raw.remoteAddress ?? null;
-        if (request && (deps.clientAddress || deps.config.trustProxy))
-          return addressOf(request, null) ?? peer;
-        return peer;
-      },
-    }),
-  );
+  // The WebSocket endpoint bypasses Elysia's per-socket wrapper (docs/decisions/native-fanout.md):
+  // the upgrade hands Bun a small SocketSession as `ws.data`, and frames fan out through Bun's
+  // native topics (`server.publish`).
+  const sockets = socketEndpoint(s);
+  app.get(WS_PATH, ({ request, server }) => {
+    const bun = server as (AddressSource & BunUpgrade) | null;
+    const address = addressOf(request, bun) ?? peerAddress(request, bun);
+    if (bun?.upgrade(request, { data: sockets.session(address) })) return;
+    throw new ApiError("InvalidRequest", "Expected a WebSocket upgrade");
+  });
+  app.onStart(({ server }) => {
+    const bun = server as unknown as BunPublish | null;
+    if (bun) s.hub.attach((topic, text) => void bun.publish(topic, text));
+  });
 
   app.get(
     "/favicon.svg",

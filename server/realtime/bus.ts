@@ -5,8 +5,11 @@ import type { ServerFrame } from "../../core/protocol/index.ts";
  * implementation carries the same events across processes.
  */
 export type BusEvent =
-  /** A frame for every socket subscribed to the channel. */
-  | { kind: "channel"; channelId: string; frame: ServerFrame }
+  /**
+   * A frame for every socket subscribed to the channel. `text`, when given, is `frame` already
+   * serialised (a message record is serialised once, for its ack and its fan-out alike).
+   */
+  | { kind: "channel"; channelId: string; frame: ServerFrame; text?: string }
   /** A frame for every socket of one user. */
   | { kind: "user"; did: string; frame: ServerFrame }
   /** The user left or was removed: their sockets must stop receiving the channel's events. */

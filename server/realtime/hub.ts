@@ -3,28 +3,45 @@ import type { BusEvent } from "./bus.ts";
 
 /** One authenticated socket, as the hub sees it. */
 export interface Connection {
-  readonly id: string;
   readonly did: string;
   readonly sessionId: string;
-  /** Sends a text frame; returns the bytes still queued for this socket afterwards. */
-  send(text: string): number;
-  close(code: number, reason: string): void;
+  /** Starts (stops) receiving what is published to `topic` (Bun's native topics). */
+  subscribe(topic: string): void;
+  unsubscribe(topic: string): void;
+  /** Closes the socket with a close frame (`code`, `reason`). */
+  end(code: number, reason: string): void;
 }
 
+/** Sends a text frame to every socket subscribed to `topic` (Bun's `server.publish`). */
+export type Publish = (topic: string, text: string) => void;
+
+/** The topic of a channel's frames, and of one user's frames (invites, key changes). */
+export const channelTopic = (channelId: string) => `c:${channelId}`;
+export const userTopic = (did: string) => `u:${did}`;
+
+/** The text of a bus event's frame: serialised once, by whoever made the event, where it could. */
+export const frameText = (event: { frame: unknown; text?: string }) => event.text ?? JSON.stringify(event.frame);
+
 /**
- * This process's sockets: who is connected, and which channels each socket follows. Delivery is the
- * last step of fan-out: a frame reaches a socket only if that socket subscribed to the channel, and a
- * member who leaves or is kicked is unsubscribed everywhere by an `unsubscribe` bus event.
+ * This process's sockets: who is connected, and the last step of fan-out. Delivery uses Bun's
+ * native topics (docs/decisions/native-fanout.md): a socket subscribes to its user's topic when it
+ * authenticates and to a channel's topic when it joins; a frame is serialised once and handed to
+ * `server.publish`, which queues it for every subscriber and writes each socket's frames of one
+ * event-loop turn in one corked write. A member who leaves or is kicked is unsubscribed from the
+ * channel's topic on every socket of theirs by an `unsubscribe` bus event, before anything later is
+ * published. A subscriber whose backlog would pass the cap is dropped by Bun at once (createApp's
+ * `backpressureLimit` with `closeOnBackpressureLimit`).
  */
 export class Hub {
-  private readonly byChannel = new Map<string, Set<Connection>>();
   private readonly byDid = new Map<string, Set<Connection>>();
-  private readonly channelsOf = new Map<Connection, Set<string>>();
+  private count = 0;
 
-  constructor(
-    /** A socket with more than this many bytes queued is closed rather than allowed to grow. */
-    private readonly maxBufferedBytes = 1024 * 1024,
-  ) {}
+  constructor(private publish: Publish | null = null) {}
+
+  /** Where frames go once the server listens (createApp passes `server.publish`). */
+  attach(publish: Publish): void {
+    this.publish = publish;
+  }
 
   /** Returns true when this is the user's first socket here (they came online). */
   add(conn: Connection): boolean {
@@ -32,7 +49,8 @@ export class Hub {
     const set = existing ?? new Set<Connection>();
     if (!existing) this.byDid.set(conn.did, set);
     set.add(conn);
-    this.channelsOf.set(conn, new Set());
+    this.count++;
+    conn.subscribe(userTopic(conn.did));
     return !existing;
   }
 
@@ -45,7 +63,7 @@ export class Hub {
     for (const set of this.byDid.values()) {
       for (const conn of set) {
         try {
-          conn.close(code, reason);
+          conn.end(code, reason);
           n++;
         } catch {
           // Already closing.
@@ -57,33 +75,16 @@ export class Hub {
 
   /** Returns true when that was the user's last socket here (they went offline). */
   remove(conn: Connection): boolean {
-    for (const channelId of this.channelsOf.get(conn) ?? []) this.byChannel.get(channelId)?.delete(conn);
-    this.channelsOf.delete(conn);
     const set = this.byDid.get(conn.did);
     if (!set?.delete(conn)) return false;
+    this.count--;
     if (set.size > 0) return false;
     this.byDid.delete(conn.did);
     return true;
   }
 
   subscribe(conn: Connection, channelId: string): void {
-    const mine = this.channelsOf.get(conn);
-    if (!mine) return;
-    mine.add(channelId);
-    const set = this.byChannel.get(channelId) ?? new Set<Connection>();
-    this.byChannel.set(channelId, set);
-    set.add(conn);
-  }
-
-  private unsubscribeUser(channelId: string, did: string): void {
-    const set = this.byChannel.get(channelId);
-    if (!set) return;
-    for (const conn of [...set]) {
-      if (conn.did !== did) continue;
-      set.delete(conn);
-      this.channelsOf.get(conn)?.delete(channelId);
-    }
-    if (set.size === 0) this.byChannel.delete(channelId);
+    if (this.byDid.get(conn.did)?.has(conn)) conn.subscribe(channelTopic(channelId));
   }
 
   isOnline(did: string): boolean {
@@ -91,38 +92,27 @@ export class Hub {
   }
 
   get connectionCount(): number {
-    return this.channelsOf.size;
+    return this.count;
   }
 
   deliver(event: BusEvent): void {
     switch (event.kind) {
       case "channel":
-        this.sendAll(this.byChannel.get(event.channelId), JSON.stringify(event.frame));
+        this.publish?.(channelTopic(event.channelId), frameText(event));
         return;
       case "user":
-        this.sendAll(this.byDid.get(event.did), JSON.stringify(event.frame));
+        this.publish?.(userTopic(event.did), frameText(event));
         return;
       case "unsubscribe":
-        this.unsubscribeUser(event.channelId, event.did);
+        for (const conn of this.byDid.get(event.did) ?? []) conn.unsubscribe(channelTopic(event.channelId));
         return;
       case "end-session":
-        for (const conn of [...this.channelsOf.keys()]) {
-          if (conn.sessionId === event.sessionId) conn.close(WsClose.sessionEnded, "Session ended");
+        for (const set of [...this.byDid.values()]) {
+          for (const conn of [...set]) {
+            if (conn.sessionId === event.sessionId) conn.end(WsClose.sessionEnded, "Session ended");
+          }
         }
         return;
     }
-  }
-
-  /** Sends to one socket, closing it if it has fallen too far behind. */
-  sendTo(conn: Connection, text: string): void {
-    const queued = conn.send(text);
-    if (queued > this.maxBufferedBytes) {
-      conn.close(WsClose.backpressure, "Too far behind; reconnect and fill the gap");
-    }
-  }
-
-  private sendAll(conns: Set<Connection> | undefined, text: string): void {
-    if (!conns) return;
-    for (const conn of [...conns]) this.sendTo(conn, text);
   }
 }

@@ -65,21 +65,23 @@ export class MessageService {
     };
   }
 
+  /** POST /api/message/send: persists, then broadcasts (see post). */
+  async send(ctx: AuthContext, body: RouteBody<"send">): Promise<{ record: TimelineRecord }> {
+    return { record: (await this.post(ctx, body)).record };
+  }
+
   /**
-   * Persists, then broadcasts. The server cannot read `content`; it only checks the envelope: that it
-   * is an EncryptedContent sent by the caller under the channel's current epoch, so a message can
+   * Persists, then broadcasts; returns the record and its JSON, serialised once for the broadcast
+   * and the socket's ack alike. The server cannot read `content`; it only checks the envelope: that
+   * it is an EncryptedContent sent by the caller under the channel's current epoch, so a message can
    * never be attributed to someone else or sent under a key that a former member still holds.
    */
-  async send(ctx: AuthContext, body: RouteBody<"send">): Promise<{ record: TimelineRecord }> {
+  async post(ctx: AuthContext, body: RouteBody<"send">): Promise<{ record: MessageRecord; json: string }> {
     if (body.content.length > Limits.contentMaxChars) {
       throw new ApiError("TooLarge", `content: at most ${Limits.contentMaxChars} characters`);
     }
     const { channel } = await requireMember(this.storage, ctx, body.channelUri);
     const chUri = uriOf(channel);
-    // A retry of a message that was committed (but whose ack was lost) returns the first record,
-    // even if an epoch rotation happened since.
-    const previous = await this.storage.timeline.byClientMsgId(ctx.did, body.clientMsgId);
-    if (previous) return { record: this.replay(previous, channel.id, chUri) };
     let content: unknown;
     try {
       content = JSON.parse(body.content);
@@ -101,6 +103,8 @@ export class MessageService {
       throw new ApiError("InvalidRequest", "content.clientMsgId: must equal clientMsgId");
     }
     const now = this.clock.now();
+    // A retry of a message that was committed (but whose ack was lost) is answered "duplicate" with
+    // the first record, even if an epoch rotation happened since (the store checks that first).
     const result = await this.storage.timeline.appendMessage(
       {
         channelId: channel.id,
@@ -114,8 +118,10 @@ export class MessageService {
       content.epochId,
     );
     switch (result.kind) {
-      case "duplicate":
-        return { record: this.replay(result.row, channel.id, chUri) };
+      case "duplicate": {
+        const record = this.replay(result.row, channel.id, chUri);
+        return { record, json: JSON.stringify(record) };
+      }
       case "rotation-required":
         throw new ApiError(
           "RotationRequired",
@@ -128,12 +134,14 @@ export class MessageService {
         );
       case "ok": {
         const record: MessageRecord = toMessageRecord(result.row, chUri);
+        const json = JSON.stringify(record);
         await this.bus.publish({
           kind: "channel",
           channelId: channel.id,
           frame: frame(WsEvent.channelMessage, { record }),
+          text: `{"type":"${WsEvent.channelMessage}","data":{"record":${json}}}`,
         });
-        return { record };
+        return { record, json };
       }
     }
   }

@@ -27,186 +27,254 @@ const authCheck = TypeCompiler.Compile(ClientFrames[WsEvent.auth]);
 
 /**
  * Socket limits (docs/protocol-extensions.md, "WebSocket"): a socket whose unsent backlog would pass
- * `maxBacklogBytes` gets nothing more: closed with 4408 as soon as it reads, its connection dropped
- * if it has not within `closeGraceMs`; one user may hold `maxSocketsPerUser` sockets and
- * one address `maxSocketsPerAddress` (beyond either: close 4429).
+ * `maxBacklogBytes` is dropped (Bun closes it at once without flushing: createApp's
+ * `backpressureLimit`); one user may hold `maxSocketsPerUser` sockets and one address
+ * `maxSocketsPerAddress` (beyond either: close 4429). A socket trusts its last look at its session
+ * row for `sessionRecheckMs` (a logout closes its sockets at once in any case: the end-session event).
  */
 export const SocketLimits = {
   maxBacklogBytes: 1024 * 1024,
-  closeGraceMs: 1_000,
   maxSocketsPerUser: 16,
   maxSocketsPerAddress: 64,
+  sessionRecheckMs: 1_000,
 } as const;
 
-interface SocketState {
-  auth: AuthContext | null;
-  address: string | null;
-  conn: Connection | null;
-  timer: ReturnType<typeof setTimeout> | null;
-  /** Frames of one socket are handled in order, one at a time. */
-  queue: Promise<void>;
-  closed: boolean;
-}
-
-/** The part of Bun's ServerWebSocket this adapter uses (Elysia's bundled type omits some of it). */
-interface RawSocket {
+/** The part of Bun's ServerWebSocket this adapter uses. */
+export interface RawSocket {
   readonly readyState: number;
-  readonly remoteAddress?: string;
   send(data: string): number;
   close(code?: number, reason?: string): void;
-  terminate?(): void;
+  subscribe(topic: string): void;
+  unsubscribe(topic: string): void;
 }
 
-interface ElysiaSocket {
-  raw: RawSocket;
-  data?: { request?: Request };
+/** What every socket of one server shares. */
+interface Shared {
+  readonly s: Services;
+  readonly perAddress: Map<string, number>;
+  readonly perUser: Map<string, number>;
 }
 
-/** Bytes queued for a socket: Bun's getBufferedAmount(), where the runtime provides it. */
-function buffered(ws: RawSocket): number {
-  const fn = (ws as { getBufferedAmount?: () => number }).getBufferedAmount;
-  return typeof fn === "function" ? fn.call(ws) : 0;
+const count = (map: Map<string, number>, key: string, by: number) => {
+  const n = (map.get(key) ?? 0) + by;
+  if (n <= 0) map.delete(key);
+  else map.set(key, n);
+  return n;
+};
+
+function closeSocket(ws: RawSocket | null, code: number, reason: string): void {
+  try {
+    ws?.close(code, reason);
+  } catch {
+    // Already closing.
+  }
 }
 
-let nextId = 0;
+/** The ack of a message: its record, serialised once for the ack and the fan-out alike. */
+const ackWithRecord = (id: string, recordJson: string) =>
+  `{"type":"${WsEvent.ack}","id":${JSON.stringify(id)},"data":{"record":${recordJson}}}`;
 
-/** The WebSocket adapter of protocol §4: first-frame auth, acks, channel frames, presence. */
-export function socketHandlers(s: Services, opts: { addressOf?: (ws: ElysiaSocket) => string | null } = {}) {
-  const states = new WeakMap<object, SocketState>();
-  /** Sockets past the backlog cap: they get nothing more (see overflow). */
-  const doomed = new WeakSet<object>();
-  const perAddress = new Map<string, number>();
-  const perUser = new Map<string, number>();
-  const addressOf = opts.addressOf ?? ((ws: ElysiaSocket) => ws.raw.remoteAddress ?? null);
+/**
+ * One WebSocket of protocol §4 (first-frame auth, acks, channel frames, presence), as Bun's
+ * `ws.data`: Bun calls `open`, `message` and `close` on it (through Elysia's dispatcher). It is also
+ * the hub's Connection once authenticated. A small object with its methods on the prototype, so an
+ * idle socket costs little memory (issue "Realtime performance": ≤ 4 KiB per idle socket).
+ */
+export class SocketSession implements Connection {
+  private ws: RawSocket | null = null;
+  private auth: AuthContext | null = null;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  /** Frames that arrived while an earlier one was being handled: a socket's frames run in order. */
+  private pending: unknown[] | null = null;
+  private busy = false;
+  private closed = false;
+  /** Counted against its address's cap (only then is it uncounted on close). */
+  private counted = false;
+  /** Until when the session row looked valid at the last look (clock ms). */
+  private sessionOkUntil = 0;
 
-  const close = (ws: RawSocket, code: number, reason: string) => {
-    try {
-      ws.close(code, reason);
-    } catch {
-      // Already closing.
-    }
-  };
+  constructor(
+    private readonly shared: Shared,
+    private readonly address: string | null,
+  ) {}
 
-  /**
-   * A slow consumer. Its backlog passed the cap, so it gets nothing more but the end of the
-   * connection. The frame that passed the cap is still queued: that takes Bun's own backlog past its
-   * limit (createApp sets `backpressureLimit` to the same cap with `closeOnBackpressureLimit`), which
-   * is the one state in which Bun drops a connection without first flushing what is queued. Then:
-   * - a client that is reading drains back under the cap within moments and is closed with 4408
-   *   (the close frame follows what it is reading, so it learns to reconnect and fill the gap);
-   * - a client that stays stalled `closeGraceMs` is terminated: the socket and its backlog are
-   *   released at once (a client that reads nothing can receive no close frame; it sees 1006).
-   */
-  const overflow = (ws: RawSocket, text: string) => {
-    if (doomed.has(ws)) return;
-    doomed.add(ws);
-    s.log(`ws: a socket passed the ${SocketLimits.maxBacklogBytes}-byte backlog cap; ending it`);
-    if (ws.send(text) === 0 || ws.readyState !== 1) return; // Bun dropped it already
-    const deadline = Date.now() + SocketLimits.closeGraceMs;
-    const poll = setInterval(() => {
-      if (ws.readyState !== 1) return clearInterval(poll);
-      if (buffered(ws) <= SocketLimits.maxBacklogBytes) {
-        clearInterval(poll);
-        close(ws, WsClose.backpressure, "Too far behind; reconnect and fill the gap");
-      } else if (Date.now() >= deadline) {
-        clearInterval(poll);
-        try {
-          ws.terminate?.();
-        } catch {
-          // Already gone.
-        }
+  get did(): string {
+    return this.auth?.did ?? "";
+  }
+
+  get sessionId(): string {
+    return this.auth?.sessionId ?? "";
+  }
+
+  subscribe(topic: string): void {
+    if (!this.closed) this.ws?.subscribe(topic);
+  }
+
+  unsubscribe(topic: string): void {
+    if (!this.closed) this.ws?.unsubscribe(topic);
+  }
+
+  end(code: number, reason: string): void {
+    closeSocket(this.ws, code, reason);
+  }
+
+  open(ws: RawSocket): void {
+    this.ws = ws;
+    const { perAddress } = this.shared;
+    if (this.address !== null) {
+      this.counted = true;
+      if (count(perAddress, this.address, 1) > SocketLimits.maxSocketsPerAddress) {
+        this.end(
+          WsClose.tooManyConnections,
+          `More than ${SocketLimits.maxSocketsPerAddress} sockets from this address`,
+        );
+        return;
       }
-    }, 25);
-    poll.unref?.();
-  };
-
-  /** Sends unless that would take the socket's backlog past the cap; returns the bytes queued. */
-  const push = (ws: RawSocket, text: string): number => {
-    if (ws.readyState !== 1 || doomed.has(ws)) return buffered(ws);
-    if (buffered(ws) + text.length > SocketLimits.maxBacklogBytes) {
-      overflow(ws, text);
-      return buffered(ws);
     }
-    // 0: Bun dropped the message (the connection is going away or is over its own limit).
-    if (ws.send(text) === 0) doomed.add(ws);
-    return buffered(ws);
-  };
+    this.timer = setTimeout(
+      () => this.end(WsClose.unauthorized, "No auth frame in time"),
+      Limits.wsAuthTimeoutMs,
+    );
+  }
 
-  const sendRaw = (ws: RawSocket, f: ServerFrame) => {
-    push(ws, JSON.stringify(f));
-  };
+  message(_ws: RawSocket, message: unknown): void {
+    if (this.closed) return;
+    if (this.busy) {
+      (this.pending ??= []).push(message);
+      return;
+    }
+    void this.run(message);
+  }
 
-  const count = (map: Map<string, number>, key: string, by: number) => {
-    const n = (map.get(key) ?? 0) + by;
-    if (n <= 0) map.delete(key);
-    else map.set(key, n);
-    return n;
-  };
-
-  async function setPresence(ctx: AuthContext, online: boolean): Promise<void> {
-    for (const id of await s.storage.channels.channelIdsOf(ctx.did)) {
-      const channel = await s.storage.channels.get(id);
-      if (!channel) continue;
-      await s.bus.publish({
-        kind: "channel",
-        channelId: id,
-        frame: frame(WsEvent.presence, { channelUri: uriOf(channel), did: ctx.did, online }),
-      });
+  close(_ws: RawSocket): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.pending = null;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const { s, perAddress, perUser } = this.shared;
+    if (this.counted && this.address !== null) count(perAddress, this.address, -1);
+    const ctx = this.auth;
+    if (!ctx) return;
+    count(perUser, ctx.did, -1);
+    if (s.hub.remove(this)) {
+      setPresence(s, ctx, false).catch((e) => s.log(`presence update failed: ${String(e)}`));
     }
   }
 
-  async function authenticate(ws: RawSocket, st: SocketState, f: Frame): Promise<void> {
-    if (f.type !== WsEvent.auth || !authCheck.Check(f.data ?? {})) {
-      close(ws, WsClose.unauthorized, "The first frame must be auth");
+  /** Handles `first` and then whatever queued behind it, one frame at a time. */
+  private async run(first: unknown): Promise<void> {
+    this.busy = true;
+    let message = first;
+    for (;;) {
+      try {
+        await this.onFrame(message);
+      } catch (e) {
+        this.shared.s.log(`ws frame failed: ${String(e)}`);
+      }
+      if (this.closed || !this.pending || this.pending.length === 0) break;
+      message = this.pending.shift();
+    }
+    this.pending = null;
+    this.busy = false;
+  }
+
+  private send(text: string): void {
+    const ws = this.ws;
+    // Past Bun's backpressureLimit the socket is dropped (closeOnBackpressureLimit): nothing grows.
+    if (ws && ws.readyState === 1) ws.send(text);
+  }
+
+  private sendFrame(f: ServerFrame): void {
+    this.send(JSON.stringify(f));
+  }
+
+  private async onFrame(message: unknown): Promise<void> {
+    let parsed: unknown = message;
+    if (typeof message === "string") {
+      try {
+        parsed = JSON.parse(message);
+      } catch {
+        parsed = undefined;
+      }
+    }
+    if (!frameCheck.Check(parsed)) {
+      if (!this.auth) return this.end(WsClose.unauthorized, "The first frame must be auth");
+      // Echo a usable id even from a malformed envelope, so a client waiting on it is answered.
+      const id = (parsed as { id?: unknown } | null)?.id;
+      const echo = typeof id === "string" && id.length > 0 && id.length <= 64 ? { id } : {};
+      this.sendFrame({
+        type: WsEvent.error,
+        ...echo,
+        data: { error: "BadRequest", message: "Frame is not {type, id?, data}" },
+      });
       return;
     }
+    const f = parsed;
+    if (!this.auth) return this.authenticate(f);
+    try {
+      await this.handle(f);
+    } catch (e) {
+      const mapped = mapError("UNKNOWN", e, this.shared.s.log);
+      // RateLimited carries retryAfter (seconds), as HTTP's Retry-After header does.
+      const data =
+        e instanceof ApiError && e.retryAfter ? { ...mapped.body, retryAfter: e.retryAfter } : mapped.body;
+      this.sendFrame({ type: WsEvent.error, ...(f.id ? { id: f.id } : {}), data });
+    }
+  }
+
+  private async authenticate(f: Frame): Promise<void> {
+    if (f.type !== WsEvent.auth || !authCheck.Check(f.data ?? {})) {
+      return this.end(WsClose.unauthorized, "The first frame must be auth");
+    }
+    const { s, perUser } = this.shared;
     let ctx: AuthContext;
     try {
       ctx = await s.auth.authenticate(`Bearer ${(f.data as { token: string }).token}`);
     } catch {
-      close(ws, WsClose.unauthorized, "Invalid or expired token");
-      return;
+      return this.end(WsClose.unauthorized, "Invalid or expired token");
     }
-    if (st.closed) return;
-    if (st.timer) clearTimeout(st.timer);
-    st.timer = null;
+    if (this.closed) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
     if ((perUser.get(ctx.did) ?? 0) >= SocketLimits.maxSocketsPerUser) {
-      close(
-        ws,
+      return this.end(
         WsClose.tooManyConnections,
         `More than ${SocketLimits.maxSocketsPerUser} sockets for this user`,
       );
-      return;
     }
     count(perUser, ctx.did, 1);
-    st.auth = ctx;
-    const conn: Connection = {
-      id: String(++nextId),
-      did: ctx.did,
-      sessionId: ctx.sessionId,
-      // The hub's own check (Hub.maxBufferedBytes) sees what is left queued after this; a socket
-      // past the cap is already being ended by overflow(), which a close now would pre-empt.
-      send: (text) => push(ws, text),
-      close: (code, reason) => {
-        if (!(code === WsClose.backpressure && doomed.has(ws))) close(ws, code, reason);
-      },
-    };
-    st.conn = conn;
-    const first = s.hub.add(conn);
-    sendRaw(ws, {
+    this.auth = ctx;
+    // authenticate() just read the session row and found it valid.
+    this.sessionOkUntil = s.clock.now() + SocketLimits.sessionRecheckMs;
+    const first = s.hub.add(this);
+    this.sendFrame({
       type: WsEvent.ready,
       ...(f.id ? { id: f.id } : {}),
       data: { did: ctx.did, handle: ctx.handle },
     });
-    if (first) await setPresence(ctx, true);
+    if (first) await setPresence(s, ctx, true);
   }
 
-  async function handle(ws: RawSocket, st: SocketState, f: Frame): Promise<Record<string, unknown>> {
-    const ctx = st.auth as AuthContext;
-    // A logged-out session stops at its next frame even if the end-session event was missed.
+  /**
+   * A logged-out session stops at its next frame even if the end-session event was missed (which
+   * closes its sockets at once); the row is read again at most every `sessionRecheckMs`.
+   */
+  private async sessionValid(ctx: AuthContext): Promise<boolean> {
+    const { s } = this.shared;
+    const now = s.clock.now();
+    if (now < this.sessionOkUntil) return true;
     const session = await s.storage.sessions.get(ctx.sessionId);
-    if (!session || session.revokedAt !== null || session.expiresAt <= s.clock.now()) {
-      close(ws, WsClose.sessionEnded, "Session ended");
+    if (!session || session.revokedAt !== null || session.expiresAt <= now) return false;
+    this.sessionOkUntil = Math.min(now + SocketLimits.sessionRecheckMs, session.expiresAt);
+    return true;
+  }
+
+  private async handle(f: Frame): Promise<void> {
+    const ctx = this.auth as AuthContext;
+    const { s } = this.shared;
+    if (!(await this.sessionValid(ctx))) {
+      this.end(WsClose.sessionEnded, "Session ended");
       throw new ApiError("Unauthorized", "Session is no longer valid");
     }
     const type = f.type as ClientFrameType;
@@ -222,115 +290,51 @@ export function socketHandlers(s: Services, opts: { addressOf?: (ws: ElysiaSocke
     // The same per-user write limits as HTTP (an error frame with RateLimited and retryAfter).
     const writeKind = WRITE_KINDS[type];
     if (writeKind) s.limits.check(ctx.did, writeKind);
+    const ack = (result: Record<string, unknown>) => {
+      if (f.id) this.sendFrame({ type: WsEvent.ack, id: f.id, data: result });
+    };
     switch (type) {
       case WsEvent.ping:
-        return {};
+        return ack({});
       case WsEvent.channelJoin: {
         // Same rules and evidence as POST /channel/join (the frame schema carries `admission` too).
         const body = data as RouteBody<"joinChannel">;
         const { channel, members } = await s.channels.join(ctx, body);
-        if (st.conn) s.hub.subscribe(st.conn, channel.id);
-        sendRaw(ws, {
+        s.hub.subscribe(this, channel.id);
+        this.sendFrame({
           type: WsEvent.channelJoined,
           data: { channelUri: channel.uri, channel, members, epochInfo: await s.epochs.info(channel.id) },
         });
-        return { channelUri: channel.uri };
+        return ack({ channelUri: channel.uri });
       }
       case WsEvent.channelLeave:
         await s.channels.leave(ctx, data as { channelUri: string });
-        return {};
-      case WsEvent.channelMessage:
-        return await s.messages.send(
-          ctx,
-          data as { channelUri: string; content: string; clientMsgId: string },
-        );
+        return ack({});
+      case WsEvent.channelMessage: {
+        const sent = await s.messages.post(ctx, data as RouteBody<"send">);
+        if (f.id) this.send(ackWithRecord(f.id, sent.json));
+        return;
+      }
       default:
         throw new ApiError("InvalidRequest", `type: unknown frame type "${f.type}"`);
     }
   }
+}
 
-  async function onFrame(ws: RawSocket, st: SocketState, message: unknown): Promise<void> {
-    let parsed: unknown = message;
-    if (typeof message === "string") {
-      try {
-        parsed = JSON.parse(message);
-      } catch {
-        parsed = undefined;
-      }
-    }
-    if (!frameCheck.Check(parsed)) {
-      if (!st.auth) return close(ws, WsClose.unauthorized, "The first frame must be auth");
-      // Echo a usable id even from a malformed envelope, so a client waiting on it is answered.
-      const id = (parsed as { id?: unknown } | null)?.id;
-      const echo = typeof id === "string" && id.length > 0 && id.length <= 64 ? { id } : {};
-      sendRaw(ws, {
-        type: WsEvent.error,
-        ...echo,
-        data: { error: "BadRequest", message: "Frame is not {type, id?, data}" },
-      });
-      return;
-    }
-    const f = parsed;
-    if (!st.auth) return authenticate(ws, st, f);
-    try {
-      const result = await handle(ws, st, f);
-      if (f.id) sendRaw(ws, { type: WsEvent.ack, id: f.id, data: result });
-    } catch (e) {
-      const mapped = mapError("UNKNOWN", e, s.log);
-      // RateLimited carries retryAfter (seconds), as HTTP's Retry-After header does.
-      const data =
-        e instanceof ApiError && e.retryAfter ? { ...mapped.body, retryAfter: e.retryAfter } : mapped.body;
-      sendRaw(ws, { type: WsEvent.error, ...(f.id ? { id: f.id } : {}), data });
-    }
+async function setPresence(s: Services, ctx: AuthContext, online: boolean): Promise<void> {
+  for (const id of await s.storage.channels.channelIdsOf(ctx.did)) {
+    const channel = await s.storage.channels.get(id);
+    if (!channel) continue;
+    await s.bus.publish({
+      kind: "channel",
+      channelId: id,
+      frame: frame(WsEvent.presence, { channelUri: uriOf(channel), did: ctx.did, online }),
+    });
   }
+}
 
-  return {
-    open(ws: ElysiaSocket) {
-      const raw = ws.raw;
-      const address = addressOf(ws);
-      const st: SocketState = {
-        auth: null,
-        address,
-        conn: null,
-        timer: null,
-        queue: Promise.resolve(),
-        closed: false,
-      };
-      states.set(raw, st);
-      if (address !== null && count(perAddress, address, 1) > SocketLimits.maxSocketsPerAddress) {
-        close(
-          raw,
-          WsClose.tooManyConnections,
-          `More than ${SocketLimits.maxSocketsPerAddress} sockets from this address`,
-        );
-        return;
-      }
-      st.timer = setTimeout(
-        () => close(raw, WsClose.unauthorized, "No auth frame in time"),
-        Limits.wsAuthTimeoutMs,
-      );
-    },
-    message(ws: ElysiaSocket, message: unknown) {
-      const raw = ws.raw;
-      const st = states.get(raw);
-      if (!st || st.closed) return;
-      st.queue = st.queue
-        .then(() => onFrame(raw, st, message))
-        .catch((e) => s.log(`ws frame failed: ${String(e)}`));
-    },
-    close(ws: ElysiaSocket) {
-      const raw = ws.raw;
-      const st = states.get(raw);
-      if (!st) return;
-      st.closed = true;
-      if (st.timer) clearTimeout(st.timer);
-      states.delete(raw);
-      if (st.address !== null) count(perAddress, st.address, -1);
-      if (st.auth) count(perUser, st.auth.did, -1);
-      if (st.conn && st.auth && s.hub.remove(st.conn)) {
-        const ctx = st.auth;
-        setPresence(ctx, false).catch((e) => s.log(`presence update failed: ${String(e)}`));
-      }
-    },
-  };
+/** The sockets of one server: `session(address)` is a new socket's `ws.data` (see SocketSession). */
+export function socketEndpoint(s: Services) {
+  const shared: Shared = { s, perAddress: new Map(), perUser: new Map() };
+  return { session: (address: string | null) => new SocketSession(shared, address) };
 }

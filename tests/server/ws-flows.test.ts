@@ -1,7 +1,7 @@
 /** WebSocket flows with several sockets on a real server (protocol §4). */
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { WsClose } from "../../core/protocol/index.ts";
-import { Hub } from "../../server/realtime/hub.ts";
+import { channelTopic, Hub, userTopic } from "../../server/realtime/hub.ts";
 import { call, ok, startTestServer, type TestServer, TestSocket } from "./harness.ts";
 import { createChannel, invite, person, rotate, seal } from "./people.ts";
 
@@ -239,24 +239,45 @@ test("an invite reaches the invitee's sockets", async () => {
   sb.close();
 });
 
-test("a socket that falls too far behind is closed instead of buffering without bound", () => {
-  const hub = new Hub(1000);
-  let queued = 0;
-  let closedWith = null as number | null;
-  const conn = {
-    id: "1",
-    did: "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa",
-    sessionId: "s",
-    send: (text: string) => (queued += text.length),
-    close: (code: number) => {
-      closedWith = code;
-    },
+test("the hub publishes each frame once to its topic, unsubscribes a leaver's sockets and ends only a logged-out session's", () => {
+  const published: [string, string][] = [];
+  const hub = new Hub((topic, text) => published.push([topic, text]));
+  const did = "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa";
+  const conn = (sessionId: string) => {
+    const c = {
+      did,
+      sessionId,
+      topics: new Set<string>(),
+      ended: null as number | null,
+      subscribe: (t: string) => c.topics.add(t),
+      unsubscribe: (t: string) => c.topics.delete(t),
+      end: (code: number) => {
+        c.ended = code;
+      },
+    };
+    return c;
   };
-  hub.add(conn);
-  hub.subscribe(conn, "c");
-  const frame = { type: "channel:message", data: { record: { pad: "x".repeat(300) } } } as never;
-  hub.deliver({ kind: "channel", channelId: "c", frame });
-  expect(closedWith).toBeNull();
-  for (let i = 0; i < 5; i++) hub.deliver({ kind: "channel", channelId: "c", frame });
-  expect(closedWith).toBe(WsClose.backpressure);
+  const [one, two] = [conn("s1"), conn("s2")];
+  expect(hub.add(one)).toBe(true);
+  expect(hub.add(two)).toBe(false);
+  expect([...one.topics]).toEqual([userTopic(did)]);
+  hub.subscribe(one, "c");
+  hub.subscribe(two, "c");
+  const f = { type: "channel:message", data: { n: 1 } } as never;
+  hub.deliver({ kind: "channel", channelId: "c", frame: f });
+  hub.deliver({ kind: "channel", channelId: "c", frame: f, text: "pre-serialised" });
+  expect(published).toEqual([
+    [channelTopic("c"), JSON.stringify(f)],
+    [channelTopic("c"), "pre-serialised"],
+  ]);
+  hub.deliver({ kind: "unsubscribe", channelId: "c", did });
+  expect(one.topics.has(channelTopic("c"))).toBe(false);
+  expect(two.topics.has(channelTopic("c"))).toBe(false);
+  hub.deliver({ kind: "end-session", sessionId: "s2" });
+  expect([one.ended, two.ended]).toEqual([null, WsClose.sessionEnded]);
+  expect(hub.remove(two)).toBe(false);
+  expect(hub.isOnline(did)).toBe(true);
+  expect(hub.remove(one)).toBe(true);
+  expect(hub.isOnline(did)).toBe(false);
+  expect(hub.connectionCount).toBe(0);
 });

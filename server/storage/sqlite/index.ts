@@ -46,13 +46,15 @@ export function openSqliteDatabase(opts: SqliteOptions): Database {
 
 export function openSqliteStorage(opts: SqliteOptions): Storage {
   const db = openSqliteDatabase(opts);
+  const timeline = new SqliteTimeline(db);
   return {
     accounts: new SqliteAccounts(db),
     sessions: new SqliteSessions(db),
     channels: new SqliteChannels(db),
     epochs: new SqliteEpochs(db),
-    timeline: new SqliteTimeline(db),
+    timeline,
     async close() {
+      timeline.commitPending();
       db.close();
     },
   };

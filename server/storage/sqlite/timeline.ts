@@ -46,6 +46,14 @@ const toRow = (r: Row): TimelineRow =>
         createdAt: r.created_at,
       };
 
+/** A message waiting for its batch's commit (SqliteTimeline.appendMessage). */
+interface PendingAppend {
+  m: Omit<MessageRow, "seq" | "kind">;
+  epochId: string;
+  resolve: (r: AppendMessageResult) => void;
+  reject: (e: unknown) => void;
+}
+
 export class SqliteTimeline implements TimelineStore {
   constructor(private readonly db: Database) {}
 
@@ -67,39 +75,80 @@ export class SqliteTimeline implements TimelineStore {
     return r ? toMessage(r) : null;
   }
 
-  async appendMessage(m: Omit<MessageRow, "seq" | "kind">, epochId: string): Promise<AppendMessageResult> {
-    return this.db
-      .transaction((): AppendMessageResult => {
-        const dup = this.findClientMsg(m.authorDid, m.clientMsgId);
-        if (dup) return { kind: "duplicate", row: dup };
-        const state = this.db
-          .query(
-            `SELECT c.member_version AS channel_version, e.epoch_id, e.member_version AS epoch_version
-           FROM channels c LEFT JOIN epochs e ON e.channel_id = c.id
-             AND e.epoch_number = (SELECT MAX(epoch_number) FROM epochs WHERE channel_id = c.id)
-           WHERE c.id = ?`,
-          )
-          .get(m.channelId) as {
-          channel_version: number;
-          epoch_id: string | null;
-          epoch_version: number | null;
-        } | null;
-        if (!state) throw new Error("channel vanished during append");
-        // Rotation is enforced here, in the same transaction as the insert (protocol §5).
-        if (state.epoch_id === null || state.epoch_version !== state.channel_version) {
-          return { kind: "rotation-required" };
-        }
-        if (state.epoch_id !== epochId) return { kind: "stale-epoch", currentEpochId: state.epoch_id };
-        const seq = this.nextSeq(m.channelId, m.createdAt, true);
-        this.db
-          .query(
-            `INSERT INTO timeline (channel_id, seq, rkey, kind, author_did, author_handle, client_msg_id, content, created_at)
-           VALUES (?, ?, ?, 'message', ?, ?, ?, ?, ?)`,
-          )
-          .run(m.channelId, seq, m.rkey, m.authorDid, m.authorHandle, m.clientMsgId, m.content, m.createdAt);
-        return { kind: "ok", row: { ...m, kind: "message", seq } };
-      })
-      .immediate();
+  /**
+   * Group commit: every message appended in one event-loop turn is written in one transaction (one
+   * fsync under synchronous=FULL), each in its own savepoint so that one failing changes nothing of
+   * the others; every promise settles only after that commit, so an acknowledged message is as
+   * durable as before. The checks (duplicate, rotation, epoch) run inside the transaction.
+   */
+  appendMessage(m: Omit<MessageRow, "seq" | "kind">, epochId: string): Promise<AppendMessageResult> {
+    return new Promise((resolve, reject) => {
+      this.batch.push({ m, epochId, resolve, reject });
+      if (this.batch.length === 1) setImmediate(() => this.commitPending());
+    });
+  }
+
+  private batch: PendingAppend[] = [];
+
+  /** Commits what is waiting now (the turn's batch; and before the database closes). */
+  commitPending(): void {
+    const items = this.batch;
+    this.batch = [];
+    if (items.length === 0) return;
+    let results: (AppendMessageResult | { failed: unknown })[];
+    try {
+      results = this.db
+        .transaction(() =>
+          items.map((it) => {
+            try {
+              return this.db.transaction(() => this.appendOne(it.m, it.epochId))();
+            } catch (e) {
+              return { failed: e };
+            }
+          }),
+        )
+        .immediate();
+    } catch (e) {
+      // The commit itself failed (disk full, I/O error): nothing of the batch was written.
+      for (const it of items) it.reject(e);
+      return;
+    }
+    items.forEach((it, i) => {
+      const r = results[i] as AppendMessageResult | { failed: unknown };
+      if ("failed" in r) it.reject(r.failed);
+      else it.resolve(r);
+    });
+  }
+
+  private appendOne(m: Omit<MessageRow, "seq" | "kind">, epochId: string): AppendMessageResult {
+    const dup = this.findClientMsg(m.authorDid, m.clientMsgId);
+    if (dup) return { kind: "duplicate", row: dup };
+    const state = this.db
+      .query(
+        `SELECT c.member_version AS channel_version, e.epoch_id, e.member_version AS epoch_version
+         FROM channels c LEFT JOIN epochs e ON e.channel_id = c.id
+           AND e.epoch_number = (SELECT MAX(epoch_number) FROM epochs WHERE channel_id = c.id)
+         WHERE c.id = ?`,
+      )
+      .get(m.channelId) as {
+      channel_version: number;
+      epoch_id: string | null;
+      epoch_version: number | null;
+    } | null;
+    if (!state) throw new Error("channel vanished during append");
+    // Rotation is enforced here, in the same transaction as the insert (protocol §5).
+    if (state.epoch_id === null || state.epoch_version !== state.channel_version) {
+      return { kind: "rotation-required" };
+    }
+    if (state.epoch_id !== epochId) return { kind: "stale-epoch", currentEpochId: state.epoch_id };
+    const seq = this.nextSeq(m.channelId, m.createdAt, true);
+    this.db
+      .query(
+        `INSERT INTO timeline (channel_id, seq, rkey, kind, author_did, author_handle, client_msg_id, content, created_at)
+         VALUES (?, ?, ?, 'message', ?, ?, ?, ?, ?)`,
+      )
+      .run(m.channelId, seq, m.rkey, m.authorDid, m.authorHandle, m.clientMsgId, m.content, m.createdAt);
+    return { kind: "ok", row: { ...m, kind: "message", seq } };
   }
 
   async appendNotify(n: Omit<NotifyRow, "seq" | "kind">): Promise<NotifyRow> {
