@@ -11,7 +11,7 @@ import {
   WsEvent,
 } from "../../core/protocol/index.ts";
 import { type Bus, frame } from "../realtime/bus.ts";
-import type { MessageRow, Storage } from "../storage/types.ts";
+import type { AppendMessageResult, MessageRow, Storage } from "../storage/types.ts";
 import type { Clock } from "../util/clock.ts";
 import { newRkey } from "../util/ids.ts";
 import type { AuthContext } from "./auth-service.ts";
@@ -30,6 +30,12 @@ export function decodeCursor(cursor: string): number {
   const m = /^v1:(\d{1,15})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
   if (!m?.[1]) throw new ApiError("InvalidRequest", "cursor: not a cursor this server issued");
   return Number(m[1]);
+}
+
+/** A committed (or earlier committed) message: its record and that record's JSON. */
+export interface SentMessage {
+  record: MessageRecord;
+  json: string;
 }
 
 export class MessageService {
@@ -65,18 +71,21 @@ export class MessageService {
     };
   }
 
-  /** POST /api/message/send: persists, then broadcasts (see post). */
+  /** POST /api/message/send: persists, then broadcasts (see queue). */
   async send(ctx: AuthContext, body: RouteBody<"send">): Promise<{ record: TimelineRecord }> {
-    return { record: (await this.post(ctx, body)).record };
+    const { sent } = await this.queue(ctx, body);
+    return { record: (await sent).record };
   }
 
   /**
-   * Persists, then broadcasts; returns the record and its JSON, serialised once for the broadcast
-   * and the socket's ack alike. The server cannot read `content`; it only checks the envelope: that
+   * Checks a message and queues it for the next group commit; resolves once it is queued, so a
+   * socket can go on to its next frame (its messages keep their order) while `sent` settles after
+   * the commit and the broadcast, with the record and its JSON (serialised once, for the broadcast
+   * and the socket's ack alike). The server cannot read `content`; it only checks the envelope: that
    * it is an EncryptedContent sent by the caller under the channel's current epoch, so a message can
    * never be attributed to someone else or sent under a key that a former member still holds.
    */
-  async post(ctx: AuthContext, body: RouteBody<"send">): Promise<{ record: MessageRecord; json: string }> {
+  async queue(ctx: AuthContext, body: RouteBody<"send">): Promise<{ sent: Promise<SentMessage> }> {
     if (body.content.length > Limits.contentMaxChars) {
       throw new ApiError("TooLarge", `content: at most ${Limits.contentMaxChars} characters`);
     }
@@ -105,7 +114,7 @@ export class MessageService {
     const now = this.clock.now();
     // A retry of a message that was committed (but whose ack was lost) is answered "duplicate" with
     // the first record, even if an epoch rotation happened since (the store checks that first).
-    const result = await this.storage.timeline.appendMessage(
+    const committed = this.storage.timeline.appendMessage(
       {
         channelId: channel.id,
         rkey: newRkey(now),
@@ -117,9 +126,13 @@ export class MessageService {
       },
       content.epochId,
     );
+    return { sent: committed.then((result) => this.settle(result, channel.id, chUri)) };
+  }
+
+  private async settle(result: AppendMessageResult, channelId: string, chUri: string): Promise<SentMessage> {
     switch (result.kind) {
       case "duplicate": {
-        const record = this.replay(result.row, channel.id, chUri);
+        const record = this.replay(result.row, channelId, chUri);
         return { record, json: JSON.stringify(record) };
       }
       case "rotation-required":
@@ -137,7 +150,7 @@ export class MessageService {
         const json = JSON.stringify(record);
         await this.bus.publish({
           kind: "channel",
-          channelId: channel.id,
+          channelId,
           frame: frame(WsEvent.channelMessage, { record }),
           text: `{"type":"${WsEvent.channelMessage}","data":{"record":${json}}}`,
         });

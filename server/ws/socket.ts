@@ -215,12 +215,16 @@ export class SocketSession implements Connection {
     try {
       await this.handle(f);
     } catch (e) {
-      const mapped = mapError("UNKNOWN", e, this.shared.s.log);
-      // RateLimited carries retryAfter (seconds), as HTTP's Retry-After header does.
-      const data =
-        e instanceof ApiError && e.retryAfter ? { ...mapped.body, retryAfter: e.retryAfter } : mapped.body;
-      this.sendFrame({ type: WsEvent.error, ...(f.id ? { id: f.id } : {}), data });
+      this.sendError(f, e);
     }
+  }
+
+  private sendError(f: Frame, e: unknown): void {
+    const mapped = mapError("UNKNOWN", e, this.shared.s.log);
+    // RateLimited carries retryAfter (seconds), as HTTP's Retry-After header does.
+    const data =
+      e instanceof ApiError && e.retryAfter ? { ...mapped.body, retryAfter: e.retryAfter } : mapped.body;
+    this.sendFrame({ type: WsEvent.error, ...(f.id ? { id: f.id } : {}), data });
   }
 
   private async authenticate(f: Frame): Promise<void> {
@@ -311,8 +315,13 @@ export class SocketSession implements Connection {
         await s.channels.leave(ctx, data as { channelUri: string });
         return ack({});
       case WsEvent.channelMessage: {
-        const sent = await s.messages.post(ctx, data as RouteBody<"send">);
-        if (f.id) this.send(ackWithRecord(f.id, sent.json));
+        // Queued for the next group commit: the socket goes on to its next frame now, and this
+        // one's ack (or error) follows the commit. Its messages keep their order.
+        const { sent } = await s.messages.queue(ctx, data as RouteBody<"send">);
+        sent.then(
+          (m) => f.id && this.send(ackWithRecord(f.id, m.json)),
+          (e) => this.sendError(f, e),
+        );
         return;
       }
       default:
