@@ -20,7 +20,8 @@ export const channelTopic = (channelId: string) => `c:${channelId}`;
 export const userTopic = (did: string) => `u:${did}`;
 
 /** The text of a bus event's frame: serialised once, by whoever made the event, where it could. */
-export const frameText = (event: { frame: unknown; text?: string }) => event.text ?? JSON.stringify(event.frame);
+export const frameText = (event: { frame: unknown; text?: string }) =>
+  event.text ?? JSON.stringify(event.frame);
 
 /**
  * This process's sockets: who is connected, and the last step of fan-out. Delivery uses Bun's

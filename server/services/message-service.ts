@@ -32,6 +32,12 @@ export function decodeCursor(cursor: string): number {
   return Number(m[1]);
 }
 
+/** A channel by id and canonical uri. */
+export interface ChannelRef {
+  id: string;
+  uri: string;
+}
+
 /** A committed (or earlier committed) message: its record and that record's JSON. */
 export interface SentMessage {
   record: MessageRecord;
@@ -84,13 +90,20 @@ export class MessageService {
    * and the socket's ack alike). The server cannot read `content`; it only checks the envelope: that
    * it is an EncryptedContent sent by the caller under the channel's current epoch, so a message can
    * never be attributed to someone else or sent under a key that a former member still holds.
+   *
+   * `joined` is the channel as this caller's socket joined it (its id and uri): then membership is
+   * checked only where it counts, inside the commit (a member removed since is refused there).
    */
-  async queue(ctx: AuthContext, body: RouteBody<"send">): Promise<{ sent: Promise<SentMessage> }> {
+  async queue(
+    ctx: AuthContext,
+    body: RouteBody<"send">,
+    joined?: ChannelRef,
+  ): Promise<{ sent: Promise<SentMessage> }> {
     if (body.content.length > Limits.contentMaxChars) {
       throw new ApiError("TooLarge", `content: at most ${Limits.contentMaxChars} characters`);
     }
-    const { channel } = await requireMember(this.storage, ctx, body.channelUri);
-    const chUri = uriOf(channel);
+    const channel: ChannelRef = joined ?? (await this.memberChannel(ctx, body.channelUri));
+    const chUri = channel.uri;
     let content: unknown;
     try {
       content = JSON.parse(body.content);
@@ -126,11 +139,26 @@ export class MessageService {
       },
       content.epochId,
     );
-    return { sent: committed.then((result) => this.settle(result, channel.id, chUri)) };
+    return { sent: committed.then((result) => this.settle(ctx, result, channel.id, chUri)) };
   }
 
-  private async settle(result: AppendMessageResult, channelId: string, chUri: string): Promise<SentMessage> {
+  /** The channel of `uri` if the caller is a member (else NotFound or Forbidden, as for any call). */
+  async memberChannel(ctx: AuthContext, uri: string): Promise<ChannelRef> {
+    const { channel } = await requireMember(this.storage, ctx, uri);
+    return { id: channel.id, uri: uriOf(channel) };
+  }
+
+  private async settle(
+    ctx: AuthContext,
+    result: AppendMessageResult,
+    channelId: string,
+    chUri: string,
+  ): Promise<SentMessage> {
     switch (result.kind) {
+      case "not-member":
+        // Removed (or left) before the commit: the same answer as any call by a non-member.
+        await this.memberChannel(ctx, chUri);
+        throw new ApiError("Forbidden", "You are not a member of this channel");
       case "duplicate": {
         const record = this.replay(result.row, channelId, chUri);
         return { record, json: JSON.stringify(record) };

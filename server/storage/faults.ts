@@ -95,14 +95,20 @@ function oneLine(e: unknown): string {
 }
 
 function guardStore<T extends object>(store: T, health: StorageHealth): T {
+  // One wrapper per method, made at its first use (not one closure per call).
+  const wrappers = new Map<string, (...args: unknown[]) => Promise<unknown>>();
   return new Proxy(store, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver);
       if (typeof value !== "function" || typeof prop !== "string") return value;
+      const known = wrappers.get(prop);
+      if (known) return known;
       const write = !READ_METHOD.test(prop);
-      return async (...args: unknown[]) => {
+      const wrapper = async (...args: unknown[]) => {
         try {
-          const result = await value.apply(target, args);
+          // Looked up at each call: a test may replace a store's method after the first use.
+          const fn = Reflect.get(target, prop) as (...a: unknown[]) => unknown;
+          const result = await fn.apply(target, args);
           health.success(write);
           return result;
         } catch (e) {
@@ -113,6 +119,8 @@ function guardStore<T extends object>(store: T, health: StorageHealth): T {
           throw new StorageUnavailableError(kind, reason);
         }
       };
+      wrappers.set(prop, wrapper);
+      return wrapper;
     },
   });
 }

@@ -268,7 +268,9 @@ export type AppendMessageResult =
   /** The same author already sent this clientMsgId: the first record, unchanged. */
   | { kind: "duplicate"; row: MessageRow }
   | { kind: "rotation-required" }
-  | { kind: "stale-epoch"; currentEpochId: string | null };
+  | { kind: "stale-epoch"; currentEpochId: string | null }
+  /** The author is not a member of the channel when the batch commits (left or was removed). */
+  | { kind: "not-member" };
 
 export interface TimelineStore {
   /**

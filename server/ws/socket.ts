@@ -13,8 +13,9 @@ import {
 import type { Services } from "../app.ts";
 import { mapError } from "../http/errors.ts";
 import { frame } from "../realtime/bus.ts";
-import type { Connection } from "../realtime/hub.ts";
+import { type Connection, channelTopic } from "../realtime/hub.ts";
 import type { AuthContext } from "../services/auth-service.ts";
+import type { ChannelRef } from "../services/message-service.ts";
 import { WRITE_KINDS } from "../services/rate-limit.ts";
 import { uriOf } from "../services/records.ts";
 
@@ -90,6 +91,8 @@ export class SocketSession implements Connection {
   private closed = false;
   /** Counted against its address's cap (only then is it uncounted on close). */
   private counted = false;
+  /** The channels this socket joined, by the uri it joined with (MessageService.queue's `joined`). */
+  private joined: Map<string, ChannelRef> | null = null;
   /** Until when the session row looked valid at the last look (clock ms). */
   private sessionOkUntil = 0;
 
@@ -112,6 +115,8 @@ export class SocketSession implements Connection {
 
   unsubscribe(topic: string): void {
     if (!this.closed) this.ws?.unsubscribe(topic);
+    // Left or removed: its next message there is checked in full again.
+    for (const [uri, ch] of this.joined ?? []) if (channelTopic(ch.id) === topic) this.joined?.delete(uri);
   }
 
   end(code: number, reason: string): void {
@@ -140,7 +145,8 @@ export class SocketSession implements Connection {
   message(_ws: RawSocket, message: unknown): void {
     if (this.closed) return;
     if (this.busy) {
-      (this.pending ??= []).push(message);
+      if (this.pending) this.pending.push(message);
+      else this.pending = [message];
       return;
     }
     void this.run(message);
@@ -305,6 +311,8 @@ export class SocketSession implements Connection {
         const body = data as RouteBody<"joinChannel">;
         const { channel, members } = await s.channels.join(ctx, body);
         s.hub.subscribe(this, channel.id);
+        this.joined ??= new Map();
+        this.joined.set(body.channelUri, { id: channel.id, uri: channel.uri });
         this.sendFrame({
           type: WsEvent.channelJoined,
           data: { channelUri: channel.uri, channel, members, epochInfo: await s.epochs.info(channel.id) },
@@ -317,7 +325,8 @@ export class SocketSession implements Connection {
       case WsEvent.channelMessage: {
         // Queued for the next group commit: the socket goes on to its next frame now, and this
         // one's ack (or error) follows the commit. Its messages keep their order.
-        const { sent } = await s.messages.queue(ctx, data as RouteBody<"send">);
+        const body = data as RouteBody<"send">;
+        const { sent } = await s.messages.queue(ctx, body, this.joined?.get(body.channelUri));
         sent.then(
           (m) => f.id && this.send(ackWithRecord(f.id, m.json)),
           (e) => this.sendError(f, e),

@@ -77,9 +77,9 @@ export class SqliteTimeline implements TimelineStore {
 
   /**
    * Group commit: every message appended in one event-loop turn is written in one transaction (one
-   * fsync under synchronous=FULL), each in its own savepoint so that one failing changes nothing of
-   * the others; every promise settles only after that commit, so an acknowledged message is as
-   * durable as before. The checks (duplicate, rotation, epoch) run inside the transaction.
+   * fsync under synchronous=FULL); every promise settles only after that commit, so an acknowledged
+   * message is as durable as before. The checks (duplicate, membership, rotation, epoch) run inside
+   * the transaction, so they hold at the moment of the write.
    */
   appendMessage(m: Omit<MessageRow, "seq" | "kind">, epochId: string): Promise<AppendMessageResult> {
     return new Promise((resolve, reject) => {
@@ -97,21 +97,27 @@ export class SqliteTimeline implements TimelineStore {
     if (items.length === 0) return;
     let results: (AppendMessageResult | { failed: unknown })[];
     try {
-      results = this.db
-        .transaction(() =>
-          items.map((it) => {
-            try {
-              return this.db.transaction(() => this.appendOne(it.m, it.epochId))();
-            } catch (e) {
-              return { failed: e };
-            }
-          }),
-        )
-        .immediate();
-    } catch (e) {
-      // The commit itself failed (disk full, I/O error): nothing of the batch was written.
-      for (const it of items) it.reject(e);
-      return;
+      results = this.db.transaction(() => items.map((it) => this.appendOne(it.m, it.epochId))).immediate();
+    } catch {
+      // One message failed (or the commit did), and the whole batch was rolled back. Write it again
+      // with a savepoint per message, so only a failing message fails.
+      try {
+        results = this.db
+          .transaction(() =>
+            items.map((it) => {
+              try {
+                return this.db.transaction(() => this.appendOne(it.m, it.epochId))();
+              } catch (e) {
+                return { failed: e };
+              }
+            }),
+          )
+          .immediate();
+      } catch (e) {
+        // The commit itself failed (disk full, I/O error): nothing of the batch was written.
+        for (const it of items) it.reject(e);
+        return;
+      }
     }
     items.forEach((it, i) => {
       const r = results[i] as AppendMessageResult | { failed: unknown };
@@ -123,6 +129,12 @@ export class SqliteTimeline implements TimelineStore {
   private appendOne(m: Omit<MessageRow, "seq" | "kind">, epochId: string): AppendMessageResult {
     const dup = this.findClientMsg(m.authorDid, m.clientMsgId);
     if (dup) return { kind: "duplicate", row: dup };
+    if (
+      !this.db
+        .query("SELECT 1 AS ok FROM members WHERE channel_id = ? AND did = ?")
+        .get(m.channelId, m.authorDid)
+    )
+      return { kind: "not-member" };
     const state = this.db
       .query(
         `SELECT c.member_version AS channel_version, e.epoch_id, e.member_version AS epoch_version
