@@ -706,7 +706,7 @@ export function claimsOf(jwt: string): Record<string, unknown> {
 
 /** The server's signing key, to mint tokens with a valid signature but wrong claims. */
 export function serverJwtKey(t: TestServer): Uint8Array {
-  const key = (t.services.auth as unknown as { d?: { tokens?: { key?: unknown } } }).d?.tokens?.key;
+  const key = (t.services.auth as unknown as { d?: { tokens?: { secret?: unknown } } }).d?.tokens?.secret;
   if (!(key instanceof Uint8Array)) throw new Error("AuthService internals changed: update serverJwtKey()");
   return key;
 }
