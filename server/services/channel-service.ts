@@ -10,7 +10,7 @@ import {
   WsEvent,
 } from "../../core/protocol/index.ts";
 import { type Bus, frame } from "../realtime/bus.ts";
-import type { AccountRow, ChannelRow, Storage } from "../storage/types.ts";
+import type { AccountRow, ChannelRow, MembershipChange, Storage } from "../storage/types.ts";
 import type { Clock } from "../util/clock.ts";
 import { cleanDisplayText } from "../util/display-text.ts";
 import { newChannelId } from "../util/ids.ts";
@@ -147,23 +147,11 @@ export class ChannelService {
     if (!id) throw new ApiError("InvalidRequest", "channelUri: its last path segment is not a channel id");
     const channel = await this.d.storage.channels.get(id);
     if (!channel) throw new ApiError("NotFound", "Channel not found");
-    let admission: Admission | null = null;
-    if (!(await this.d.storage.channels.member(id, ctx.did))) {
-      admission = await this.admissionFor(channel, ctx, body);
-    }
-    // A link join is re-checked against the live token inside the insert (a kick may void it now).
-    const linkGate =
-      admission?.kind === "link" && channel.joinTokenHash !== null
-        ? { joinTokenHash: channel.joinTokenHash }
-        : undefined;
-    const change = await this.d.storage.channels.addMember(
-      id,
-      ctx.did,
-      this.d.clock.now(),
-      Limits.membersPerChannel,
-      admission,
-      linkGate,
-    );
+    const existing = await this.d.storage.channels.member(id, ctx.did);
+    // A member only subscribes (another socket, a reconnect): no write transaction for that.
+    const change: MembershipChange = existing
+      ? { kind: "already-member", member: existing }
+      : await this.add(channel, ctx, body);
     if (change.kind === "channel-full") throw new ApiError("Forbidden", "Channel is full");
     if (change.kind === "link-gone") throw new ApiError("NotFound", "Channel not found");
     const joined = change.kind === "joined";
@@ -179,6 +167,23 @@ export class ChannelService {
       });
     }
     return { channel: await this.view(id, ctx.did), members: await this.memberList(id), joined };
+  }
+
+  private async add(channel: ChannelRow, ctx: AuthContext, body: RouteBody<"joinChannel">) {
+    const admission = await this.admissionFor(channel, ctx, body);
+    // A link join is re-checked against the live token inside the insert (a kick may void it now).
+    const linkGate =
+      admission.kind === "link" && channel.joinTokenHash !== null
+        ? { joinTokenHash: channel.joinTokenHash }
+        : undefined;
+    return this.d.storage.channels.addMember(
+      channel.id,
+      ctx.did,
+      this.d.clock.now(),
+      Limits.membersPerChannel,
+      admission,
+      linkGate,
+    );
   }
 
   /** The evidence a non-member joins with, or the refusal (protocol §3 "Joining", §7). */
