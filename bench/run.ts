@@ -1,0 +1,227 @@
+/**
+ * The benchmark suite (docs/benchmarks.md): wsync against ngircd, InspIRCd and raw Bun pub/sub.
+ *
+ *   npm run bench                    5 interleaved rounds, full sizes; updates docs/benchmarks.md
+ *   npm run bench -- --quick         1 round, small sizes (CI: proves the suite runs, no speed asserted)
+ *   npm run bench -- --rounds 3 --systems wsync,ngircd
+ *
+ * Servers run pinned to core 0, this generator to core 1. Results: bench/results/<stamp>.json,
+ * .md and -latency.svg. The last line is the headline:
+ *   bench: cpu/delivery M=1000 wsync X us, ngircd Y us (ratio R)
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  type ConnectResult,
+  closedLoop,
+  connects,
+  type FanoutResult,
+  type LatencyPoint,
+  openLoop,
+  type PublishResult,
+  publishes,
+} from "./lib/metrics.ts";
+import { pin } from "./lib/proc.ts";
+import { latencyChart, markdown } from "./lib/report.ts";
+import { median } from "./lib/stats.ts";
+import { startBunRaw } from "./systems/bunraw.ts";
+import { ircInstalled, startIrc } from "./systems/irc.ts";
+import type { System } from "./systems/types.ts";
+import { startWsync } from "./systems/wsync.ts";
+
+const args = process.argv.slice(2);
+const flag = (name: string) => args.includes(`--${name}`);
+const option = (name: string) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+const quick = flag("quick");
+const irc = new Set(["ngircd", "inspircd"]);
+const rounds = Number(option("rounds") ?? (quick ? 1 : 5));
+// InspIRCd is not in the default set: here it completes one client registration per second (see
+// docs/benchmarks.md); `--systems wsync,inspircd` runs it anyway.
+const wanted = (option("systems") ?? "wsync,ngircd,bun-raw").split(",");
+
+/** Sizes: the issue's table at full size; small enough for CI with --quick. */
+const S = quick
+  ? {
+      bigM: 100,
+      bigMessages: 300,
+      smallMessages: 1000,
+      rates: [5_000, 10_000, 20_000],
+      rateSeconds: 1,
+      pubChannels: 20,
+      pubPerChannel: 50,
+      sockets: 500,
+    }
+  : {
+      bigM: 1000,
+      bigMessages: 2000,
+      smallMessages: 10_000,
+      rates: [25_000, 50_000, 100_000, 200_000, 400_000],
+      rateSeconds: 2,
+      pubChannels: 100,
+      pubPerChannel: 200,
+      sockets: 10_000,
+    };
+
+export interface SystemRound {
+  system: string;
+  round: number;
+  fanoutBig: FanoutResult;
+  /** Null for the IRC peers: an IRC line carries at most 512 bytes. */
+  fanoutBig1k: FanoutResult | null;
+  fanoutSmall: FanoutResult;
+  latency: LatencyPoint[];
+  publishes: PublishResult;
+  connects: ConnectResult;
+}
+
+function version(cmd: string[]): string {
+  try {
+    const r = Bun.spawnSync(cmd, { stdout: "pipe", stderr: "pipe" });
+    return `${r.stdout.toString()}${r.stderr.toString()}`.split("\n").find((l) => l.trim()) ?? "?";
+  } catch {
+    return "not installed";
+  }
+}
+
+async function start(name: string, dataDir: string): Promise<System | null> {
+  if (name === "wsync") return startWsync(dataDir);
+  if (name === "bun-raw") return startBunRaw();
+  if (name === "ngircd" || name === "inspircd") {
+    if (!ircInstalled(name)) {
+      console.error(`bench: ${name} is not installed (apt-get install ${name}); skipped`);
+      return null;
+    }
+    return startIrc(name);
+  }
+  throw new Error(`unknown system ${name}`);
+}
+
+/** Runs one metric, naming it in any error. */
+async function step<T>(name: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (e) {
+    throw new Error(`${name}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+async function main(): Promise<number> {
+  pin(process.pid, 1);
+  const dataDir = mkdtempSync(join(tmpdir(), "bench-wsync-"));
+  const systems: System[] = [];
+  const cleanup = async () => {
+    for (const s of systems) await s.stop().catch(() => undefined);
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  process.on("SIGINT", () => void cleanup().then(() => process.exit(130)));
+  const results: SystemRound[] = [];
+  const failures: string[] = [];
+  /** What went wrong on a peer's side without failing the run (reported). */
+  const notes: string[] = [];
+  try {
+    for (const name of wanted) {
+      const s = await start(name, dataDir);
+      if (s) systems.push(s);
+    }
+    for (let round = 1; round <= rounds; round++) {
+      for (const sys of systems) {
+        const t0 = performance.now();
+        try {
+          const r: SystemRound = {
+            system: sys.name,
+            round,
+            fanoutBig: await step("closed loop M", () => closedLoop(sys, S.bigM, 400, S.bigMessages, 16)),
+            fanoutBig1k: irc.has(sys.name)
+              ? null
+              : await step("closed loop 1 KiB", () =>
+                  closedLoop(sys, S.bigM, 1024, Math.ceil(S.bigMessages / 2), 16),
+                ),
+            fanoutSmall: await step("closed loop M=10", () => closedLoop(sys, 10, 400, S.smallMessages, 32)),
+            latency: await step("open loop", () => openLoop(sys, S.bigM, 400, S.rates, S.rateSeconds)),
+            publishes: await step("publishes", () =>
+              publishes(sys, S.pubChannels, 10, 400, S.pubPerChannel, 8),
+            ),
+            connects: await step("connects", () => connects(sys, S.sockets, 32)),
+          };
+          for (const f of [r.fanoutBig, r.fanoutBig1k, r.fanoutSmall]) {
+            if (!f) continue;
+            if (f.deliveries < f.expected)
+              failures.push(`${sys.name}: ${f.deliveries} of ${f.expected} delivered`);
+          }
+          if (r.connects.errors > 0)
+            (sys.name === "wsync" ? failures : notes).push(
+              `${sys.name}: ${r.connects.errors} connects failed`,
+            );
+          results.push(r);
+          console.error(
+            `bench: round ${round} ${sys.name}: ${r.fanoutBig.cpuUsPerDelivery.toFixed(2)} us/delivery at M=${S.bigM} (${((performance.now() - t0) / 1000) | 0} s)`,
+          );
+        } catch (e) {
+          failures.push(`${sys.name} round ${round}: ${e instanceof Error ? e.message : String(e)}`);
+          console.error(
+            `bench: ${sys.name} round ${round} failed: ${e instanceof Error ? e.stack : String(e)}`,
+          );
+        }
+      }
+    }
+  } finally {
+    await cleanup();
+  }
+
+  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+  const name = `${stamp}${quick ? "-quick" : ""}`;
+  const outDir = join(import.meta.dir, "results");
+  mkdirSync(outDir, { recursive: true });
+  const machine = {
+    cpu: /model name\s*:\s*(.*)/.exec(readFileSync("/proc/cpuinfo", "utf8"))?.[1] ?? "?",
+    cores: navigator.hardwareConcurrency,
+    pinning: "servers on core 0, generator on core 1",
+    bun: Bun.version,
+    ngircd: version(["/usr/sbin/ngircd", "--version"]),
+    inspircd: version(["/usr/sbin/inspircd", "--version"]),
+    wsyncStorage: "SQLite, synchronous=FULL (the default)",
+  };
+  const doc = { quick, rounds, sizes: S, machine, results, failures, notes };
+  writeFileSync(join(outDir, `${name}.json`), `${JSON.stringify(doc, null, 2)}\n`);
+  const svg = latencyChart(results);
+  writeFileSync(join(outDir, `${name}-latency.svg`), svg);
+  const md = markdown(doc, `${name}-latency.svg`);
+  writeFileSync(join(outDir, `${name}.md`), md);
+  console.log(md);
+  if (!quick && failures.length === 0) updateDocs(md, svg);
+
+  const per = (system: string) => results.filter((r) => r.system === system);
+  const cpu = (system: string) => median(per(system).map((r) => r.fanoutBig.cpuUsPerDelivery));
+  const ratios = per("wsync")
+    .map((w) => {
+      const n = per("ngircd").find((r) => r.round === w.round);
+      return n ? w.fanoutBig.cpuUsPerDelivery / n.fanoutBig.cpuUsPerDelivery : Number.NaN;
+    })
+    .filter((x) => !Number.isNaN(x));
+  for (const f of failures) console.error(`bench: FAILED ${f}`);
+  const ok = failures.length === 0 && per("wsync").length === rounds && results.length > 0;
+  console.log(
+    `bench: cpu/delivery M=${S.bigM} wsync ${cpu("wsync").toFixed(2)} us, ngircd ${cpu("ngircd").toFixed(2)} us (ratio ${median(ratios).toFixed(2)})`,
+  );
+  return ok ? 0 : 1;
+}
+
+/** A full run rewrites the results part of docs/benchmarks.md and its chart. */
+function updateDocs(md: string, svg: string): void {
+  const docPath = join(import.meta.dir, "../docs/benchmarks.md");
+  const begin = "<!-- results:begin -->";
+  const end = "<!-- results:end -->";
+  const doc = readFileSync(docPath, "utf8");
+  const i = doc.indexOf(begin);
+  const j = doc.indexOf(end);
+  if (i < 0 || j < 0) return;
+  const body = md.replace(/\(([^)]*-latency\.svg)\)/, "(benchmarks-latency.svg)");
+  writeFileSync(docPath, `${doc.slice(0, i + begin.length)}\n${body}\n${doc.slice(j)}`);
+  writeFileSync(join(import.meta.dir, "../docs/benchmarks-latency.svg"), svg);
+}
+
+process.exit(await main());
