@@ -81,10 +81,12 @@ class Irc implements System {
   async group(channels: number, size: number, opts: GroupOptions): Promise<Group> {
     const tag = (++nickSeq).toString(36);
     const members: IrcClient[][] = [];
-    // Registered 100 at a time: InspIRCd finishes registrations in a once-a-second pass here.
+    // InspIRCd finishes registrations in a once-a-second pass here: 100 at a time. ngircd leaves
+    // some of many simultaneous registrations unanswered for over 30 s: one at a time.
+    const step = this.name === "inspircd" ? 100 : 1;
     const all: IrcClient[] = [];
-    for (let i = 0; i < channels * size; i += 100) {
-      const n = Math.min(100, channels * size - i);
+    for (let i = 0; i < channels * size; i += step) {
+      const n = Math.min(step, channels * size - i);
       const batch = Array.from({ length: n }, (_, j) =>
         this.client(`#g${tag}c${Math.floor((i + j) / size)}`),
       );
