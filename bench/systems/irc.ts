@@ -67,15 +67,21 @@ class Irc implements System {
   /** A registered client (welcome 001 received) that joined `channel` (end of NAMES, 366). */
   private async client(channel: string): Promise<IrcClient> {
     const c = await IrcClient.open(this.port);
-    const nick = `b${(++nickSeq).toString(36)}`;
-    const welcome = c.until((l) => / 001 /.test(l));
-    c.send(`NICK ${nick}`);
-    c.send(`USER ${nick} 0 * :bench`);
-    await welcome;
-    const joined = c.until((l) => / 366 /.test(l));
-    c.send(`JOIN ${channel}`);
-    await joined;
-    return c;
+    try {
+      const nick = `b${(++nickSeq).toString(36)}`;
+      const welcome = c.until((l) => / 001 /.test(l));
+      c.send(`NICK ${nick}`);
+      c.send(`USER ${nick} 0 * :bench`);
+      await welcome;
+      const joined = c.until((l) => / 366 /.test(l));
+      c.send(`JOIN ${channel}`);
+      await joined;
+      return c;
+    } catch (e) {
+      // A registration left unanswered must not stay open into the next measurement.
+      c.close();
+      throw e;
+    }
   }
 
   async group(channels: number, size: number, opts: GroupOptions): Promise<Group> {

@@ -6,6 +6,7 @@
  * token and `channel:join`, and count `channel:message` frames.
  */
 import { join } from "node:path";
+import { ok } from "../../tests/server/harness.ts";
 import { createChannel, type Person, person, rotate, seal } from "../../tests/server/people.ts";
 import { freePort, pin } from "../lib/proc.ts";
 import { type FrameFilter, WsClient } from "../lib/sockets.ts";
@@ -63,6 +64,7 @@ class Wsync implements System {
   private readonly url: string;
   private readonly users: Person[] = [];
   private sockets = 0;
+  private refreshedAt = Date.now();
   /** connectOne's users (prepare), in channels of 10: small[u / 10]. */
   private connectUsers = 10;
   private readonly small: string[] = [];
@@ -78,8 +80,23 @@ class Wsync implements System {
     return this.proc.pid;
   }
 
-  /** At least `n` registered users (argon2id makes this slow: setup, not measured). */
+  /**
+   * At least `n` registered users (argon2id makes this slow: setup, not measured), with access
+   * tokens less than 10 minutes old (they last 15: a 5-round run takes longer).
+   */
   private async ensureUsers(n: number): Promise<void> {
+    if (Date.now() - this.refreshedAt > 10 * 60_000) {
+      for (let i = 0; i < this.users.length; i += 16) {
+        await Promise.all(
+          this.users.slice(i, i + 16).map(async (p) => {
+            const s = await ok(this.url, "refresh", {}, p.session.refreshJwt);
+            p.session = { ...p.session, ...s };
+            p.token = s.accessJwt;
+          }),
+        );
+      }
+      this.refreshedAt = Date.now();
+    }
     while (this.users.length < n) {
       const batch = Math.min(8, n - this.users.length);
       const made = await Promise.all(
