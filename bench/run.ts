@@ -9,8 +9,7 @@
  * .md and -latency.svg. The last line is the headline:
  *   bench: cpu/delivery M=1000 wsync X us, ngircd Y us (ratio R)
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   type ConnectResult,
@@ -90,8 +89,8 @@ function version(cmd: string[]): string {
   }
 }
 
-async function start(name: string, dataDir: string): Promise<System | null> {
-  if (name === "wsync") return startWsync(dataDir);
+async function start(name: string): Promise<System | null> {
+  if (name === "wsync") return startWsync();
   if (name === "bun-raw") return startBunRaw();
   if (name === "ngircd" || name === "inspircd") {
     if (!ircInstalled(name)) {
@@ -115,11 +114,9 @@ async function step<T>(name: string, run: () => Promise<T>): Promise<T> {
 
 async function main(): Promise<number> {
   pin(process.pid, 1);
-  const dataDir = mkdtempSync(join(tmpdir(), "bench-wsync-"));
   const systems: System[] = [];
   const cleanup = async () => {
     for (const s of systems) await s.stop().catch(() => undefined);
-    rmSync(dataDir, { recursive: true, force: true });
   };
   process.on("SIGINT", () => void cleanup().then(() => process.exit(130)));
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
@@ -141,7 +138,7 @@ async function main(): Promise<number> {
   const notes: string[] = [];
   try {
     for (const wantedSystem of wanted) {
-      const s = await start(wantedSystem, dataDir);
+      const s = await start(wantedSystem);
       if (s) systems.push(s);
     }
     for (let round = 1; round <= rounds; round++) {

@@ -5,14 +5,14 @@
  * (tests/server/people.ts); members are raw WebSocket clients that authenticate with a bearer
  * token and `channel:join`, and count `channel:message` frames.
  */
-import { join } from "node:path";
+
+import { startServerProcess } from "../../tests/bench/server-process.ts";
 import { ok } from "../../tests/server/harness.ts";
 import { createChannel, type Person, person, rotate, seal } from "../../tests/server/people.ts";
-import { freePort, pin } from "../lib/proc.ts";
+import { pin } from "../lib/proc.ts";
 import { type FrameFilter, WsClient } from "../lib/sockets.ts";
 import type { Group, GroupOptions, Member, System } from "./types.ts";
 
-const ROOT = join(import.meta.dir, "../..");
 /** Sockets per user in the suite (the server allows 16), and per client address (it allows 64). */
 const PER_USER = 14;
 const PER_ADDRESS = 60;
@@ -25,37 +25,16 @@ const isMessage: FrameFilter = (b, start, len) =>
   b.compare(TYPE, 0, TYPE.length, start + 9, start + 9 + TYPE.length) === 0;
 const CMID = /clientMsgId\\":\\"([0-9a-f]{32})/;
 
-export async function startWsync(dataDir: string): Promise<System> {
-  const port = await freePort();
-  const proc = Bun.spawn(["taskset", "-c", "0", process.execPath, "server/main.ts"], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      WSYNC_DATA_DIR: dataDir,
-      WSYNC_WEATHER_URL: "http://127.0.0.1:9/",
-      // The generator writes far faster than any person: per-user write limits off, many channels.
-      WSYNC_RATE_LIMIT_SCALE: "0",
-      WSYNC_MAX_OWNED_CHANNELS: "1000000",
-      // Each group of sockets gets its own X-Forwarded-For address (64 sockets per address).
-      WSYNC_TRUST_PROXY: "1",
-    },
-    stdout: "pipe",
-    stderr: "inherit",
+/** The server from source with its defaults (tests/bench/server-process.ts), pinned to core 0. */
+export async function startWsync(): Promise<System> {
+  const server = await startServerProcess({
+    HOST: "127.0.0.1",
+    WSYNC_MAX_OWNED_CHANNELS: "1000000",
+    // Each group of sockets gets its own X-Forwarded-For address (64 sockets per address).
+    WSYNC_TRUST_PROXY: "1",
   });
-  const reader = proc.stdout.getReader();
-  let out = "";
-  while (!out.includes("listening")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`wsync exited: ${out}`);
-    out += new TextDecoder().decode(value);
-  }
-  void (async () => {
-    while (!(await reader.read()).done) {}
-  })().catch(() => undefined);
-  pin(proc.pid, 0);
-  return new Wsync(proc, port);
+  pin(server.proc.pid, 0);
+  return new Wsync(server);
 }
 
 class Wsync implements System {
@@ -69,15 +48,12 @@ class Wsync implements System {
   private connectUsers = 10;
   private readonly small: string[] = [];
 
-  constructor(
-    private readonly proc: Bun.Subprocess,
-    private readonly port: number,
-  ) {
-    this.url = `http://127.0.0.1:${port}`;
+  constructor(private readonly server: Awaited<ReturnType<typeof startServerProcess>>) {
+    this.url = server.url;
   }
 
   get pid(): number {
-    return this.proc.pid;
+    return this.server.proc.pid;
   }
 
   /**
@@ -110,7 +86,7 @@ class Wsync implements System {
   private async socket(who: Person): Promise<WsClient> {
     const n = this.sockets++;
     const address = `10.${(n >> 16) & 255}.${(Math.floor(n / PER_ADDRESS) >> 8) & 255}.${Math.floor(n / PER_ADDRESS) & 255}`;
-    const ws = await WsClient.open(this.port, "/api/ws", { "x-forwarded-for": address }, isMessage);
+    const ws = await WsClient.open(this.server.port, "/api/ws", { "x-forwarded-for": address }, isMessage);
     const ready = ws.until((t) => t.startsWith('{"type":"ready"'));
     ws.send(JSON.stringify({ type: "auth", data: { token: who.token } }));
     await ready;
@@ -225,8 +201,7 @@ class Wsync implements System {
     return ws;
   }
 
-  async stop(): Promise<void> {
-    this.proc.kill("SIGTERM");
-    await this.proc.exited;
+  stop(): Promise<void> {
+    return this.server.stop();
   }
 }
