@@ -66,7 +66,12 @@ try {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   await context.addInitScript(
     (entries: Record<string, string>) => {
-      for (const [k, v] of Object.entries(entries)) localStorage.setItem(k, v);
+      // Seeded once per tab: the first load moves these into the vault and a cookie session (the
+      // key-custody upgrade); seeding again on each reload would replay a spent refresh token.
+      if (!sessionStorage.getItem("bench-seeded")) {
+        for (const [k, v] of Object.entries(entries)) localStorage.setItem(k, v);
+        sessionStorage.setItem("bench-seeded", "1");
+      }
       // Marks the socket's "ready" frame, so a run starts with the page fully connected.
       const Native = window.WebSocket;
       window.WebSocket = class extends Native {
