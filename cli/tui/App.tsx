@@ -8,7 +8,7 @@ import { sendBlockedText } from "../format.ts";
 import { ChannelList } from "./ChannelList.tsx";
 import { perform } from "./commands.ts";
 import { MembersPane } from "./MembersPane.tsx";
-import { MessagePane } from "./MessagePane.tsx";
+import { MessagePane, paneLines, scrollRoom } from "./MessagePane.tsx";
 import { useClientState } from "./use-client-state.ts";
 
 type Pane = "channels" | "messages" | "members" | "input";
@@ -49,6 +49,17 @@ export function App({ client }: { client: WsyncClient }) {
   };
 
   const current = state.currentChannelId ? (state.open[state.currentChannelId] ?? null) : null;
+
+  // Side panes give way on narrow terminals: the members below 100 columns, the channels below 60
+  // (Tab still reaches the channel list's keys; /wsync/list prints the channels).
+  const side = Math.min(32, Math.max(24, Math.floor(columns / 4.5)));
+  const showChannels = columns >= 60;
+  const showMembers = current !== null && columns >= 100;
+  const paneHeight = Math.max(6, rows - 4);
+  const paneWidth = columns - (showChannels ? side : 0) - (showMembers ? side : 0);
+  // Inside the border (2) and the padding (2).
+  const laid = paneLines(current, output, Math.max(4, paneWidth - 4));
+  const room = scrollRoom(paneHeight, laid.pinned.length);
 
   useEffect(
     () => client.events.on("error", ({ message }) => setStatus({ text: message, error: true })),
@@ -161,39 +172,54 @@ export function App({ client }: { client: WsyncClient }) {
       }
       return;
     }
-    if (focus === "messages" && current) {
-      if (key.upArrow || key.pageUp) {
-        const next = scroll + (key.pageUp ? 10 : 1);
-        setScroll(Math.min(next, current.items.length));
-        if (next >= current.items.length - 1 && current.hasMore && !current.loadingMore) {
-          void task("Loading older messages", () => client.loadMore(current.channel.id));
-        }
-      }
-      if (key.downArrow || key.pageDown) setScroll((s) => Math.max(0, s - (key.pageDown ? 10 : 1)));
+    if (focus === "messages") {
+      // Scrolling is by terminal lines, over the same layout the pane draws (cli/tui/lines.ts).
+      const page = Math.max(1, room - 1);
+      const top = Math.max(0, laid.lines.length - room);
+      let next = scroll;
+      if (key.upArrow) next = scroll + 1;
+      else if (key.pageUp) next = scroll + page;
+      else if (key.home) next = top;
+      else if (key.downArrow) next = scroll - 1;
+      else if (key.pageDown) next = scroll - page;
+      else if (key.end) next = 0;
+      else return;
+      next = Math.max(0, Math.min(next, top));
+      setScroll(next);
+      // At the top of what is loaded: fetch older records (spec §4.5 LOAD_MORE_DATA).
+      if (
+        current &&
+        next >= top &&
+        (key.upArrow || key.pageUp || key.home) &&
+        current.hasMore &&
+        !current.loadingMore
+      )
+        void task("Loading older messages", () => client.loadMore(current.channel.id));
     }
   });
 
-  const side = Math.min(32, Math.max(24, Math.floor(columns / 4.5)));
-  const paneHeight = Math.max(6, rows - 4);
   const user = state.auth.user;
   return (
     <Box flexDirection="column" width={columns} height={rows}>
       <Box height={paneHeight}>
-        <ChannelList
-          channels={state.channels}
-          selected={selected}
-          activeId={state.currentChannelId}
-          focused={focus === "channels"}
-          width={side}
-        />
+        {showChannels ? (
+          <ChannelList
+            channels={state.channels}
+            selected={selected}
+            activeId={state.currentChannelId}
+            focused={focus === "channels"}
+            width={side}
+          />
+        ) : null}
         <MessagePane
           view={current}
           output={output}
           focused={focus === "messages"}
           height={paneHeight}
+          width={Math.max(4, paneWidth - 4)}
           scroll={scroll}
         />
-        {current ? (
+        {showMembers && current ? (
           <MembersPane members={current.members} focused={focus === "members"} width={side} />
         ) : null}
       </Box>
