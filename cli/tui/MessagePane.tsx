@@ -68,7 +68,15 @@ function itemSpans(i: TimelineItem): { head: Span[]; body: Span[] } {
     const mark = i.sending ? "…" : i.state === "failed" ? "✗" : i.verified ? "✓" : "?";
     head.push({ text: ` ${mark} `, color: i.verified ? "green" : "yellow" });
     if (i.state === "failed") body.push({ text: `▓▓ ▓▓▓ ▓ ▓▓▓▓ ▓▓  ${i.error ?? ""}`, color: "red" });
-    else body.push({ text: displaySafe(i.text ?? "") });
+    // Lines of a multi-line message stay lines (spec: shown as lines); every other control character
+    // is made harmless per line.
+    else
+      body.push({
+        text: (i.text ?? "")
+          .split(/\r?\n/)
+          .map((l) => displaySafe(l.replace(/\t/g, "    ")))
+          .join("\n"),
+      });
   }
   if (i.notes?.length) body.push({ text: notesText(i), color: "yellow" });
   if (i.sending) body.push({ text: " TRANSMITTING", color: "yellow" });
