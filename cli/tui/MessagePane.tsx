@@ -31,7 +31,13 @@ interface Props {
   width: number;
   /** How many lines up from the bottom the view is scrolled. */
   scroll: number;
+  /** The newest seq read before the channel became current: a "new messages" line goes after it. */
+  newSince?: number | undefined;
+  /** The user's did: their own messages are never "new". */
+  meDid?: string | undefined;
 }
+
+export const NEW_MESSAGES_LINE = "── new messages ──";
 
 const MAX_PINNED_WARNINGS = 3;
 
@@ -95,6 +101,8 @@ export function paneLines(
   view: ChannelView | null,
   output: string[],
   width: number,
+  newSince?: number,
+  meDid?: string,
 ): { pinned: Line[]; lines: Line[] } {
   const lines: Line[] = [];
   const pinned: Line[] = [];
@@ -110,7 +118,12 @@ export function paneLines(
   if (view.sendBlocked)
     pinned.push(...plain(`${Symbols.warning} ${SecurityText.sendBlocked}`, { color: "red" }, width));
   let lastDay = "";
+  const firstNew =
+    newSince === undefined
+      ? undefined
+      : view.items.find((i) => i.kind === "message" && i.seq > newSince && i.author.did !== meDid);
   for (const i of view.items) {
+    if (i === firstNew) lines.push(...plain(NEW_MESSAGES_LINE, { color: "magenta" }, width));
     // Rows the client adds (a run of missing records) may carry no time: no divider for them.
     const when = new Date(shownTime(i));
     const day = Number.isNaN(when.getTime()) ? lastDay : dayLabel(shownTime(i));
@@ -149,8 +162,8 @@ function LineView({ line }: { line: Line }) {
 }
 
 /** Spec §2.8 chat view: date dividers, author colours, notification lines, verified marks, LOAD_MORE_DATA. */
-export function MessagePane({ view, output, focused, height, width, scroll }: Props) {
-  const { pinned, lines } = paneLines(view, output, width);
+export function MessagePane({ view, output, focused, height, width, scroll, newSince, meDid }: Props) {
+  const { pinned, lines } = paneLines(view, output, width, newSince, meDid);
   const room = scrollRoom(height, Math.min(pinned.length, Math.max(0, height - 4)));
   const shownPinned = pinned.slice(0, Math.max(0, height - 4));
   const end = Math.max(0, lines.length - Math.min(scroll, Math.max(0, lines.length - room)));
