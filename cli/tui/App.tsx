@@ -48,8 +48,16 @@ export function App({ client }: { client: WsyncClient }) {
   const swallow = useRef(false);
   const onInputChange = (v: string) => {
     if (swallow.current) return;
+    // Keys arrive in chunks: on a slow link (or a loaded machine) the last letters and Enter come as
+    // one chunk, which the text field inserts as text. A chunk whose only line break ends it is typing
+    // and Enter: submit. Line breaks inside are a paste: they stay, and the paste guard asks at Enter.
+    const text = v.replace(/\r\n?/g, "\n");
+    if (text.endsWith("\n") && !text.slice(0, -1).includes("\n")) {
+      void submit(text.slice(0, -1));
+      return;
+    }
     setPasted(null);
-    setInput(v);
+    setInput(text.replace(/\n+$/, ""));
   };
   const swallowNext = () => {
     swallow.current = true;
