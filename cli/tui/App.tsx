@@ -7,8 +7,10 @@ import { displaySafe, parseCommandLine } from "../../core/commands/index.ts";
 import { sendBlockedText } from "../format.ts";
 import { ChannelList } from "./ChannelList.tsx";
 import { perform } from "./commands.ts";
+import { complete, InputHistory, newestSeq, type Unread, unreadOf } from "./input-aids.ts";
+import { parseIrc, performIrc } from "./irc.ts";
 import { MembersPane } from "./MembersPane.tsx";
-import { MessagePane } from "./MessagePane.tsx";
+import { MessagePane, paneLines, scrollRoom } from "./MessagePane.tsx";
 import { useClientState } from "./use-client-state.ts";
 
 type Pane = "channels" | "messages" | "members" | "input";
@@ -41,14 +43,111 @@ export function App({ client }: { client: WsyncClient }) {
   const [status, setStatus] = useState<{ text: string; error: boolean }>({ text: "", error: false });
   const [busy, setBusy] = useState<string | null>(null);
   const [scroll, setScroll] = useState(0);
-  // Ctrl+U reaches the text field too, which would insert a "u": swallow that one change.
-  const clearing = useRef(false);
+  // Ctrl+U, Ctrl+N/P and Alt+digit reach the text field too, which would insert their letter:
+  // swallow that one change.
+  const swallow = useRef(false);
   const onInputChange = (v: string) => {
-    if (clearing.current) return;
-    setInput(v);
+    if (swallow.current) return;
+    // Keys arrive in chunks: on a slow link (or a loaded machine) the last letters and Enter come as
+    // one chunk, which the text field inserts as text. A chunk whose only line break ends it is typing
+    // and Enter: submit. Line breaks inside are a paste: they stay, and the paste guard asks at Enter.
+    const text = v.replace(/\r\n?/g, "\n");
+    if (text.endsWith("\n") && !text.slice(0, -1).includes("\n")) {
+      void submit(text.slice(0, -1));
+      return;
+    }
+    setPasted(null);
+    setInput(text.replace(/\n+$/, ""));
   };
+  const swallowNext = () => {
+    swallow.current = true;
+    queueMicrotask(() => {
+      swallow.current = false;
+    });
+  };
+  // Setting the text from outside (history, completion) remounts the field, so its cursor goes to the end.
+  const [inputGen, setInputGen] = useState(0);
+  const setInputText = (v: string) => {
+    setInput(v);
+    setInputGen((g) => g + 1);
+  };
+  const history = useRef(new InputHistory());
+  // A multi-line paste waits for a second Enter (paste guard): its line count, or null.
+  const [pasted, setPasted] = useState<number | null>(null);
+  const [, rerender] = useState(0);
 
   const current = state.currentChannelId ? (state.open[state.currentChannelId] ?? null) : null;
+  const me = state.auth.user;
+  const joined = state.channels.filter((c) => c.isMember);
+  const joinedKey = joined.map((c) => c.id).join(",");
+
+  // Unread counts: every joined channel is opened in the background (subscribed, last page loaded), and
+  // what arrives after that while the channel is not the current one is unread. `seen` is the newest
+  // seq read per channel; `marker` where the "new messages" line goes in the current channel.
+  const [seen, setSeen] = useState<Record<string, number>>({});
+  const [marker, setMarker] = useState<Record<string, number>>({});
+  // biome-ignore lint/correctness/useExhaustiveDependencies: joinedKey stands for the joined list.
+  useEffect(() => {
+    let stop = false;
+    void (async () => {
+      for (const c of joined) {
+        if (stop) return;
+        if (seen[c.id] !== undefined) continue;
+        try {
+          const view = client.view(c.id) ?? (await client.open(c.id, { focus: false }));
+          const newest = newestSeq(view);
+          setSeen((s) => (s[c.id] === undefined ? { ...s, [c.id]: newest } : s));
+        } catch {
+          // A channel that cannot be loaded now shows no count; opening it says why.
+        }
+      }
+    })();
+    return () => {
+      stop = true;
+    };
+  }, [client, joinedKey]);
+  const currentId = current?.channel.id ?? null;
+  const currentNewest = newestSeq(current ?? undefined);
+  useEffect(() => {
+    if (currentId)
+      setSeen((s) => (s[currentId] === currentNewest ? s : { ...s, [currentId]: currentNewest }));
+  }, [currentId, currentNewest]);
+  const unread: Record<string, Unread> = {};
+  if (me)
+    for (const c of joined)
+      if (c.id !== currentId && seen[c.id] !== undefined)
+        unread[c.id] = unreadOf(client.view(c.id), seen[c.id] as number, me);
+  const totalUnread = Object.values(unread).reduce((n, u) => n + u.count, 0);
+  const totalMentions = Object.values(unread).reduce((n, u) => n + u.mentions, 0);
+
+  /** Makes a channel the current one; the "new messages" line goes after what was read in it. */
+  const switchTo = (id: string) => {
+    const view = client.view(id);
+    setMarker((m) => ({ ...m, [id]: seen[id] ?? newestSeq(view) }));
+    setScroll(0);
+    if (view) {
+      client.state.currentChannelId = id;
+      rerender((n) => n + 1);
+      setStatus({ text: `#${view.channel.value.name}`, error: false });
+    } else void openChannel(id);
+  };
+
+  // Side panes give way on narrow terminals: the members below 100 columns, the channels below 60
+  // (Tab still reaches the channel list's keys; /wsync/list prints the channels).
+  const side = Math.min(32, Math.max(24, Math.floor(columns / 4.5)));
+  const showChannels = columns >= 60;
+  const showMembers = current !== null && columns >= 100;
+  const paneHeight = Math.max(6, rows - 4);
+  const paneWidth = columns - (showChannels ? side : 0) - (showMembers ? side : 0);
+  // Inside the border (2) and the padding (2).
+  const laid = paneLines(
+    current,
+    output,
+    Math.max(4, paneWidth - 4),
+    currentId ? marker[currentId] : undefined,
+    me?.did,
+  );
+  const room = scrollRoom(paneHeight, laid.pinned.length);
 
   useEffect(
     () => client.events.on("error", ({ message }) => setStatus({ text: message, error: true })),
@@ -92,9 +191,49 @@ export function App({ client }: { client: WsyncClient }) {
     });
 
   async function submit(line: string): Promise<void> {
-    setInput("");
     const text = line.trim();
-    if (!text) return;
+    if (!text) {
+      setInput("");
+      return;
+    }
+    // Paste guard: a multi-line paste is sent only after a second Enter (Ctrl+U drops it).
+    const lineCount = text.split(/\r?\n/).length;
+    if (lineCount > 1 && pasted === null && !text.startsWith("/")) {
+      setPasted(lineCount);
+      setStatus({
+        text: `${lineCount} lines pasted: Enter sends them as one message, Ctrl+U clears`,
+        error: true,
+      });
+      return;
+    }
+    setPasted(null);
+    setInput("");
+    history.current.add(text);
+    const irc = text.startsWith("/") && !text.startsWith("/wsync/") ? parseIrc(text) : null;
+    if (irc) {
+      if ("error" in irc) {
+        setStatus({ text: irc.error, error: true });
+        return;
+      }
+      await task(irc.name === "join" ? "Joining" : "Working", async () => {
+        const r = await performIrc(client, irc, state.currentChannelId);
+        if (r.quit) {
+          exit();
+          return;
+        }
+        if (r.output) setOutput(r.output);
+        if (r.openChannelId) {
+          setScroll(0);
+          setMarker((m) => ({
+            ...m,
+            [r.openChannelId as string]: newestSeq(client.view(r.openChannelId as string)),
+          }));
+        }
+        if (r.status) setStatus({ text: r.status, error: false });
+        if (irc.name === "part") client.state.currentChannelId = null;
+      });
+      return;
+    }
     if (text.startsWith("/")) {
       const parsed = parseCommandLine(text);
       if ("error" in parsed) {
@@ -136,6 +275,31 @@ export function App({ client }: { client: WsyncClient }) {
       exit();
       return;
     }
+    // Alt+1…9: the nth joined channel; Ctrl+N / Ctrl+P: the next / previous one (from any pane).
+    if ((key.meta && /^[1-9]$/.test(ch)) || (key.ctrl && (ch === "n" || ch === "p"))) {
+      if (focus === "input") swallowNext();
+      if (joined.length === 0) return;
+      const at = joined.findIndex((c) => c.id === currentId);
+      const target = key.meta
+        ? joined[Number(ch) - 1]
+        : joined[
+            (at + (ch === "n" ? 1 : joined.length - 1) + (at < 0 && ch === "p" ? 1 : 0)) % joined.length
+          ];
+      if (target) switchTo(target.id);
+      return;
+    }
+    // Tab in the input completes a #channel or a handle when the last word is one; otherwise it moves on.
+    if (key.tab && !key.shift && focus === "input" && input) {
+      const done = complete(input, {
+        channels: joined.map((c) => c.value.name),
+        handles: (current?.members ?? []).map((m) => m.handle),
+      });
+      if (done) {
+        setInputText(done.value);
+        if (done.choices.length > 1) setStatus({ text: done.choices.join("  "), error: false });
+        return;
+      }
+    }
     if (key.tab) {
       const i = PANES.indexOf(focus);
       setFocus(PANES[(i + (key.shift ? PANES.length - 1 : 1)) % PANES.length] as Pane);
@@ -144,11 +308,19 @@ export function App({ client }: { client: WsyncClient }) {
     if (focus === "input") {
       // Spec §5: Ctrl+U (or Cmd+U) clears the input.
       if (key.ctrl && ch === "u") {
-        clearing.current = true;
+        swallowNext();
         setInput("");
-        queueMicrotask(() => {
-          clearing.current = false;
-        });
+        setPasted(null);
+        return;
+      }
+      // Input history: ↑ the previous line sent, ↓ back towards what was being typed.
+      if (key.upArrow) {
+        const prev = history.current.up(input);
+        if (prev !== null) setInputText(prev);
+      }
+      if (key.downArrow) {
+        const next = history.current.down();
+        if (next !== null) setInputText(next);
       }
       return;
     }
@@ -157,49 +329,68 @@ export function App({ client }: { client: WsyncClient }) {
       if (key.downArrow) setSelected((s) => Math.min(state.channels.length - 1, s + 1));
       if (key.return) {
         const c = state.channels[selected];
-        if (c) void openChannel(c.id);
+        if (c) switchTo(c.id);
       }
       return;
     }
-    if (focus === "messages" && current) {
-      if (key.upArrow || key.pageUp) {
-        const next = scroll + (key.pageUp ? 10 : 1);
-        setScroll(Math.min(next, current.items.length));
-        if (next >= current.items.length - 1 && current.hasMore && !current.loadingMore) {
-          void task("Loading older messages", () => client.loadMore(current.channel.id));
-        }
-      }
-      if (key.downArrow || key.pageDown) setScroll((s) => Math.max(0, s - (key.pageDown ? 10 : 1)));
+    if (focus === "messages") {
+      // Scrolling is by terminal lines, over the same layout the pane draws (cli/tui/lines.ts).
+      const page = Math.max(1, room - 1);
+      const top = Math.max(0, laid.lines.length - room);
+      let next = scroll;
+      if (key.upArrow) next = scroll + 1;
+      else if (key.pageUp) next = scroll + page;
+      else if (key.home) next = top;
+      else if (key.downArrow) next = scroll - 1;
+      else if (key.pageDown) next = scroll - page;
+      else if (key.end) next = 0;
+      else return;
+      next = Math.max(0, Math.min(next, top));
+      setScroll(next);
+      // At the top of what is loaded: fetch older records (spec §4.5 LOAD_MORE_DATA).
+      if (
+        current &&
+        next >= top &&
+        (key.upArrow || key.pageUp || key.home) &&
+        current.hasMore &&
+        !current.loadingMore
+      )
+        void task("Loading older messages", () => client.loadMore(current.channel.id));
     }
   });
 
-  const side = Math.min(32, Math.max(24, Math.floor(columns / 4.5)));
-  const paneHeight = Math.max(6, rows - 4);
   const user = state.auth.user;
   return (
     <Box flexDirection="column" width={columns} height={rows}>
       <Box height={paneHeight}>
-        <ChannelList
-          channels={state.channels}
-          selected={selected}
-          activeId={state.currentChannelId}
-          focused={focus === "channels"}
-          width={side}
-        />
+        {showChannels ? (
+          <ChannelList
+            channels={state.channels}
+            selected={selected}
+            activeId={state.currentChannelId}
+            focused={focus === "channels"}
+            unread={unread}
+            width={side}
+          />
+        ) : null}
         <MessagePane
           view={current}
           output={output}
           focused={focus === "messages"}
           height={paneHeight}
+          width={Math.max(4, paneWidth - 4)}
           scroll={scroll}
+          newSince={currentId ? marker[currentId] : undefined}
+          meDid={me?.did}
         />
-        {current ? (
+        {showMembers && current ? (
           <MembersPane members={current.members} focused={focus === "members"} width={side} />
         ) : null}
       </Box>
       <Box borderStyle="single" borderColor={focus === "input" ? "green" : "gray"} paddingX={1}>
         <Text color="green">{"> "}</Text>
         <TextInput
+          key={inputGen}
           value={input}
           onChange={onInputChange}
           onSubmit={(v) => void submit(v)}
@@ -219,6 +410,7 @@ export function App({ client }: { client: WsyncClient }) {
           </Text>
         </Box>
         <Text wrap="truncate" color={state.connection === "connected" ? "green" : "red"}>
+          {totalUnread ? `${totalUnread} unread${totalMentions ? `, ${totalMentions} @` : ""} · ` : ""}
           {user ? handleWithoutSuffix(user.handle) : ""} ·{" "}
           {state.connection === "connected" ? "CONNECTED" : "DISCONNECTED"}
         </Text>

@@ -7,11 +7,13 @@ interface Props {
   selected: number;
   activeId: string | null;
   focused: boolean;
+  /** Unread messages and mentions per channel id (channels not listed have none). */
+  unread?: Record<string, { count: number; mentions: number }>;
   width: number;
 }
 
 /** Spec §2.9: #name, a lock for non-public channels, the active one highlighted. */
-export function ChannelList({ channels, selected, activeId, focused, width }: Props) {
+export function ChannelList({ channels, selected, activeId, focused, unread = {}, width }: Props) {
   return (
     <Box
       flexDirection="column"
@@ -37,6 +39,11 @@ export function ChannelList({ channels, selected, activeId, focused, width }: Pr
           >
             {cursor}#{displaySafe(c.value.name)}
             {c.value.type !== "public" ? " 🔒" : ""}
+            {unread[c.id]?.count ? (
+              <Text color={unread[c.id]?.mentions ? "magenta" : "yellow"} bold>
+                {` (${unread[c.id]?.count})${unread[c.id]?.mentions ? " @" : ""}`}
+              </Text>
+            ) : null}
           </Text>
         );
       })}

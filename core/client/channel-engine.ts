@@ -90,9 +90,10 @@ export class ChannelEngine {
    * Joins (or re-subscribes to) a channel and loads it: members, verified epochs, the current epoch
    * and the last 50 records (spec §4.4). With a secret link's secret, the join carries the join token
    * and an admission MAC made from it (protocol §7). A client that just joined makes the next epoch
-   * itself, so joining never waits for another member to be online.
+   * itself, so joining never waits for another member to be online. `focus: false` loads it without
+   * making it the current channel.
    */
-  async open(channelUri: string, linkSecret?: string): Promise<ChannelView> {
+  async open(channelUri: string, linkSecret?: string, opts: { focus?: boolean } = {}): Promise<ChannelView> {
     const body: {
       channelUri: string;
       joinToken?: string;
@@ -131,7 +132,9 @@ export class ChannelEngine {
     // The state object may be observable (a valtio proxy in the browser), which stores a proxied copy:
     // mutate what the state holds from here on, not the object that was assigned.
     const live = this.c.state.open[channel.id] as ChannelView;
-    this.c.state.currentChannelId = channel.id;
+    // A background open (the terminal screen keeping every joined channel live for its unread counts)
+    // subscribes and loads without taking the user away from the channel they are in.
+    if (opts.focus !== false) this.c.state.currentChannelId = channel.id;
     this.c.changed();
     try {
       const chain = await this.epochs.chain(channel.id);

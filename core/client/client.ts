@@ -336,12 +336,15 @@ export class WsyncClient {
     return view;
   }
 
-  /** Opens a channel the user belongs to (or a public one: opening joins it). */
-  async open(channelIdOrUri: string): Promise<ChannelView> {
+  /**
+   * Opens a channel the user belongs to (or a public one: opening joins it). `focus: false` keeps the
+   * current channel as it is (a background subscription, for unread counts).
+   */
+  async open(channelIdOrUri: string, opts: { focus?: boolean } = {}): Promise<ChannelView> {
     this.requireKeys();
     const id = channelIdFromUri(channelIdOrUri);
     if (!id) throw new Error(CryptoText.invalidChannelUri);
-    return (await this.parts()).channels.open(id);
+    return (await this.parts()).channels.open(id, undefined, opts);
   }
 
   view(channelId: string): ChannelView | undefined {

@@ -15,7 +15,7 @@ const WIDE = 400;
 function frame(view: ReturnType<typeof fixtureView>, height = 40, scroll = 0): string {
   const ui = render(
     <Box width={WIDE}>
-      <MessagePane view={view} output={[]} focused={false} height={height} scroll={scroll} />
+      <MessagePane view={view} output={[]} focused={false} height={height} width={WIDE - 4} scroll={scroll} />
     </Box>,
   );
   const out = ui.lastFrame() ?? "";

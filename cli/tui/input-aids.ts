@@ -1,0 +1,127 @@
+import { type ChannelView, handleWithoutSuffix } from "../../core/client/index.ts";
+
+/**
+ * What the screen adds to typing and reading, irssi-style: unread and mention counts per channel,
+ * input history and Tab completion. Pure functions over the engine's state, tested on their own.
+ */
+
+export interface Unread {
+  count: number;
+  mentions: number;
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/** Whether `text` mentions the user: `@alice` or `@alice.host`, not `@alicex` or an e-mail address. */
+export function mentions(text: string, handle: string): boolean {
+  const short = handleWithoutSuffix(handle);
+  const names = [handle, short].map(escapeRegExp).join("|");
+  return new RegExp(`(^|[^\\w@.])@(${names})(?![\\w-])`, "i").test(text);
+}
+
+/** Messages of others after `seenSeq`, and how many of them mention the user. */
+export function unreadOf(
+  view: ChannelView | undefined,
+  seenSeq: number,
+  me: { did: string; handle: string },
+): Unread {
+  const out = { count: 0, mentions: 0 };
+  if (!view) return out;
+  for (const i of view.items) {
+    if (i.kind !== "message" || i.seq <= seenSeq || i.author.did === me.did || i.deleted) continue;
+    out.count++;
+    if (i.text && mentions(i.text, me.handle)) out.mentions++;
+  }
+  return out;
+}
+
+/** The newest record's seq (0 for an empty or unloaded channel). */
+export function newestSeq(view: ChannelView | undefined): number {
+  let max = 0;
+  for (const i of view?.items ?? []) if (Number.isInteger(i.seq) && i.seq > max) max = i.seq;
+  return max;
+}
+
+/** Lines sent before, newest last, without repeats in a row; ↑ walks back, ↓ forward. */
+export class InputHistory {
+  private readonly lines: string[] = [];
+  private at = -1;
+  private draft = "";
+
+  constructor(private readonly max = 200) {}
+
+  add(line: string): void {
+    if (line && this.lines[this.lines.length - 1] !== line) this.lines.push(line);
+    if (this.lines.length > this.max) this.lines.shift();
+    this.at = -1;
+  }
+
+  /** The previous line (keeping what was being typed, for ↓ to return to); null at the oldest. */
+  up(current: string): string | null {
+    if (this.lines.length === 0) return null;
+    if (this.at === -1) {
+      this.draft = current;
+      this.at = this.lines.length;
+    }
+    if (this.at === 0) return null;
+    this.at--;
+    return this.lines[this.at] ?? null;
+  }
+
+  down(): string | null {
+    if (this.at === -1) return null;
+    this.at++;
+    if (this.at >= this.lines.length) {
+      this.at = -1;
+      return this.draft;
+    }
+    return this.lines[this.at] ?? null;
+  }
+}
+
+/**
+ * Tab completion of the last word: `#na` → a channel name, `@al` or `al` → a member's handle (without
+ * the server suffix). One match completes (a handle that starts the line gets `: `, as IRC clients
+ * do); several complete to their common prefix and are listed. `null` when nothing matches.
+ */
+export function complete(
+  input: string,
+  names: { channels: string[]; handles: string[] },
+): { value: string; choices: string[] } | null {
+  const m = /(\S*)$/.exec(input);
+  const word = m?.[1] ?? "";
+  if (!word) return null;
+  const before = input.slice(0, input.length - word.length);
+  let prefix = "";
+  let stem = word;
+  let pool: string[];
+  if (word.startsWith("#")) {
+    prefix = "#";
+    stem = word.slice(1);
+    pool = names.channels;
+  } else {
+    if (word.startsWith("@")) {
+      prefix = "@";
+      stem = word.slice(1);
+    }
+    pool = names.handles.map(handleWithoutSuffix);
+  }
+  const lower = stem.toLowerCase();
+  const choices = [...new Set(pool)].filter((n) => n.toLowerCase().startsWith(lower)).sort();
+  if (choices.length === 0) return null;
+  if (choices.length === 1) {
+    const name = choices[0] as string;
+    const end = prefix !== "#" && before.trim() === "" ? ": " : " ";
+    return { value: `${before}${prefix}${name}${end}`, choices };
+  }
+  let common = choices[0] as string;
+  for (const c of choices) {
+    let n = 0;
+    while (n < common.length && n < c.length && common[n]?.toLowerCase() === c[n]?.toLowerCase()) n++;
+    common = common.slice(0, n);
+  }
+  const stemmed = common.length > stem.length ? common : stem;
+  return { value: `${before}${prefix}${stemmed}`, choices };
+}
