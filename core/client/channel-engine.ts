@@ -20,6 +20,7 @@ import {
   type TimelineRecord,
   WsEvent,
 } from "../protocol/runtime.ts";
+import { NetworkError } from "./api.ts";
 import type { SeenState } from "./chain.ts";
 import type { EngineContext } from "./engine-context.ts";
 import { EpochManager, SendBlockedError } from "./epoch-manager.ts";
@@ -38,6 +39,8 @@ import { insertItem, itemFromRecord } from "./timeline.ts";
 export type { EngineContext } from "./engine-context.ts";
 
 const MAX_SEND_ATTEMPTS = 4;
+/** How long a message written offline waits for the connection before it fails (✗, retry). */
+export const OFFLINE_QUEUE_MS = 5 * 60_000;
 const HEX32 = /^[0-9a-f]{32}$/;
 
 /** The epoch key imported into WebCrypto once, on first use. */
@@ -487,8 +490,17 @@ export class ChannelEngine {
    * Encrypts under the newest verified epoch and sends, rotating first when the member set changed
    * and retrying with the same clientMsgId, so a retry can never post the message twice. It never
    * sends under an epoch that failed a check, an older one, or one the server swapped in.
+   *
+   * Offline (the server unreachable while the socket is kept up), the message is queued: its row
+   * stays TRANSMITTING with `queued`, `onQueued` is called (the input can take the next one), and it
+   * goes out when the connection is back, for up to OFFLINE_QUEUE_MS; then it fails (✗) and
+   * `resend` can try it again. `clientMsgId` is given by `resend` only.
    */
-  async send(channelId: string, text: string): Promise<TimelineItem> {
+  async send(
+    channelId: string,
+    text: string,
+    opts: { clientMsgId?: string; onQueued?: () => void } = {},
+  ): Promise<TimelineItem> {
     const view = this.requireView(channelId);
     const trimmed = text.trim();
     if (!trimmed) throw new Error("Message is empty");
@@ -496,7 +508,7 @@ export class ChannelEngine {
     const identity = this.c.keyring.identity;
     if (!identity) throw new Error(CryptoText.notInitialized);
     const me = this.c.me();
-    const clientMsgId = newClientMsgId();
+    const clientMsgId = opts.clientMsgId ?? newClientMsgId();
     const pending: TimelineItem = {
       uri: `pending:${clientMsgId}`,
       seq: 0,
@@ -512,82 +524,107 @@ export class ChannelEngine {
     };
     insertItem(view, pending);
     this.c.changed();
+    const setQueued = (queued: boolean) => {
+      const idx = view.items.findIndex((i) => i.uri === pending.uri);
+      const cur = view.items[idx];
+      if (idx < 0 || !cur || Boolean(cur.queued) === queued) return;
+      view.items[idx] = { ...cur, queued };
+      this.c.changed();
+    };
+    const offlineUntil = this.c.now() + OFFLINE_QUEUE_MS;
     try {
-      for (let attempt = 0; attempt < MAX_SEND_ATTEMPTS; attempt++) {
-        let info = view.epoch ?? (await this.epochs.refreshEpoch(channelId));
-        const tooOld = info.createdAt !== null && this.c.now() - info.createdAt > Limits.epochMaxAgeMs;
-        // Nothing new is sent under a v1 epoch (its key is not bound to its commit), whatever the
-        // server says about rotation (protocol §7 "Upgrade").
-        const chain = await this.epochs.chain(channelId);
-        const legacyHead = chain.head !== null && chain.epochs[String(chain.head.epochNumber)]?.v === 1;
-        if (legacyHead && !info.rotationRequired && info.epochId === chain.head?.epochId) {
-          await this.epochs.rotate(channelId, { reason: "manual" });
-          info = view.epoch ?? (await this.epochs.refreshEpoch(channelId));
-        } else if (info.rotationRequired || tooOld || !info.epochId) {
-          await this.epochs.rotate(
-            channelId,
-            tooOld && !info.rotationRequired ? { reason: "scheduled" } : {},
-          );
-          info = view.epoch ?? (await this.epochs.refreshEpoch(channelId));
-        }
-        let head = await this.epochs.reconcile(channelId, info);
-        if (typeof head === "string") {
-          // The server may simply be ahead of us: fetch and verify, then look again.
-          info = await this.epochs.refreshEpoch(channelId);
-          head = await this.epochs.reconcile(channelId, info);
-        }
-        if (typeof head === "string") throw new SendBlockedError(head);
-        const vk = await this.epochs.verifiedKey(channelId, head.epochId);
-        if (!vk) throw new Error(CryptoText.epochKeysNotLoaded);
-        const enc = await encryptMessage({
-          identity,
-          senderDid: me.did,
-          channelId,
-          epochId: head.epochId,
-          epochNumber: head.epochNumber,
-          epochKey: await importedKey(vk.key),
-          text,
-          clientMsgId,
-          timestamp: this.c.now(),
-        });
-        const body = { channelUri: view.channel.uri, content: enc.contentJson, clientMsgId };
+      for (let attempt = 0; attempt < MAX_SEND_ATTEMPTS; ) {
         try {
-          const record =
-            this.c.realtime.connectionStatus === "connected"
-              ? ((await this.c.realtime.request(WsEvent.channelMessage, body)).record as MessageRecord)
-              : (await this.c.api.call("send", body)).record;
-          const item: TimelineItem = {
-            ...itemFromRecord(record),
-            author: me,
-            text,
-            state: "success",
-            verified: true,
-            clientMsgId,
-            signedAt: new Date(enc.content.timestamp).toISOString(),
-          };
-          const seen = await this.c.keyring.chains.seenState(channelId);
-          const placed =
-            this.place(view, seen, item, {
-              senderDid: me.did,
-              clientMsgId,
-              epochNumber: head.epochNumber,
-              timestamp: enc.content.timestamp,
-            }) ??
-            view.items.find((i) => i.uri === record.uri) ??
-            item;
-          const cov = this.coverage.get(channelId);
-          if (cov && record.seq > cov.hi + 1) this.fillGap(channelId, cov.hi);
-          else if (cov && record.seq === cov.hi + 1) cov.hi = record.seq;
-          this.c.changed();
-          return placed;
-        } catch (e) {
-          if (!(e instanceof ApiError)) throw e;
-          if (e.code === "RotationRequired" || e.code === "EpochConflict") {
-            await this.epochs.refreshEpoch(channelId);
-            continue;
+          let info = view.epoch ?? (await this.epochs.refreshEpoch(channelId));
+          const tooOld = info.createdAt !== null && this.c.now() - info.createdAt > Limits.epochMaxAgeMs;
+          // Nothing new is sent under a v1 epoch (its key is not bound to its commit), whatever the
+          // server says about rotation (protocol §7 "Upgrade").
+          const chain = await this.epochs.chain(channelId);
+          const legacyHead = chain.head !== null && chain.epochs[String(chain.head.epochNumber)]?.v === 1;
+          if (legacyHead && !info.rotationRequired && info.epochId === chain.head?.epochId) {
+            await this.epochs.rotate(channelId, { reason: "manual" });
+            info = view.epoch ?? (await this.epochs.refreshEpoch(channelId));
+          } else if (info.rotationRequired || tooOld || !info.epochId) {
+            await this.epochs.rotate(
+              channelId,
+              tooOld && !info.rotationRequired ? { reason: "scheduled" } : {},
+            );
+            info = view.epoch ?? (await this.epochs.refreshEpoch(channelId));
           }
-          if (e.message === "Not connected" || e.message === "Connection lost") continue;
-          throw e;
+          let head = await this.epochs.reconcile(channelId, info);
+          if (typeof head === "string") {
+            // The server may simply be ahead of us: fetch and verify, then look again.
+            info = await this.epochs.refreshEpoch(channelId);
+            head = await this.epochs.reconcile(channelId, info);
+          }
+          if (typeof head === "string") throw new SendBlockedError(head);
+          const vk = await this.epochs.verifiedKey(channelId, head.epochId);
+          if (!vk) throw new Error(CryptoText.epochKeysNotLoaded);
+          const enc = await encryptMessage({
+            identity,
+            senderDid: me.did,
+            channelId,
+            epochId: head.epochId,
+            epochNumber: head.epochNumber,
+            epochKey: await importedKey(vk.key),
+            text,
+            clientMsgId,
+            timestamp: this.c.now(),
+          });
+          const body = { channelUri: view.channel.uri, content: enc.contentJson, clientMsgId };
+          try {
+            const record =
+              this.c.realtime.connectionStatus === "connected"
+                ? ((await this.c.realtime.request(WsEvent.channelMessage, body)).record as MessageRecord)
+                : (await this.c.api.call("send", body)).record;
+            const item: TimelineItem = {
+              ...itemFromRecord(record),
+              author: me,
+              text,
+              state: "success",
+              verified: true,
+              clientMsgId,
+              signedAt: new Date(enc.content.timestamp).toISOString(),
+            };
+            const seen = await this.c.keyring.chains.seenState(channelId);
+            const placed =
+              this.place(view, seen, item, {
+                senderDid: me.did,
+                clientMsgId,
+                epochNumber: head.epochNumber,
+                timestamp: enc.content.timestamp,
+              }) ??
+              view.items.find((i) => i.uri === record.uri) ??
+              item;
+            const cov = this.coverage.get(channelId);
+            if (cov && record.seq > cov.hi + 1) this.fillGap(channelId, cov.hi);
+            else if (cov && record.seq === cov.hi + 1) cov.hi = record.seq;
+            this.c.changed();
+            return placed;
+          } catch (e) {
+            if (!(e instanceof ApiError)) throw e;
+            if (e.code === "RotationRequired" || e.code === "EpochConflict") {
+              attempt++;
+              await this.epochs.refreshEpoch(channelId);
+              continue;
+            }
+            // The socket dropped between the check and the request: try again (HTTP if still down).
+            if (e.message === "Not connected" || e.message === "Connection lost") {
+              attempt++;
+              continue;
+            }
+            throw e;
+          }
+        } catch (e) {
+          // The server is unreachable: wait for the connection (the socket keeps trying) and send
+          // again with the same clientMsgId. Attempts are not spent while offline.
+          if (!(e instanceof NetworkError)) throw e;
+          const left = offlineUntil - this.c.now();
+          if (left <= 0 || !this.c.realtime.active) throw e;
+          setQueued(true);
+          opts.onQueued?.();
+          if (!(await this.c.realtime.whenConnected(left))) throw e;
+          setQueued(false);
         }
       }
       throw new Error("Failed to send message");

@@ -426,8 +426,24 @@ export class WsyncClient {
     await (await this.parts()).epochs.rotate(channelId, { reason: "manual" });
   }
 
-  async send(channelId: string, text: string): Promise<TimelineItem> {
-    return (await this.parts()).channels.send(channelId, text);
+  /** See ChannelEngine.send: `onQueued` is called when the message waits for the connection. */
+  async send(channelId: string, text: string, opts: { onQueued?: () => void } = {}): Promise<TimelineItem> {
+    return (await this.parts()).channels.send(channelId, text, opts);
+  }
+
+  /**
+   * Sends a failed own message again (its ✗ row's retry), with its clientMsgId: if the first try did
+   * reach the server after all, the server answers with that record instead of storing a second one.
+   */
+  async resend(channelId: string, uri: string): Promise<TimelineItem> {
+    const view = this.state.open[channelId];
+    const idx = view?.items.findIndex((i) => i.uri === uri) ?? -1;
+    const item = view?.items[idx];
+    if (!view || !item || item.state !== "failed" || !item.clientMsgId || item.text === null)
+      throw new Error("Only a message of yours that failed to send can be sent again");
+    view.items.splice(idx, 1);
+    this.changed();
+    return (await this.parts()).channels.send(channelId, item.text, { clientMsgId: item.clientMsgId });
   }
 
   /** Deletes a message with a deletion this client signs, so members can tell who deleted it. */

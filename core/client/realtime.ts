@@ -60,11 +60,36 @@ export class Realtime {
   private timer: ReturnType<typeof setTimeout> | null = null;
   private readonly pending = new Map<string, Pending>();
   private nextId = 0;
+  private readonly waiters = new Set<() => void>();
 
   constructor(private readonly o: RealtimeOptions) {}
 
   get connectionStatus(): ConnectionStatus {
     return this.status;
+  }
+
+  /** Whether the socket is kept up (started and not stopped): only then is waiting for it worth it. */
+  get active(): boolean {
+    return this.running;
+  }
+
+  /**
+   * Resolves when the socket is (again) connected and ready; false after `timeoutMs`, or at once when
+   * the socket is not kept up (stopped, or never started as in one-shot CLI commands).
+   */
+  whenConnected(timeoutMs: number): Promise<boolean> {
+    if (this.status === "connected") return Promise.resolve(true);
+    if (!this.running) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const done = (ok: boolean) => {
+        clearTimeout(timer);
+        this.waiters.delete(wake);
+        resolve(ok);
+      };
+      const wake = () => done(this.status === "connected");
+      const timer = setTimeout(() => done(false), timeoutMs);
+      this.waiters.add(wake);
+    });
   }
 
   start(): void {
@@ -88,6 +113,8 @@ export class Realtime {
     if (this.status === s) return;
     this.status = s;
     this.o.onStatus(s);
+    // Waiters wake when the socket is ready, or when it is stopped for good (they then give up).
+    if (s === "connected" || !this.running) for (const w of [...this.waiters]) w();
   }
 
   private failPending(message: string): void {

@@ -108,6 +108,11 @@ export interface TimelineItem {
   clientMsgId?: string;
   /** An own message still on its way (spec: TRANSMITTING). */
   sending?: boolean;
+  /**
+   * An own message waiting for the connection to come back (it is then sent with the same
+   * clientMsgId, so it can never be posted twice); still `sending`.
+   */
+  queued?: boolean;
   /** Arrived live after the channel was loaded (spec §4.5: flagged as new, for the reveal). */
   isNew?: boolean;
   /** A message's signed time (ISO), shown instead of the server's createdAt (protocol §7). */

@@ -11,8 +11,17 @@ export async function loadMore(channelId: string): Promise<void> {
 }
 
 /** Encrypts and sends; the item shows as sending (TRANSMITTING) until its record comes back. */
-export async function sendMessage(channelId: string, text: string): Promise<TimelineItem> {
-  return (await loadClient()).send(channelId, text);
+export async function sendMessage(
+  channelId: string,
+  text: string,
+  opts: { onQueued?: () => void } = {},
+): Promise<TimelineItem> {
+  return (await loadClient()).send(channelId, text, opts);
+}
+
+/** The retry of a failed own message (✗): the same clientMsgId, so it is never posted twice. */
+export async function resendMessage(channelId: string, uri: string): Promise<TimelineItem> {
+  return (await loadClient()).resend(channelId, uri);
 }
 
 export async function deleteMessage(uri: string): Promise<void> {

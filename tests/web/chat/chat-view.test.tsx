@@ -263,7 +263,7 @@ describe("message input", () => {
     await typeInto(input(), "  there is no spoon  ");
     await key(input(), "Enter");
     await settle();
-    expect(callsOf(fake, "send").map((c) => c.args)).toEqual([[id, "there is no spoon"]]);
+    expect(callsOf(fake, "send").map((c) => c.args.slice(0, 2))).toEqual([[id, "there is no spoon"]]);
     expect(input().value).toBe("");
   });
 

@@ -1,46 +1,31 @@
-import { type ComponentProps, lazy, Suspense } from "react";
+import { lazyPart } from "../../components/lazy-part.tsx";
 import { Spinner } from "../../components/Spinner.tsx";
 
 /**
  * The key modals load when they are needed (after login or registration decides), not with the
- * page: they carry the Shadow Cipher codec and clipboard/download code.
+ * page: they carry the Shadow Cipher codec and clipboard/download code. A failed load shows a retry
+ * in place (web/components/lazy-part.tsx).
  */
-const LazyValidation = lazy(() =>
-  import("./PrivateKeyValidationModal.tsx").then((m) => ({ default: m.PrivateKeyValidationModal })),
+export const PrivateKeyValidationModal = lazyPart(
+  () => import("./PrivateKeyValidationModal.tsx").then((m) => m.PrivateKeyValidationModal),
+  "the key check",
+  <Spinner label="Loading" />,
 );
-const LazyLost = lazy(() => import("./KeysLostModal.tsx").then((m) => ({ default: m.KeysLostModal })));
-const LazyKeys = lazy(() => import("./KeysModal.tsx").then((m) => ({ default: m.KeysModal })));
-const LazyLogout = lazy(() => import("./LogoutDialog.tsx").then((m) => ({ default: m.LogoutDialog })));
 
-export function PrivateKeyValidationModal() {
-  return (
-    <Suspense fallback={<Spinner label="Loading" />}>
-      <LazyValidation />
-    </Suspense>
-  );
-}
+export const KeysLostModal = lazyPart(
+  () => import("./KeysLostModal.tsx").then((m) => m.KeysLostModal),
+  "the key recovery",
+  <Spinner label="Loading" />,
+);
 
-export function KeysLostModal() {
-  return (
-    <Suspense fallback={<Spinner label="Loading" />}>
-      <LazyLost />
-    </Suspense>
-  );
-}
-
-export function KeysModal(props: ComponentProps<typeof LazyKeys>) {
-  return (
-    <Suspense fallback={<Spinner label="Generating..." />}>
-      <LazyKeys {...props} />
-    </Suspense>
-  );
-}
+export const KeysModal = lazyPart(
+  () => import("./KeysModal.tsx").then((m) => m.KeysModal),
+  "your keys",
+  <Spinner label="Generating..." />,
+);
 
 /** The logout confirmation (LogoutDialog); nothing shows while its code loads. */
-export function LogoutDialog(props: ComponentProps<typeof LazyLogout>) {
-  return (
-    <Suspense fallback={null}>
-      <LazyLogout {...props} />
-    </Suspense>
-  );
-}
+export const LogoutDialog = lazyPart(
+  () => import("./LogoutDialog.tsx").then((m) => m.LogoutDialog),
+  "the logout dialog",
+);

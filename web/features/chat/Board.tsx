@@ -1,5 +1,6 @@
-import { lazy, Suspense, useEffect } from "react";
+import { useEffect } from "react";
 import { useSnapshot } from "valtio";
+import { lazyPart } from "../../components/lazy-part.tsx";
 import { Spinner } from "../../components/Spinner.tsx";
 import { authUi } from "../../state/auth.ts";
 import { fetchChannels } from "../../state/channel.ts";
@@ -10,20 +11,33 @@ import { ChannelSidebar } from "./ChannelSidebar.tsx";
 import { useIsMobile } from "./use-is-mobile.ts";
 
 // What a first paint of /sync does not need loads when it is first used: the chat of a channel (after
-// one is picked), the create dialog, the network overview and the mobile chrome.
-const ChatView = lazy(() => import("./ChatView.tsx").then((m) => ({ default: m.ChatView })));
-const MembersSidebar = lazy(() =>
-  import("./MembersSidebar.tsx").then((m) => ({ default: m.MembersSidebar })),
+// one is picked), the create dialog, the network overview and the mobile chrome. Each part recovers from
+// a failed load in its own place (web/components/lazy-part.tsx), never taking the board down.
+const ChatView = lazyPart(
+  () => import("./ChatView.tsx").then((m) => m.ChatView),
+  "the chat view",
+  <Spinner label="Loading" />,
 );
-const CreateChannelDialog = lazy(() =>
-  import("./CreateChannelDialog.tsx").then((m) => ({ default: m.CreateChannelDialog })),
+const MembersSidebar = lazyPart(
+  () => import("./MembersSidebar.tsx").then((m) => m.MembersSidebar),
+  "the members",
 );
-const NetworkOverview = lazy(() =>
-  import("../network/NetworkOverview.tsx").then((m) => ({ default: m.NetworkOverview })),
+const CreateChannelDialog = lazyPart(
+  () => import("./CreateChannelDialog.tsx").then((m) => m.CreateChannelDialog),
+  "the create dialog",
 );
-const MobileChrome = lazy(() => import("./MobileChrome.tsx").then((m) => ({ default: m.MobileChrome })));
-const KeyBackupDialog = lazy(() =>
-  import("../keys/KeyBackupDialog.tsx").then((m) => ({ default: m.KeyBackupDialog })),
+const NetworkOverview = lazyPart(
+  () => import("../network/NetworkOverview.tsx").then((m) => m.NetworkOverview),
+  "the network overview",
+  <Spinner label="Loading" />,
+);
+const MobileChrome = lazyPart(
+  () => import("./MobileChrome.tsx").then((m) => m.MobileChrome),
+  "the mobile header",
+);
+const KeyBackupDialog = lazyPart(
+  () => import("../keys/KeyBackupDialog.tsx").then((m) => m.KeyBackupDialog),
+  "the key backup dialog",
 );
 
 /**
@@ -43,43 +57,27 @@ export function Board() {
   const current = currentId ? s.open[currentId] : undefined;
   return (
     <div className={`board${mobile ? " mobile" : ""}`} data-testid="board">
-      {mobile ? (
-        <Suspense fallback={null}>
-          <MobileChrome />
-        </Suspense>
-      ) : null}
+      {mobile ? <MobileChrome /> : null}
       <div className="board-body">
         <ChannelSidebar mobile={mobile} />
         <main className="board-main">
-          <Suspense fallback={<Spinner label="Loading" />}>
-            {current && currentId ? (
-              <ChatView channelId={currentId} mobile={mobile} />
-            ) : ui.networkView === "terminal" ? (
-              <TerminalView />
-            ) : (
-              <NetworkOverview />
-            )}
-          </Suspense>
+          {current && currentId ? (
+            <ChatView channelId={currentId} mobile={mobile} />
+          ) : ui.networkView === "terminal" ? (
+            <TerminalView />
+          ) : (
+            <NetworkOverview />
+          )}
         </main>
-        {current && currentId ? (
-          <Suspense fallback={null}>
-            <MembersSidebar channelId={currentId} mobile={mobile} />
-          </Suspense>
-        ) : null}
+        {current && currentId ? <MembersSidebar channelId={currentId} mobile={mobile} /> : null}
       </div>
-      {ui.createDialogOpen ? (
-        <Suspense fallback={null}>
-          <CreateChannelDialog />
-        </Suspense>
-      ) : null}
+      {ui.createDialogOpen ? <CreateChannelDialog /> : null}
       {keyBackupOpen ? (
-        <Suspense fallback={null}>
-          <KeyBackupDialog
-            onClose={() => {
-              authUi.keyBackupOpen = false;
-            }}
-          />
-        </Suspense>
+        <KeyBackupDialog
+          onClose={() => {
+            authUi.keyBackupOpen = false;
+          }}
+        />
       ) : null}
     </div>
   );

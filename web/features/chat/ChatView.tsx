@@ -1,6 +1,7 @@
 import { useSnapshot } from "valtio";
 import { leaveChannel } from "../../state/channel.ts";
 import { engineState } from "../../state/engine.ts";
+import { ConnectionState } from "./ConnectionState.tsx";
 import { Composer } from "./messages/Composer.tsx";
 import { MessageList } from "./messages/MessageList.tsx";
 import { SecurityWarnings } from "./SecurityWarnings.tsx";
@@ -26,9 +27,16 @@ export function ChatView({ channelId, mobile }: { channelId: string; mobile: boo
           </span>
           {c.description ? <p>{c.description}</p> : null}
         </div>
-        <button type="button" className="danger" onClick={() => void leaveChannel(channelId).catch(() => {})}>
-          LEAVE
-        </button>
+        <div className="chat-actions">
+          <ConnectionState />
+          <button
+            type="button"
+            className="danger"
+            onClick={() => void leaveChannel(channelId).catch(() => {})}
+          >
+            LEAVE
+          </button>
+        </div>
       </header>
       <SecurityWarnings warnings={view.warnings} />
       {/* Keyed: another channel starts with its own scroll position, unread count and input. */}

@@ -1,10 +1,6 @@
-import {
-  createRootRoute,
-  createRoute,
-  createRouter,
-  lazyRouteComponent,
-  type RouterHistory,
-} from "@tanstack/react-router";
+import { createRootRoute, createRoute, createRouter, type RouterHistory } from "@tanstack/react-router";
+import { lazyPart, PartError } from "../../components/lazy-part.tsx";
+import { Spinner } from "../../components/Spinner.tsx";
 import { SyncRoot } from "./SyncRoot.tsx";
 
 /**
@@ -16,19 +12,36 @@ export function createSyncRouter(history: RouterHistory) {
   const board = createRoute({
     getParentRoute: () => root,
     path: "/sync",
-    component: lazyRouteComponent(() => import("./Board.tsx"), "Board"),
+    component: lazyPart(
+      () => import("./Board.tsx").then((m) => m.Board),
+      "the board",
+      <Spinner label="Loading" />,
+    ),
   });
   const join = createRoute({
     getParentRoute: () => root,
     path: "/sync/join/$channelId",
-    component: lazyRouteComponent(() => import("./JoinRoute.tsx"), "JoinRoute"),
+    component: lazyPart(
+      () => import("./JoinRoute.tsx").then((m) => m.JoinRoute),
+      "the join page",
+      <Spinner label="Loading" />,
+    ),
   });
   const keyImage = createRoute({
     getParentRoute: () => root,
     path: "/sync/qr",
-    component: lazyRouteComponent(() => import("../keys/KeyImagePage.tsx"), "KeyImagePage"),
+    component: lazyPart(
+      () => import("../keys/KeyImagePage.tsx").then((m) => m.KeyImagePage),
+      "the key image page",
+      <Spinner label="Loading" />,
+    ),
   });
-  return createRouter({ routeTree: root.addChildren([board, join, keyImage]), history });
+  return createRouter({
+    routeTree: root.addChildren([board, join, keyImage]),
+    history,
+    // A route that throws shows a retry in its place, never the router's page-wide default.
+    defaultErrorComponent: ({ reset }) => <PartError label="this view" onRetry={reset} />,
+  });
 }
 
 /**

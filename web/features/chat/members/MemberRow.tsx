@@ -4,6 +4,7 @@ import { type Snapshot, useSnapshot } from "valtio";
 import { handleWithoutSuffix } from "../../../../core/client/display.ts";
 import type { Member } from "../../../../core/protocol/runtime.ts";
 import { kickMember } from "../../../state/channel.ts";
+import { engineState } from "../../../state/engine.ts";
 import { acceptKey, safetyNumbers } from "../../../state/epoch.ts";
 import { panel } from "./panel.ts";
 
@@ -93,6 +94,7 @@ export function MemberRow({
   warned: boolean;
 }) {
   const open = useSnapshot(panel).compare === m.did;
+  const connected = useSnapshot(engineState).connection === "connected";
   const kick =
     owner && !m.isOwner ? () => void kickMember(channelId, m.did).catch((e) => toast.error(why(e))) : null;
   return (
@@ -105,7 +107,11 @@ export function MemberRow({
           panel.compare = open ? null : m.did;
         }}
       >
-        <span className={`dot ${m.online ? "on" : "off"}`} title={m.online ? "online" : "offline"} />
+        {/* Offline, nobody's presence is known: every dot goes grey rather than keep a stale green. */}
+        <span
+          className={`dot ${m.online && connected ? "on" : "off"}`}
+          title={connected ? (m.online ? "online" : "offline") : "unknown while you are offline"}
+        />
         {handleWithoutSuffix(m.handle)}
         {m.did === me ? <small> (you)</small> : null}
         {m.isOwner ? <span className="op">OP</span> : null}

@@ -24,7 +24,8 @@ export function Composer({ channelId, mobile }: { channelId: string; mobile: boo
   const [pending, setPending] = useState(false);
   const input = useRef<HTMLTextAreaElement>(null);
   const refocus = useRef(false);
-  const busy = pending || (Array.isArray(view?.items) && !!view?.items.some((i) => i.sending));
+  // A message queued while offline does not hold the input: the next one can be written meanwhile.
+  const busy = pending || (Array.isArray(view?.items) && !!view?.items.some((i) => i.sending && !i.queued));
   const keys = !!view?.keysLoaded;
 
   useEffect(() => onClearInput(() => setText("")), []);
@@ -41,9 +42,17 @@ export function Composer({ channelId, mobile }: { channelId: string; mobile: boo
     if (!t || busy || !keys || !s.auth.isAuthenticated || s.currentChannelId !== channelId) return;
     setPending(true);
     if (mobile) navigator.vibrate?.(HAPTIC_MS);
+    let queued = false;
     try {
-      await sendMessage(channelId, t);
-      setText("");
+      await sendMessage(channelId, t, {
+        onQueued: () => {
+          // Offline: the row shows it queued; the input is free for the next message.
+          queued = true;
+          setText("");
+          setPending(false);
+        },
+      });
+      if (!queued) setText("");
     } catch {
       toast.error("Failed to send message");
     } finally {

@@ -3,11 +3,11 @@ import { type Snapshot, useSnapshot } from "valtio";
 import { dayLabel } from "../../../../core/client/display.ts";
 import type { TimelineItem } from "../../../../core/client/state.ts";
 import { engineState } from "../../../state/engine.ts";
-import { loadMore } from "../../../state/message.ts";
+import { loadMore, resendMessage } from "../../../state/message.ts";
 import { MessageRow, NoticeRow, shownTime } from "./MessageRow.tsx";
 import { EpochRow, MissingRow } from "./SecurityRows.tsx";
 
-type Row = (p: { item: Snapshot<TimelineItem> }) => ReactNode;
+type Row = (p: { item: Snapshot<TimelineItem>; onRetry?: (uri: string) => void }) => ReactNode;
 const ROWS: Record<TimelineItem["kind"], Row> = {
   message: MessageRow,
   notify: NoticeRow,
@@ -64,6 +64,10 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
   }, [items]);
 
   if (!view) return null;
+  const retry = (uri: string) =>
+    void resendMessage(channelId, uri).catch(() => {
+      // The row shows ✗ again with the reason.
+    });
   let body: ReactNode;
   if (!Array.isArray(items)) body = <p className="chat-error">Error loading messages</p>;
   else {
@@ -84,7 +88,7 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
       }
       // An unknown kind (a newer engine) still shows, as a message.
       const R = ROWS[i.kind] ?? MessageRow;
-      rows.push(<R key={i.uri} item={i} />);
+      rows.push(<R key={i.uri} item={i} onRetry={retry} />);
     }
     body = (
       <>

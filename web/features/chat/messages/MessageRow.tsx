@@ -87,7 +87,8 @@ function Body({ item: i }: { item: Item }) {
 /** The time a message shows: its signed time when it has one (protocol §7), else the server's. */
 export const shownTime = (i: Item) => i.signedAt ?? i.createdAt;
 
-export function MessageRow({ item: i }: { item: Item }) {
+/** `onRetry`: sends a failed own message again (shown on its ✗ row). */
+export function MessageRow({ item: i, onRetry }: { item: Item; onRetry?: (uri: string) => void }) {
   // The engine already clears `verified` for such notes; the row does not rely on it.
   const verified = i.verified && !hasWarningNote(i.notes);
   const mark = i.sending ? "…" : i.state === "failed" ? "✗" : verified ? "✓" : "?";
@@ -103,7 +104,16 @@ export function MessageRow({ item: i }: { item: Item }) {
       </span>
       <span className="text">
         {i.deleted ? <Deleted d={i.deleted} /> : <Body item={i} />}
-        {i.sending ? <span className="tx">TRANSMITTING</span> : null}
+        {i.sending ? (
+          <span className="tx">
+            {i.queued ? "QUEUED: sends when the connection is back" : "TRANSMITTING"}
+          </span>
+        ) : null}
+        {i.state === "failed" && i.clientMsgId && i.text !== null && onRetry ? (
+          <button type="button" className="retry" onClick={() => onRetry(i.uri)}>
+            retry
+          </button>
+        ) : null}
       </span>
       {i.notes?.length ? <Notes notes={i.notes} /> : null}
     </div>
