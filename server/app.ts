@@ -301,6 +301,13 @@ export function createApp(deps: AppDeps) {
   // The known pages get static routes (the router's fast path); everything else is a 404 page,
   // except under /api, where an unknown path is a JSON NotFound.
   for (const path of ["/login", "/register", "/sync", "/sync/*"]) app.get(path, page);
+  // The sign-in forms post here only when submitted before their script ran (the browser then signs
+  // in itself, with JavaScript): the body (a password) is never read or logged, the answer is the page.
+  for (const path of ["/login", "/register"])
+    app.post(
+      path,
+      () => new Response(null, { status: 303, headers: { location: path, "cache-control": "no-store" } }),
+    );
   // The landing page (web/features/landing), the same for signed-in and signed-out visitors.
   app.get("/", page);
   // The community area (/{sphereHash} pages are found by the catch-all below: server/web/community.tsx).

@@ -70,16 +70,33 @@ export function setBackupStatus(status: BackupStatus | null): void {
 
 export const authState = engineState.auth;
 
-/** Spec §8 registration errors, mapped from the server's message to the field it names. */
+/**
+ * Spec §8 registration errors, each on the field it is about, by the server's error code (protocol §3):
+ * HandleTaken, EmailTaken and WeakPassword name their field; InvalidRequest's message starts with the
+ * field its schema check failed on ("handle: 3 to 32 characters…"), whose reason is shown. Matching
+ * on words of the message (the spec's first rule) put "Handle is already taken" on `Bad Handle!`.
+ */
 export function registrationErrors(e: unknown): Record<string, string> {
-  const text = e instanceof Error ? e.message.toLowerCase() : "";
-  if (e instanceof ApiError && e.code === "HandleTaken") return { handle: "Handle is already taken" };
-  if (e instanceof ApiError && e.code === "EmailTaken") return { email: "Email is already registered" };
-  if (e instanceof ApiError && e.code === "WeakPassword")
-    return { password: "Password is not strong enough" };
-  if (text.includes("handle")) return { handle: "Handle is already taken" };
-  if (text.includes("email")) return { email: "Email is already registered" };
-  if (text.includes("password")) return { password: "Password is not strong enough" };
+  if (e instanceof ApiError) {
+    if (e.code === "HandleTaken") return { handle: "Handle is already taken" };
+    if (e.code === "EmailTaken") return { email: "Email is already registered" };
+    if (e.code === "WeakPassword")
+      return {
+        password: e.message ? `Password is not strong enough: ${e.message}` : "Password is not strong enough",
+      };
+    if (e.code === "RateLimited")
+      return { form: `Too many attempts; try again${e.retryAfter ? ` in ${e.retryAfter} s` : " later"}` };
+    if (e.code === "InvalidRequest") {
+      const m = /^(handle|email|password)\b[:\s]*(.*)$/i.exec(e.message);
+      const field = m?.[1]?.toLowerCase();
+      if (field === "handle")
+        return { handle: `Invalid handle: ${m?.[2] || "3 to 32 characters of a-z, 0-9 and -"}` };
+      if (field === "email") return { email: "Enter a valid email address" };
+      if (field === "password") return { password: `Invalid password: ${m?.[2] || "see the rules"}` };
+    }
+  }
+  if (e instanceof Error && /network|reach the server|fetch/i.test(e.message))
+    return { form: "Cannot reach the server. Check the connection and try again." };
   return { handle: "Registration failed", email: "Registration failed", password: "Registration failed" };
 }
 

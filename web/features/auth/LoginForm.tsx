@@ -2,16 +2,26 @@ import { type FormEvent, useEffect, useRef, useState } from "react";
 import { useSnapshot } from "valtio";
 import { Spinner } from "../../components/Spinner.tsx";
 import { authState, authUi, login } from "../../state/auth.ts";
+import { boardTarget, clearResume, readResume } from "../../state/resume.ts";
 import { KeysLostModal, KeysModal, PrivateKeyValidationModal } from "./lazy-modals.tsx";
 import { useSessionCheck } from "./use-session-check.ts";
+
+/** Said on /login after a session ended (expired, revoked, or signed out on another device). */
+export const SESSION_ENDED_TEXT = "Your session ended. Sign in again to continue where you left off.";
 
 /** The /login island (spec §2.3). */
 export function LoginForm() {
   const auth = useSnapshot(authState);
   const ui = useSnapshot(authUi);
   const phase = useSessionCheck();
-  const [identifier, setIdentifier] = useState("");
-  const [password, setPassword] = useState("");
+  // Why the user is here, read after hydration (the server renders the plain form).
+  const [notice, setNotice] = useState<string | null>(null);
+  useEffect(() => {
+    const r = readResume();
+    if (r?.join) setNotice("Sign in to join the channel from your invite link.");
+    else if (r?.reason === "ended") setNotice(SESSION_ENDED_TEXT);
+  }, []);
+  const form = useRef<HTMLFormElement>(null);
 
   // Authenticated with keys ready: on to the board. After the validation or keys modal, not from
   // here: the modal goes to /sync itself, and a second replace() would abort the first page load.
@@ -19,21 +29,35 @@ export function LoginForm() {
   useEffect(() => {
     if (auth.keyState === "validate" || auth.keyState === "unconfirmed") validating.current = true;
     else if (auth.isAuthenticated && auth.keyState === "ready" && !validating.current)
-      window.location.replace("/sync");
+      window.location.replace(boardTarget());
   }, [auth.isAuthenticated, auth.keyState]);
 
-  async function submit(e: FormEvent) {
+  async function submit(e: FormEvent<HTMLFormElement>) {
     e.preventDefault();
-    if (!identifier.trim() || !password || auth.loading) return;
-    await login(identifier.trim(), password);
+    if (auth.loading) return;
+    // Uncontrolled fields: what was typed before the page's script loaded is still there.
+    const data = new FormData(e.currentTarget);
+    const identifier = String(data.get("identifier") ?? "").trim();
+    const password = String(data.get("password") ?? "");
+    const missing: Record<string, string> = {};
+    if (!identifier) missing.identifier = "Enter your email or handle";
+    if (!password) missing.password = "Enter your password";
+    if (Object.keys(missing).length) {
+      authUi.fieldErrors = missing;
+      form.current
+        ?.querySelector<HTMLInputElement>(`input[name="${missing.identifier ? "identifier" : "password"}"]`)
+        ?.focus();
+      return;
+    }
+    if (await login(identifier, password)) clearResume(["reason"]);
   }
 
-  if (phase === "checking") {
-    return <Spinner label="Loading" />;
-  }
+  // While a stored session is checked the form still shows (it is the page's real content, rendered
+  // on the server); a valid session then moves on to the board.
+  void phase;
   // A registration whose keys were never confirmed: the same keys again, until they are saved.
   if (auth.keyState === "unconfirmed") {
-    return <KeysModal onSaved={() => window.location.replace("/sync")} />;
+    return <KeysModal onSaved={() => window.location.replace(boardTarget())} />;
   }
   // "Make new keys" turns the key state to ready while the new keys are still being shown.
   if ((auth.isAuthenticated && auth.keyState === "validate") || ui.replacingKeys) {
@@ -48,7 +72,19 @@ export function LoginForm() {
   if (auth.isAuthenticated && auth.keyState === "ready") return <Spinner label="Entering" />;
 
   return (
-    <form className="auth-form" onSubmit={submit} noValidate>
+    // method=post: a submit before the script loads never puts the password in a URL (the server
+    // answers it with this page again).
+    <form ref={form} className="auth-form" method="post" action="/login" onSubmit={submit} noValidate>
+      <noscript>
+        <p className="error-banner">
+          wsync signs you in inside this browser, where your keys live: it needs JavaScript.
+        </p>
+      </noscript>
+      {notice ? (
+        <p className="notice-banner" role="status">
+          {notice}
+        </p>
+      ) : null}
       {auth.error ? (
         <div className="error-banner" role="alert">
           {auth.error}
@@ -59,10 +95,9 @@ export function LoginForm() {
         <input
           name="identifier"
           autoComplete="username"
-          value={identifier}
           required
-          onChange={(e) => {
-            setIdentifier(e.target.value);
+          aria-invalid={ui.fieldErrors.identifier ? true : undefined}
+          onChange={() => {
             authUi.fieldErrors = { ...authUi.fieldErrors, identifier: "" };
           }}
         />
@@ -74,10 +109,9 @@ export function LoginForm() {
           name="password"
           type="password"
           autoComplete="current-password"
-          value={password}
           required
-          onChange={(e) => {
-            setPassword(e.target.value);
+          aria-invalid={ui.fieldErrors.password ? true : undefined}
+          onChange={() => {
             authUi.fieldErrors = { ...authUi.fieldErrors, password: "" };
           }}
         />

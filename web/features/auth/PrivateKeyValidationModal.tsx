@@ -5,6 +5,7 @@ import type { BackupSecretKind } from "../../../core/crypto/key-backup.ts";
 import { Modal } from "../../components/Modal.tsx";
 import { authUi, backupStatus, makeNewKeys } from "../../state/auth.ts";
 import { loadClient } from "../../state/engine.ts";
+import { boardTarget } from "../../state/resume.ts";
 import { backupTime } from "./BackupSecretFields.tsx";
 import { KeyImageField, KeyTextForm } from "./KeyInput.tsx";
 import { KeysModal } from "./KeysModal.tsx";
@@ -92,7 +93,7 @@ export function PrivateKeyValidationModal() {
   const run = (action: (c: Awaited<ReturnType<typeof loadClient>>) => Promise<void>, fallback: string) =>
     busyWhile(async () => {
       await action(await loadClient());
-      window.location.replace("/sync");
+      window.location.replace(boardTarget());
     }, fallback);
   const validate = (key: string) => run((c) => c.validatePrivateKey(key), CryptoText.privateKeySaveFailed);
 
@@ -107,7 +108,7 @@ export function PrivateKeyValidationModal() {
     setError(null);
   };
 
-  if (ui.newKeys) return <KeysModal mode="new" onSaved={() => window.location.replace("/sync")} />;
+  if (ui.newKeys) return <KeysModal mode="new" onSaved={() => window.location.replace(boardTarget())} />;
 
   const logoutDialog = confirmLogout ? <LogoutDialog onCancel={() => setConfirmLogout(false)} /> : null;
 

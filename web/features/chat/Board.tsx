@@ -3,8 +3,9 @@ import { useSnapshot } from "valtio";
 import { lazyPart } from "../../components/lazy-part.tsx";
 import { Spinner } from "../../components/Spinner.tsx";
 import { authUi } from "../../state/auth.ts";
-import { fetchChannels } from "../../state/channel.ts";
+import { fetchChannels, selectChannel } from "../../state/channel.ts";
 import { engineState } from "../../state/engine.ts";
+import { takeResume } from "../../state/resume.ts";
 import { uiState } from "../../state/ui.ts";
 import { TerminalView } from "../terminal/TerminalView.tsx";
 import { ChannelSidebar } from "./ChannelSidebar.tsx";
@@ -52,6 +53,10 @@ export function Board() {
   const mobile = useIsMobile();
   useEffect(() => {
     void fetchChannels().catch(() => undefined);
+    // Back after a session ended: the same user's channel reopens, with its draft (web/state/resume.ts).
+    const did = engineState.auth.user?.did;
+    const channelId = did ? takeResume(did) : null;
+    if (channelId) void selectChannel(channelId).catch(() => undefined);
   }, []);
   const currentId = s.currentChannelId;
   const current = currentId ? s.open[currentId] : undefined;

@@ -2,6 +2,7 @@ import { useNavigate, useParams } from "@tanstack/react-router";
 import { useEffect, useState } from "react";
 import { Spinner } from "../../components/Spinner.tsx";
 import { loadClient } from "../../state/engine.ts";
+import { clearResume } from "../../state/resume.ts";
 
 /**
  * /sync/join/{channelId}#{token} (protocol §3): the token is in the fragment, which the browser never
@@ -15,8 +16,14 @@ export function JoinRoute() {
     const token = window.location.hash.replace(/^#/, "");
     loadClient()
       .then((c) => c.join(token ? `${channelId}#${token}` : channelId))
-      .then(() => navigate({ to: "/sync", replace: true }))
-      .catch((e) => setError(e instanceof Error ? e.message : "Failed to join channel"));
+      .then(() => {
+        clearResume(["join"]);
+        return navigate({ to: "/sync", replace: true });
+      })
+      .catch((e) => {
+        clearResume(["join"]);
+        setError(e instanceof Error ? e.message : "Failed to join channel");
+      });
   }, [channelId, navigate]);
   if (error) {
     return (

@@ -7,6 +7,7 @@ import { Toasts } from "../../components/Toasts.tsx";
 import { authState, authUi } from "../../state/auth.ts";
 import { hasStoredAuth } from "../../state/browser-store.ts";
 import { loadClient } from "../../state/engine.ts";
+import { rememberJoin, sessionEnded } from "../../state/resume.ts";
 import { KeysLostModal, KeysModal, PrivateKeyValidationModal } from "../auth/lazy-modals.tsx";
 
 /**
@@ -21,12 +22,18 @@ export function SyncRoot() {
   const [checked, setChecked] = useState(false);
   useEffect(() => {
     if (!hasStoredAuth()) {
+      // An invite link opened signed out is joined after sign-in (web/state/resume.ts).
+      rememberJoin(window.location);
       window.location.replace("/login");
       return;
     }
     let offEnded = () => {};
     void loadClient().then((client) => {
-      offEnded = client.events.on("session-ended", () => window.location.assign("/"));
+      // The session ended (expired, revoked, signed out elsewhere): /login says so, and the channel
+      // and drafts come back after the same user signs in again.
+      const ended = () =>
+        sessionEnded({ did: client.state.auth.user?.did ?? null, channelId: client.state.currentChannelId });
+      offEnded = client.events.on("session-ended", ended);
       return client
         .restore()
         .then(() => {
@@ -34,8 +41,10 @@ export function SyncRoot() {
           if (client.state.auth.keyState === "ready") client.connect();
         })
         .catch((e) => {
-          if (e instanceof ApiError && e.status === 401) window.location.assign("/");
-          else setChecked(true);
+          if (e instanceof ApiError && e.status === 401) {
+            rememberJoin(window.location);
+            ended();
+          } else setChecked(true);
         });
     });
     return () => offEnded();

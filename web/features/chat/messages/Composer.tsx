@@ -5,6 +5,7 @@ import { SecurityText } from "../../../../core/client/security-text.ts";
 import { CryptoText } from "../../../../core/crypto/errors.ts";
 import { engineState } from "../../../state/engine.ts";
 import { sendMessage } from "../../../state/message.ts";
+import { getDraft, setDraft } from "../../../state/resume.ts";
 import { onClearInput } from "../members/panel.ts";
 
 /** Spec §9: the haptic pulse on send, on mobile. */
@@ -20,7 +21,12 @@ export const HAPTIC_MS = 50;
 export function Composer({ channelId, mobile }: { channelId: string; mobile: boolean }) {
   const s = useSnapshot(engineState);
   const view = s.open[channelId];
-  const [text, setText] = useState("");
+  // A draft survives a session end (web/state/resume.ts): it starts from what was being written.
+  const [text, setTextState] = useState(() => getDraft(channelId));
+  const setText = (t: string) => {
+    setTextState(t);
+    setDraft(channelId, t);
+  };
   const [pending, setPending] = useState(false);
   const input = useRef<HTMLTextAreaElement>(null);
   const refocus = useRef(false);
