@@ -31,9 +31,19 @@ export function SyncRoot() {
     void loadClient().then((client) => {
       // The session ended (expired, revoked, signed out elsewhere): /login says so, and the channel
       // and drafts come back after the same user signs in again.
-      const ended = () =>
-        sessionEnded({ did: client.state.auth.user?.did ?? null, channelId: client.state.currentChannelId });
-      offEnded = client.events.on("session-ended", ended);
+      // What was open is read while signed in: when the end is noticed, the engine has cleared it.
+      const last = { did: null as string | null, channelId: null as string | null };
+      const offChange = client.events.on("change", () => {
+        if (!client.state.auth.isAuthenticated) return;
+        last.did = client.state.auth.user?.did ?? null;
+        last.channelId = client.state.currentChannelId;
+      });
+      const ended = () => sessionEnded(last);
+      const offSession = client.events.on("session-ended", ended);
+      offEnded = () => {
+        offChange();
+        offSession();
+      };
       return client
         .restore()
         .then(() => {
