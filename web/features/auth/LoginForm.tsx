@@ -6,6 +6,12 @@ import { boardTarget, clearResume, readResume } from "../../state/resume.ts";
 import { KeysLostModal, KeysModal, PrivateKeyValidationModal } from "./lazy-modals.tsx";
 import { useSessionCheck } from "./use-session-check.ts";
 
+/** A named field's current value (the fields are uncontrolled). */
+export function fieldValue(form: HTMLFormElement, name: string): string {
+  const el = form.elements.namedItem(name);
+  return el && "value" in el ? String(el.value) : "";
+}
+
 /** Said on /login after a session ended (expired, revoked, or signed out on another device). */
 export const SESSION_ENDED_TEXT = "Your session ended. Sign in again to continue where you left off.";
 
@@ -36,9 +42,8 @@ export function LoginForm() {
     e.preventDefault();
     if (auth.loading) return;
     // Uncontrolled fields: what was typed before the page's script loaded is still there.
-    const data = new FormData(e.currentTarget);
-    const identifier = String(data.get("identifier") ?? "").trim();
-    const password = String(data.get("password") ?? "");
+    const identifier = fieldValue(e.currentTarget, "identifier").trim();
+    const password = fieldValue(e.currentTarget, "password");
     const missing: Record<string, string> = {};
     if (!identifier) missing.identifier = "Enter your email or handle";
     if (!password) missing.password = "Enter your password";

@@ -3,6 +3,7 @@ import { useSnapshot } from "valtio";
 import { Spinner } from "../../components/Spinner.tsx";
 import { authState, authUi, register } from "../../state/auth.ts";
 import { boardTarget } from "../../state/resume.ts";
+import { fieldValue } from "./LoginForm.tsx";
 import { KeysModal } from "./lazy-modals.tsx";
 import { ScrambledSuffix } from "./ScrambledSuffix.tsx";
 import { useSessionCheck } from "./use-session-check.ts";
@@ -43,11 +44,8 @@ export function RegisterForm({ suffix }: { suffix: string }) {
     e.preventDefault();
     if (auth.loading) return;
     // Uncontrolled fields: what was typed before the page's script loaded is still there.
-    const data = new FormData(e.currentTarget);
-    const form = Object.fromEntries(FIELDS.map((f) => [f, String(data.get(f) ?? "")])) as Record<
-      Field,
-      string
-    >;
+    const target = e.currentTarget;
+    const form = Object.fromEntries(FIELDS.map((f) => [f, fieldValue(target, f)])) as Record<Field, string>;
     // Spec §5: all four fields required. The issue also asks the confirmation to match (the spec did
     // not check it): a typo in a password nobody can read back would lock the user out.
     const problems: Partial<Record<Field, string>> = {};
