@@ -1,11 +1,15 @@
-import type { ReactNode } from "react";
+import { type ReactNode, useLayoutEffect, useRef } from "react";
 import { createPortal } from "react-dom";
 
 /**
  * A modal that cannot be dismissed by clicking outside or pressing Escape (spec §2.5–2.7): the
- * only ways out are the actions inside it. `portal` draws it on document.body, for dialogs opened
- * from inside a drawer or panel (a transformed ancestor would otherwise hold the fixed backdrop);
- * only use it for dialogs opened in the browser, never in server-rendered markup.
+ * only ways out are the actions inside it.
+ *
+ * It is the platform's modal `<dialog>` (`showModal()`): the page behind is inert, so Tab and
+ * Shift+Tab stay inside and screen readers see only the dialog; focus goes into it when it opens and
+ * back to what had it when it closes. Escape's `cancel` is refused. `portal` draws it on
+ * document.body, for dialogs opened from inside a drawer or panel; only use it for dialogs opened in
+ * the browser, never in server-rendered markup.
  */
 export function Modal({
   title,
@@ -22,21 +26,49 @@ export function Modal({
   portal?: boolean;
   className?: string;
 }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useLayoutEffect(() => {
+    const dialog = ref.current;
+    if (!dialog) return;
+    const opener = document.activeElement as HTMLElement | null;
+    if (typeof dialog.showModal === "function" && !dialog.open) {
+      try {
+        dialog.showModal();
+      } catch {
+        dialog.setAttribute("open", "");
+      }
+    } else if (!dialog.open) dialog.setAttribute("open", "");
+    // The first field or button, unless something inside already took focus (autoFocus).
+    if (!dialog.contains(document.activeElement))
+      dialog
+        .querySelector<HTMLElement>("input, textarea, select, button, [tabindex]:not([tabindex='-1'])")
+        ?.focus();
+    const refuse = (e: Event) => e.preventDefault();
+    dialog.addEventListener("cancel", refuse);
+    return () => {
+      dialog.removeEventListener("cancel", refuse);
+      if (dialog.open && typeof dialog.close === "function") dialog.close();
+      if (opener?.isConnected) opener.focus();
+    };
+  }, []);
   const modal = (
-    <div className="modal-backdrop">
-      <div
-        className={className ? `modal ${className}` : "modal"}
-        role="dialog"
-        aria-modal="true"
-        aria-labelledby={labelledBy}
-        aria-describedby={describedBy}
-      >
+    <dialog
+      ref={ref}
+      // Explicit (the element's own role): what tests and older assistive tech look for.
+      // biome-ignore lint/a11y/noRedundantRoles: see above.
+      role="dialog"
+      aria-modal="true"
+      className={className ? `modal-backdrop ${className}-backdrop` : "modal-backdrop"}
+      aria-labelledby={labelledBy}
+      aria-describedby={describedBy}
+    >
+      <div className={className ? `modal ${className}` : "modal"}>
         <h2 id={labelledBy} className="modal-title">
           {title}
         </h2>
         {children}
       </div>
-    </div>
+    </dialog>
   );
   return portal && typeof document !== "undefined" ? createPortal(modal, document.body) : modal;
 }

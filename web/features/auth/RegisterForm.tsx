@@ -1,6 +1,5 @@
 import { type FormEvent, useCallback, useEffect, useRef, useState } from "react";
 import { useSnapshot } from "valtio";
-import { Spinner } from "../../components/Spinner.tsx";
 import { authState, authUi, register } from "../../state/auth.ts";
 import { boardTarget } from "../../state/resume.ts";
 import { fieldValue } from "./LoginForm.tsx";

@@ -1,9 +1,10 @@
-import { useEffect } from "react";
+import { useRouter } from "@tanstack/react-router";
+import { useCallback, useEffect, useRef, useState } from "react";
 import { useSnapshot } from "valtio";
 import { lazyPart } from "../../components/lazy-part.tsx";
 import { Spinner } from "../../components/Spinner.tsx";
 import { authUi } from "../../state/auth.ts";
-import { fetchChannels, selectChannel } from "../../state/channel.ts";
+import { clearSelection, fetchChannels, selectChannel } from "../../state/channel.ts";
 import { engineState } from "../../state/engine.ts";
 import { takeResume } from "../../state/resume.ts";
 import { uiState } from "../../state/ui.ts";
@@ -41,6 +42,61 @@ const KeyBackupDialog = lazyPart(
   "the key backup dialog",
 );
 
+/** `/sync/c/{id}` → the channel id in it, else null. */
+export function channelIdInPath(pathname: string): string | null {
+  const m = /^\/sync\/c\/([^/]+)\/?$/.exec(pathname);
+  return m ? decodeURIComponent(m[1] as string) : null;
+}
+
+/**
+ * Keeps the open channel and the URL together: opening a channel (a click, a create, a join, a
+ * command) pushes `/sync/c/{id}`, going back to the terminal pushes `/sync`; a URL that changes by
+ * itself (Back, Forward, a reload, a bookmark) opens its channel or closes it.
+ */
+function useChannelInUrl(currentId: string | null) {
+  // Outside a router (component tests render the board alone) there is no URL to keep.
+  const router = useRouter({ warn: false }) as ReturnType<typeof useRouter> | undefined;
+  const [pathname, setPathname] = useState(() => router?.state.location.pathname ?? "");
+  useEffect(() => {
+    if (!router) return;
+    setPathname(router.state.location.pathname);
+    return router.subscribe("onResolved", () => setPathname(router.state.location.pathname));
+  }, [router]);
+  const navigate = useCallback(
+    (to: { to: "/sync" } | { to: "/sync/c/$channelId"; params: { channelId: string } }, replace = false) =>
+      router?.navigate({ ...to, replace }),
+    [router],
+  );
+  const urlId = channelIdInPath(pathname);
+  const onBoard = pathname === "/sync" || pathname === "/sync/" || urlId !== null;
+  // URL → state.
+  useEffect(() => {
+    if (!onBoard || urlId === engineState.currentChannelId) return;
+    if (urlId) {
+      void selectChannel(urlId).then(() => {
+        // Not a channel this user can open: the URL follows what is open instead.
+        if (engineState.currentChannelId !== urlId) {
+          const now = engineState.currentChannelId;
+          void navigate(
+            now ? { to: "/sync/c/$channelId", params: { channelId: now } } : { to: "/sync" },
+            true,
+          );
+        }
+      });
+    } else clearSelection();
+  }, [urlId, onBoard, navigate]);
+  // State → URL (not on the first render: a deep link is opened by the effect above first).
+  const previous = useRef(currentId);
+  useEffect(() => {
+    if (previous.current === currentId) return;
+    previous.current = currentId;
+    if (!onBoard || currentId === urlId) return;
+    void navigate(
+      currentId ? { to: "/sync/c/$channelId", params: { channelId: currentId } } : { to: "/sync" },
+    );
+  }, [currentId, urlId, onBoard, navigate]);
+}
+
 /**
  * The chat board (spec §2.8): channel list on the left (resizable), and on the right either the open
  * channel (chat view + members) or, with no channel selected, the terminal or the network overview.
@@ -51,6 +107,7 @@ export function Board() {
   const ui = useSnapshot(uiState);
   const { keyBackupOpen } = useSnapshot(authUi);
   const mobile = useIsMobile();
+  useChannelInUrl(s.currentChannelId);
   useEffect(() => {
     void fetchChannels().catch(() => undefined);
     // Back after a session ended: the same user's channel reopens, with its draft (web/state/resume.ts).

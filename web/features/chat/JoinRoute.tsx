@@ -16,9 +16,9 @@ export function JoinRoute() {
     const token = window.location.hash.replace(/^#/, "");
     loadClient()
       .then((c) => c.join(token ? `${channelId}#${token}` : channelId))
-      .then(() => {
+      .then((view) => {
         clearResume(["join"]);
-        return navigate({ to: "/sync", replace: true });
+        return navigate({ to: "/sync/c/$channelId", params: { channelId: view.channel.id }, replace: true });
       })
       .catch((e) => {
         clearResume(["join"]);

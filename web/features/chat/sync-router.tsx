@@ -4,7 +4,8 @@ import { Spinner } from "../../components/Spinner.tsx";
 import { SyncRoot } from "./SyncRoot.tsx";
 
 /**
- * The messaging area's client routes (spec §2.1): the board and secret-link joins. The same tree
+ * The messaging area's client routes (spec §2.1): the board (`/sync`, and `/sync/c/{channelId}` with
+ * that channel open) and secret-link joins. The same tree
  * renders on the server (memory history) and in the browser; /sync/qr is the key-image page.
  */
 export function createSyncRouter(history: RouterHistory) {
@@ -17,6 +18,12 @@ export function createSyncRouter(history: RouterHistory) {
       "the board",
       <Spinner label="Loading" />,
     ),
+  });
+  // The open channel lives in the URL (Back, reload and bookmarks return to it); the board reads it.
+  const channel = createRoute({
+    getParentRoute: () => board,
+    path: "c/$channelId",
+    component: () => null,
   });
   const join = createRoute({
     getParentRoute: () => root,
@@ -37,7 +44,7 @@ export function createSyncRouter(history: RouterHistory) {
     ),
   });
   return createRouter({
-    routeTree: root.addChildren([board, join, keyImage]),
+    routeTree: root.addChildren([board.addChildren([channel]), join, keyImage]),
     history,
     // A route that throws shows a retry in its place, never the router's page-wide default.
     defaultErrorComponent: ({ reset }) => <PartError label="this view" onRetry={reset} />,

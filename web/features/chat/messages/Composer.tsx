@@ -34,7 +34,14 @@ export function Composer({ channelId, mobile }: { channelId: string; mobile: boo
   const busy = pending || (Array.isArray(view?.items) && !!view?.items.some((i) => i.sending && !i.queued));
   const keys = !!view?.keysLoaded;
 
-  useEffect(() => onClearInput(() => setText("")), []);
+  useEffect(
+    () =>
+      onClearInput(() => {
+        setTextState("");
+        setDraft(channelId, "");
+      }),
+    [channelId],
+  );
   useEffect(() => {
     // A disabled textarea loses focus; give it back after a send.
     if (!busy && refocus.current) {
