@@ -291,14 +291,27 @@ export class WsyncClient {
   }
 
   async refreshChannels(): Promise<Channel[]> {
-    const [{ channels }, { invites }] = await Promise.all([
+    const [{ channels, cursor }, { invites }] = await Promise.all([
       this.api.call("getChannels", {}),
       this.api.call("getInvites", {}),
     ]);
     this.state.channels = channels;
+    this.state.channelsCursor = cursor ?? null;
     this.state.invites = invites;
     this.changed();
     return channels;
+  }
+
+  /** The next page of visible channels (get-channels `cursor`), added to the list; false at the end. */
+  async loadMoreChannels(): Promise<boolean> {
+    const from = this.state.channelsCursor;
+    if (!from) return false;
+    const { channels, cursor } = await this.api.call("getChannels", { cursor: from });
+    const known = new Set(this.state.channels.map((c) => c.id));
+    this.state.channels = [...this.state.channels, ...channels.filter((c) => !known.has(c.id))];
+    this.state.channelsCursor = cursor ?? null;
+    this.changed();
+    return this.state.channelsCursor !== null;
   }
 
   /** Creates a channel and its first epoch (protocol §5: the creator's client makes epoch 1). */

@@ -181,6 +181,8 @@ export interface ClientState {
   };
   connection: ConnectionStatus;
   channels: Channel[];
+  /** Where the next page of get-channels starts (null: everything visible is loaded). */
+  channelsCursor?: string | null;
   invites: Invite[];
   /** Channels this client opened (subscribed and loaded), by channel id. */
   open: Record<string, ChannelView>;

@@ -18,6 +18,7 @@ export function Modal({
   describedBy,
   portal = false,
   className,
+  onEscape,
 }: {
   title: string;
   children: ReactNode;
@@ -25,7 +26,11 @@ export function Modal({
   describedBy?: string;
   portal?: boolean;
   className?: string;
+  /** A dialog that Escape may close (the quick switcher); the spec's modals leave it unset. */
+  onEscape?: () => void;
 }) {
+  const onEscapeRef = useRef(onEscape);
+  onEscapeRef.current = onEscape;
   const ref = useRef<HTMLDialogElement>(null);
   useLayoutEffect(() => {
     const dialog = ref.current;
@@ -43,7 +48,10 @@ export function Modal({
       dialog
         .querySelector<HTMLElement>("input, textarea, select, button, [tabindex]:not([tabindex='-1'])")
         ?.focus();
-    const refuse = (e: Event) => e.preventDefault();
+    const refuse = (e: Event) => {
+      e.preventDefault();
+      onEscapeRef.current?.();
+    };
     dialog.addEventListener("cancel", refuse);
     return () => {
       dialog.removeEventListener("cancel", refuse);

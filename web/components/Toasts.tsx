@@ -10,6 +10,9 @@ export function Toasts() {
     <Toaster
       position="top-right"
       gutter={8}
+      // Below the top bar and the chat header, so an error never hides the channel's name, the
+      // connection state or LEAVE.
+      containerStyle={{ top: 96 }}
       toastOptions={{
         blank: { duration: 4000 },
         error: { duration: 4000 },

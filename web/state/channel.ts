@@ -21,6 +21,15 @@ export async function fetchChannels(): Promise<Channel[]> {
   }
 }
 
+/** The next page of channels to browse. */
+export async function loadMoreChannels(): Promise<void> {
+  try {
+    await (await loadClient()).loadMoreChannels();
+  } catch (e) {
+    fail("Failed to fetch channels", e);
+  }
+}
+
 /** Selects and opens a channel (joins a public one): members, epoch keys, the last 50 records. */
 export async function selectChannel(channelId: string): Promise<void> {
   try {

@@ -10,6 +10,7 @@ import { takeResume } from "../../state/resume.ts";
 import { uiState } from "../../state/ui.ts";
 import { TerminalView } from "../terminal/TerminalView.tsx";
 import { ChannelSidebar } from "./ChannelSidebar.tsx";
+import { QuickSwitcher, useBoardKeys } from "./QuickSwitcher.tsx";
 import { useIsMobile } from "./use-is-mobile.ts";
 
 // What a first paint of /sync does not need loads when it is first used: the chat of a channel (after
@@ -108,6 +109,7 @@ export function Board() {
   const { keyBackupOpen } = useSnapshot(authUi);
   const mobile = useIsMobile();
   useChannelInUrl(s.currentChannelId);
+  const { switcherOpen, closeSwitcher } = useBoardKeys();
   useEffect(() => {
     void fetchChannels().catch(() => undefined);
     // Back after a session ended: the same user's channel reopens, with its draft (web/state/resume.ts).
@@ -134,6 +136,7 @@ export function Board() {
         {current && currentId ? <MembersSidebar channelId={currentId} mobile={mobile} /> : null}
       </div>
       {ui.createDialogOpen ? <CreateChannelDialog /> : null}
+      {switcherOpen ? <QuickSwitcher onClose={closeSwitcher} /> : null}
       {keyBackupOpen ? (
         <KeyBackupDialog
           onClose={() => {

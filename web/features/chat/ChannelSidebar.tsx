@@ -4,7 +4,7 @@ import { useSnapshot } from "valtio";
 import { handleWithoutSuffix } from "../../../core/client/display.ts";
 import { displaySafe } from "../../../core/commands/index.ts";
 import { authUi } from "../../state/auth.ts";
-import { clearSelection, joinChannel, selectChannel } from "../../state/channel.ts";
+import { clearSelection, joinChannel, loadMoreChannels, selectChannel } from "../../state/channel.ts";
 import { engineState, loadClient } from "../../state/engine.ts";
 import { SIDEBAR_DEFAULT, SIDEBAR_MAX, SIDEBAR_MIN, setSidebarWidth, uiState } from "../../state/ui.ts";
 import { KeyImageLink } from "../keys/KeyImageLink.tsx";
@@ -12,6 +12,8 @@ import { KeyImageLink } from "../keys/KeyImageLink.tsx";
 /** Spec §9: on mobile the drawer closes this long after a join. */
 export const MOBILE_CLOSE_DELAY_MS = 300;
 const KEY_STEP = 10;
+/** Browse channels shown at first, and added by each "show more channels". */
+export const BROWSE_PAGE = 20;
 
 function Lock({ type }: { type: string }) {
   return (
@@ -113,6 +115,33 @@ export function ChannelSidebar({ mobile }: { mobile: boolean }) {
   }
 
   const home = !s.currentChannelId;
+  const [browseShown, setBrowseShown] = useState(BROWSE_PAGE);
+  const joined = s.channels.filter((c) => c.isMember);
+  const browse = s.channels.filter((c) => !c.isMember);
+  const nameCount = new Map<string, number>();
+  for (const c of s.channels) nameCount.set(c.value.name, (nameCount.get(c.value.name) ?? 0) + 1);
+  const entry = (c: (typeof s.channels)[number]) => {
+    const active = c.id === s.currentChannelId;
+    const twin = (nameCount.get(c.value.name) ?? 0) > 1;
+    return (
+      <li key={c.id}>
+        <button
+          type="button"
+          className={`sb-channel${active ? " active" : ""}${c.isMember ? "" : " other"}`}
+          aria-current={active || undefined}
+          onClick={() => void afterJoin(selectChannel(c.id))}
+        >
+          <span className="sb-name">#{displaySafe(c.value.name)}</span>
+          {twin ? (
+            <small className="sb-twin" title={`channel ${c.id}`}>
+              {c.owner ? ` @${displaySafe(handleWithoutSuffix(c.owner.handle))}` : ""} ·{c.id.slice(-4)}
+            </small>
+          ) : null}
+          {c.value.type === "public" ? null : <Lock type={c.value.type} />}
+        </button>
+      </li>
+    );
+  };
   // On mobile the drawer's frame and the backdrop that closes it are the mobile chrome's (mobile.css).
   return (
     <aside
@@ -163,25 +192,30 @@ export function ChannelSidebar({ mobile }: { mobile: boolean }) {
           +
         </button>
       </div>
-      <ul className="sb-list">
-        {s.channels.map((c) => {
-          const active = c.id === s.currentChannelId;
-          return (
-            <li key={c.id}>
-              <button
-                type="button"
-                className={`sb-channel${active ? " active" : ""}${c.isMember ? "" : " other"}`}
-                aria-current={active || undefined}
-                onClick={() => void afterJoin(selectChannel(c.id))}
-              >
-                <span className="sb-name">#{displaySafe(c.value.name)}</span>
-                {c.value.type === "public" ? null : <Lock type={c.value.type} />}
-              </button>
-            </li>
-          );
-        })}
-        {s.channels.length === 0 ? <li className="sb-empty">No channels yet</li> : null}
+      {/* Joined channels first, then public ones to browse; names that repeat say whose they are. */}
+      <h3 className="sb-section">Your channels</h3>
+      <ul className="sb-list sb-joined">
+        {joined.map((c) => entry(c))}
+        {joined.length === 0 ? <li className="sb-empty">No channels yet</li> : null}
       </ul>
+      {browse.length > 0 ? (
+        <>
+          <h3 className="sb-section">Browse</h3>
+          <ul className="sb-list sb-browse">{browse.slice(0, browseShown).map((c) => entry(c))}</ul>
+          {browse.length > browseShown || s.channelsCursor ? (
+            <button
+              type="button"
+              className="sb-more"
+              onClick={() => {
+                setBrowseShown((n) => n + BROWSE_PAGE);
+                if (browse.length <= browseShown + BROWSE_PAGE && s.channelsCursor) void loadMoreChannels();
+              }}
+            >
+              show more channels
+            </button>
+          ) : null}
+        </>
+      ) : null}
       {s.invites.length > 0 ? (
         <section className="sb-invites" aria-label="Invites">
           <h3>Invites</h3>

@@ -2,6 +2,7 @@ import { type ReactNode, useLayoutEffect, useRef, useState } from "react";
 import { type Snapshot, useSnapshot } from "valtio";
 import { dayLabel } from "../../../../core/client/display.ts";
 import type { TimelineItem } from "../../../../core/client/state.ts";
+import { FORWARD_SECRECY_TEXT } from "../../../../core/crypto/errors.ts";
 import { engineState } from "../../../state/engine.ts";
 import { loadMore, resendMessage } from "../../../state/message.ts";
 import { MessageRow, NoticeRow, shownTime } from "./MessageRow.tsx";
@@ -75,7 +76,22 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
     let day = "";
     // Array.isArray narrows a snapshot's readonly array to any[]: give the items their type back.
     const list: readonly Snapshot<TimelineItem>[] = items;
-    for (const i of list) {
+    // History a newcomer cannot read: a run of such rows is one line, not a wall of glitch blocks.
+    const unreadable = (i: Snapshot<TimelineItem>) =>
+      i.kind === "message" && i.text === null && i.error === FORWARD_SECRECY_TEXT && !i.deleted;
+    for (let n = 0; n < list.length; n++) {
+      const i = list[n] as Snapshot<TimelineItem>;
+      if (unreadable(i) && n + 1 < list.length && unreadable(list[n + 1] as Snapshot<TimelineItem>)) {
+        let end = n;
+        while (end + 1 < list.length && unreadable(list[end + 1] as Snapshot<TimelineItem>)) end++;
+        rows.push(
+          <div className="msg fs-run" key={`fs${i.uri}`} data-testid="fs-run">
+            {end - n + 1} messages encrypted before you joined (forward secrecy)
+          </div>,
+        );
+        n = end;
+        continue;
+      }
       // A run of missing records has no time of its own: it never starts a day.
       const d = i.kind === "missing" ? day : dayLabel(shownTime(i));
       if (d !== day) {

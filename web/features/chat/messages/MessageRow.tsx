@@ -8,6 +8,7 @@ import {
 } from "../../../../core/client/display.ts";
 import type { TimelineItem } from "../../../../core/client/state.ts";
 import { FORWARD_SECRECY_TEXT } from "../../../../core/crypto/errors.ts";
+import { MessageText } from "./MessageText.tsx";
 import { Deleted, hasWarningNote, Notes } from "./SecurityRows.tsx";
 
 type Item = Snapshot<TimelineItem>;
@@ -47,7 +48,7 @@ function Reveal({ uri, text }: { uri: string; text: string }) {
       {scramble()}
     </span>
   ) : (
-    text
+    <MessageText text={text} />
   );
 }
 
@@ -77,7 +78,11 @@ function Body({ item: i }: { item: Item }) {
   }
   return (
     <>
-      {i.isNew && i.state === "success" ? <Reveal uri={i.uri} text={i.text} /> : i.text}
+      {i.isNew && i.state === "success" ? (
+        <Reveal uri={i.uri} text={i.text} />
+      ) : (
+        <MessageText text={i.text} />
+      )}
       {/* An own message that failed to go out keeps its text, with the reason. */}
       {i.state === "failed" ? <span className="msg-error">{i.error}</span> : null}
     </>
