@@ -11,6 +11,9 @@ import { createPortal } from "react-dom";
  * document.body, for dialogs opened from inside a drawer or panel; only use it for dialogs opened in
  * the browser, never in server-rendered markup.
  */
+const FOCUSABLE =
+  "a[href], input:not([type='hidden']), textarea, select, button, [tabindex]:not([tabindex='-1'])";
+
 export function Modal({
   title,
   children,
@@ -44,10 +47,29 @@ export function Modal({
       }
     } else if (!dialog.open) dialog.setAttribute("open", "");
     // The first field or button, unless something inside already took focus (autoFocus).
-    if (!dialog.contains(document.activeElement))
-      dialog
-        .querySelector<HTMLElement>("input, textarea, select, button, [tabindex]:not([tabindex='-1'])")
-        ?.focus();
+    if (!dialog.contains(document.activeElement)) dialog.querySelector<HTMLElement>(FOCUSABLE)?.focus();
+    // Tab and Shift+Tab go round inside the dialog (the platform would let focus leave for the
+    // browser's own controls).
+    const trap = (e: KeyboardEvent) => {
+      if (e.key !== "Tab") return;
+      const items = [...dialog.querySelectorAll<HTMLElement>(FOCUSABLE)].filter(
+        (el) => !el.hasAttribute("disabled"),
+      );
+      const first = items[0];
+      const last = items[items.length - 1];
+      if (!first || !last) return;
+      if (e.shiftKey && (document.activeElement === first || !dialog.contains(document.activeElement))) {
+        e.preventDefault();
+        last.focus();
+      } else if (
+        !e.shiftKey &&
+        (document.activeElement === last || !dialog.contains(document.activeElement))
+      ) {
+        e.preventDefault();
+        first.focus();
+      }
+    };
+    dialog.addEventListener("keydown", trap);
     const refuse = (e: Event) => {
       e.preventDefault();
       onEscapeRef.current?.();
@@ -55,6 +77,7 @@ export function Modal({
     dialog.addEventListener("cancel", refuse);
     return () => {
       dialog.removeEventListener("cancel", refuse);
+      dialog.removeEventListener("keydown", trap);
       if (dialog.open && typeof dialog.close === "function") dialog.close();
       if (opener?.isConnected) opener.focus();
     };

@@ -33,7 +33,10 @@ export async function loadMoreChannels(): Promise<void> {
 /** Selects and opens a channel (joins a public one): members, epoch keys, the last 50 records. */
 export async function selectChannel(channelId: string): Promise<void> {
   try {
+    const wasMember = engineState.channels.find((c) => c.id === channelId)?.isMember;
     await (await loadClient()).open(channelId);
+    // Opening a public channel joined it: it moves from "Browse" to "Your channels".
+    if (!wasMember) void fetchChannels().catch(() => undefined);
   } catch (e) {
     fail("Failed to join channel", e);
   }

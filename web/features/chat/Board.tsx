@@ -74,16 +74,18 @@ function useChannelInUrl(currentId: string | null) {
   useEffect(() => {
     if (!onBoard || urlId === engineState.currentChannelId) return;
     if (urlId) {
-      void selectChannel(urlId).then(() => {
-        // Not a channel this user can open: the URL follows what is open instead.
-        if (engineState.currentChannelId !== urlId) {
-          const now = engineState.currentChannelId;
-          void navigate(
-            now ? { to: "/sync/c/$channelId", params: { channelId: now } } : { to: "/sync" },
-            true,
-          );
-        }
-      });
+      void selectChannel(urlId)
+        .catch(() => undefined)
+        .then(() => {
+          // Not a channel this user can open: the URL follows what is open instead.
+          if (engineState.currentChannelId !== urlId) {
+            const now = engineState.currentChannelId;
+            void navigate(
+              now ? { to: "/sync/c/$channelId", params: { channelId: now } } : { to: "/sync" },
+              true,
+            );
+          }
+        });
     } else clearSelection();
   }, [urlId, onBoard, navigate]);
   // State → URL (not on the first render: a deep link is opened by the effect above first).
