@@ -16,6 +16,10 @@ export const WsEvent = {
   messageDeleted: "channel:message:deleted",
   epochCreated: "epoch:created",
   invited: "channel:invited",
+  /** Extension: the user's read marker moved (to their own sockets only). */
+  readMarker: "channel:read",
+  /** Extension: someone is typing (ephemeral; never stored). */
+  typing: "channel:typing",
 } as const;
 
 export const WS_PATH = "/api/ws";

@@ -5,6 +5,7 @@ import {
   Base64,
   Channel,
   ChannelTypeSchema,
+  ChannelId,
   ChannelUri,
   CommitV2,
   DeletionObject,
@@ -162,6 +163,19 @@ export const Routes = {
       strict,
     ),
     response: Success,
+  }),
+  markRead: route({
+    ...RouteMeta.markRead,
+    body: Type.Object(
+      { channelUri: ChannelUri, seq: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }) },
+      strict,
+    ),
+    response: Type.Object({ channelId: ChannelId, seq: Type.Integer() }),
+  }),
+  getReadMarkers: route({
+    ...RouteMeta.getReadMarkers,
+    body: Empty,
+    response: Type.Object({ markers: Type.Array(Type.Object({ channelId: ChannelId, seq: Type.Integer() })) }),
   }),
   getInvites: route({
     ...RouteMeta.getInvites,

@@ -48,6 +48,9 @@ export const RouteMeta = {
   getMessages: { method: "POST", path: "/channel/get-messages", auth: "access" },
   send: { method: "POST", path: "/channel/send", auth: "access" },
   deleteMessage: { method: "POST", path: "/channel/delete-message", auth: "access" },
+  /** Extension: read markers (docs/protocol-extensions.md). */
+  markRead: { method: "POST", path: "/channel/mark-read", auth: "access" },
+  getReadMarkers: { method: "POST", path: "/channel/get-read-markers", auth: "access" },
   weather: { method: "GET", path: "/board/weather", auth: "none" },
   health: { method: "GET", path: "/health", auth: "none" },
   /** The caller's own encrypted key backup (docs/key-backup.md); there is no way to name another's. */

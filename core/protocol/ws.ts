@@ -43,6 +43,8 @@ export const ClientFrames = {
     strict,
   ),
   [WsEvent.channelLeave]: Type.Object({ channelUri: ChannelUri }, strict),
+  /** Extension: "I am typing" in a channel; relayed to its members, never stored. */
+  [WsEvent.typing]: Type.Object({ channelUri: ChannelUri }, strict),
   [WsEvent.channelMessage]: Type.Object(
     { channelUri: ChannelUri, content: Type.String({ minLength: 1 }), clientMsgId: Hex32 },
     strict,
@@ -80,6 +82,8 @@ export const ServerFrames = {
     epochId: Hex32,
   }),
   [WsEvent.invited]: Type.Object({ channel: Channel, from: Author }),
+  [WsEvent.readMarker]: Type.Object({ channelId: ChannelId, seq: Type.Integer() }),
+  [WsEvent.typing]: Type.Object({ channelId: ChannelId, did: Did, handle: Type.String() }),
 } satisfies Record<string, TSchema>;
 export type ServerFrameType = keyof typeof ServerFrames;
 export type ServerFrameData<T extends ServerFrameType> = Static<(typeof ServerFrames)[T]>;

@@ -337,6 +337,36 @@ export class ChannelService {
     return { invites };
   }
 
+  /**
+   * Moves the caller's read marker in a channel they belong to (never back; capped at the channel's
+   * last seq) and tells their other sockets, so reading on one device clears the count on the others.
+   */
+  async markRead(ctx: AuthContext, body: RouteBody<"markRead">): Promise<{ channelId: string; seq: number }> {
+    const { channel } = await requireMember(this.d.storage, ctx, body.channelUri);
+    const seq = await this.d.storage.channels.setReadMarker(ctx.did, channel.id, body.seq, this.d.clock.now());
+    await this.d.bus.publish({
+      kind: "user",
+      did: ctx.did,
+      frame: frame(WsEvent.readMarker, { channelId: channel.id, seq }),
+    });
+    return { channelId: channel.id, seq };
+  }
+
+  async readMarkers(ctx: AuthContext): Promise<{ markers: { channelId: string; seq: number }[] }> {
+    return { markers: await this.d.storage.channels.readMarkers(ctx.did) };
+  }
+
+  /** Relays "typing" to the channel's members (ephemeral: nothing is stored). */
+  async typing(ctx: AuthContext, body: { channelUri: string }): Promise<void> {
+    const { channel } = await requireMember(this.d.storage, ctx, body.channelUri);
+    const me = await this.d.storage.accounts.byDid(ctx.did);
+    await this.d.bus.publish({
+      kind: "channel",
+      channelId: channel.id,
+      frame: frame(WsEvent.typing, { channelId: channel.id, did: ctx.did, handle: me?.handle ?? "" }),
+    });
+  }
+
   async members(ctx: AuthContext, body: RouteBody<"getMembers">): Promise<{ members: Member[] }> {
     const { channel } = await requireMember(this.d.storage, ctx, body.channelUri);
     return { members: await this.memberList(channel.id) };

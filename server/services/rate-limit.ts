@@ -2,7 +2,7 @@ import { ApiError } from "../../core/protocol/index.ts";
 import type { Clock } from "../util/clock.ts";
 
 /** The kinds of write a user is limited on; each has its own bucket per user. */
-export type WriteKind = "channel" | "invite" | "message" | "epoch" | "key" | "backup";
+export type WriteKind = "channel" | "invite" | "message" | "epoch" | "key" | "backup" | "read" | "typing";
 
 /** A token bucket: up to `burst` at once, refilled at `perMinute`. */
 export interface Rate {
@@ -28,6 +28,10 @@ export const DEFAULT_RATES: Record<WriteKind, Rate> = {
   key: { burst: 10, perMinute: 1 },
   /** key backup store, fetch and delete (a fetch counts: restore attempts are throttled) */
   backup: { burst: 10, perMinute: 1 },
+  /** mark-read (a client marks as it scrolls; it should debounce) */
+  read: { burst: 60, perMinute: 120 },
+  /** typing indicators (a client sends at most one per few seconds per channel) */
+  typing: { burst: 10, perMinute: 40 },
 };
 
 /** Channels one user may own (created, or inherited as longest-standing member) at once. */
@@ -115,6 +119,8 @@ export const WRITE_KINDS: Readonly<Record<string, WriteKind>> = {
   invite: "invite",
   send: "message",
   deleteMessage: "message",
+  markRead: "read",
+  "channel:typing": "typing",
   createEpoch: "epoch",
   savePublicKey: "key",
   keyBackupPut: "backup",

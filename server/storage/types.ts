@@ -181,6 +181,14 @@ export interface ChannelStore {
   addInvite(invite: NewInvite): Promise<void>;
   invite(channelId: string, did: string): Promise<InviteRow | null>;
   invitesFor(did: string): Promise<InviteRow[]>;
+  /**
+   * Read markers (docs/protocol-extensions.md "Read markers"): an opaque seq per (user, channel), no
+   * content. Raises the marker, never lowers it, and caps it at the channel's last seq; returns the
+   * stored value.
+   */
+  setReadMarker(did: string, channelId: string, seq: number, at: number): Promise<number>;
+  /** The user's markers in the channels they belong to now. */
+  readMarkers(did: string): Promise<{ channelId: string; seq: number }[]>;
 }
 
 export interface EpochRow {

@@ -322,6 +322,9 @@ export class SocketSession implements Connection {
       case WsEvent.channelLeave:
         await s.channels.leave(ctx, data as { channelUri: string });
         return ack({});
+      case WsEvent.typing:
+        await s.channels.typing(ctx, data as { channelUri: string });
+        return ack({});
       case WsEvent.channelMessage: {
         // Queued for the next group commit: the socket goes on to its next frame now, and this
         // one's ack (or error) follows the commit. Its messages keep their order.

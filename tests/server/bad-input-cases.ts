@@ -304,6 +304,8 @@ export function baseBodies(w: World): Record<BodyRoute, Record<string, unknown>>
     getKeys: { dids: [w.victim.session.did, w.fuzzer.session.did] },
     getChannels: {},
     getInvites: {},
+    markRead: { channelUri, seq: 1 },
+    getReadMarkers: {},
     createChannel: { name: "fuzz", description: "d", type: "public" },
     joinChannel: { channelUri, joinToken: "tok", admission: w.linkProof },
     leaveChannel: { channelUri },

@@ -296,4 +296,28 @@ export class SqliteChannels implements ChannelStore {
   async invitesFor(did: string): Promise<InviteRow[]> {
     return this.invites("i.invitee_did = ?", did);
   }
+
+  async setReadMarker(did: string, channelId: string, seq: number, at: number): Promise<number> {
+    const row = this.db
+      .query(
+        `INSERT INTO read_markers (did, channel_id, seq, updated_at)
+         VALUES (?1, ?2, MAX(0, MIN(?3, COALESCE((SELECT last_seq FROM channels WHERE id = ?2), 0))), ?4)
+         ON CONFLICT (did, channel_id) DO UPDATE SET
+           seq = MAX(read_markers.seq, excluded.seq), updated_at = excluded.updated_at
+         RETURNING seq`,
+      )
+      .get(did, channelId, seq, at) as { seq: number };
+    return row.seq;
+  }
+
+  async readMarkers(did: string): Promise<{ channelId: string; seq: number }[]> {
+    const rows = this.db
+      .query(
+        `SELECT r.channel_id, r.seq FROM read_markers r
+         JOIN members m ON m.channel_id = r.channel_id AND m.did = r.did
+         WHERE r.did = ? ORDER BY r.channel_id`,
+      )
+      .all(did) as { channel_id: string; seq: number }[];
+    return rows.map((r) => ({ channelId: r.channel_id, seq: r.seq }));
+  }
 }

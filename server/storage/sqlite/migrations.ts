@@ -140,6 +140,19 @@ export const migrations: { version: number; sql: string }[] = [
       );
     `,
   },
+  {
+    // Read markers: how far each user has read each channel (a seq; no content), across devices.
+    version: 5,
+    sql: `
+      CREATE TABLE read_markers (
+        did TEXT NOT NULL REFERENCES accounts(did) ON DELETE CASCADE,
+        channel_id TEXT NOT NULL REFERENCES channels(id),
+        seq INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (did, channel_id)
+      );
+    `,
+  },
 ];
 
 const userVersion = (db: Database) =>
