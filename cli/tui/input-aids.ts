@@ -1,48 +1,11 @@
-import { type ChannelView, handleWithoutSuffix } from "../../core/client/index.ts";
+import { handleWithoutSuffix } from "../../core/client/index.ts";
 
 /**
  * What the screen adds to typing and reading, irssi-style: unread and mention counts per channel,
  * input history and Tab completion. Pure functions over the engine's state, tested on their own.
  */
 
-export interface Unread {
-  count: number;
-  mentions: number;
-}
-
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-}
-
-/** Whether `text` mentions the user: `@alice` or `@alice.host`, not `@alicex` or an e-mail address. */
-export function mentions(text: string, handle: string): boolean {
-  const short = handleWithoutSuffix(handle);
-  const names = [handle, short].map(escapeRegExp).join("|");
-  return new RegExp(`(^|[^\\w@.])@(${names})(?![\\w-])`, "i").test(text);
-}
-
-/** Messages of others after `seenSeq`, and how many of them mention the user. */
-export function unreadOf(
-  view: ChannelView | undefined,
-  seenSeq: number,
-  me: { did: string; handle: string },
-): Unread {
-  const out = { count: 0, mentions: 0 };
-  if (!view) return out;
-  for (const i of view.items) {
-    if (i.kind !== "message" || i.seq <= seenSeq || i.author.did === me.did || i.deleted) continue;
-    out.count++;
-    if (i.text && mentions(i.text, me.handle)) out.mentions++;
-  }
-  return out;
-}
-
-/** The newest record's seq (0 for an empty or unloaded channel). */
-export function newestSeq(view: ChannelView | undefined): number {
-  let max = 0;
-  for (const i of view?.items ?? []) if (Number.isInteger(i.seq) && i.seq > max) max = i.seq;
-  return max;
-}
+export { mentions, newestSeq, type Unread, unreadOf } from "../../core/client/unread.ts";
 
 /** Lines sent before, newest last, without repeats in a row; ↑ walks back, ↓ forward. */
 export class InputHistory {

@@ -17,6 +17,7 @@ import {
   Limits,
   parseJoinLink,
   SESSION_HEADER,
+  WsEvent,
 } from "../protocol/runtime.ts";
 import { ApiClient, type FetchFn } from "./api.ts";
 import { AuthFlow } from "./auth-flow.ts";
@@ -276,6 +277,48 @@ export class WsyncClient {
 
   disconnect(): void {
     this.realtime.stop();
+  }
+
+  /** The server's read markers of this user (all their channels). */
+  async refreshReadMarkers(): Promise<Record<string, number>> {
+    const { markers } = await this.api.call("getReadMarkers", {});
+    for (const m of markers)
+      this.state.readMarkers[m.channelId] = Math.max(this.state.readMarkers[m.channelId] ?? 0, m.seq);
+    this.changed();
+    return this.state.readMarkers;
+  }
+
+  /**
+   * Marks a channel read up to `seq` (the newest record the user has seen). Only forward; the server
+   * keeps the highest and tells this user's other devices. Callers debounce.
+   */
+  async markRead(channelId: string, seq: number): Promise<void> {
+    if (!Number.isInteger(seq) || seq <= (this.state.readMarkers[channelId] ?? 0)) return;
+    this.state.readMarkers[channelId] = seq;
+    this.changed();
+    const uri =
+      this.state.open[channelId]?.channel.uri ?? this.state.channels.find((c) => c.id === channelId)?.uri;
+    if (!uri) return;
+    const r = await this.api.call("markRead", { channelUri: uri, seq });
+    if (r.seq > (this.state.readMarkers[channelId] ?? 0)) this.state.readMarkers[channelId] = r.seq;
+  }
+
+  /** Tells the channel's members this user is typing (ephemeral; nothing is stored). */
+  async sendTyping(channelId: string): Promise<void> {
+    const uri = this.state.open[channelId]?.channel.uri;
+    if (!uri || this.realtime.connectionStatus !== "connected") return;
+    await this.realtime.request(WsEvent.typing, { channelUri: uri }).catch(() => undefined);
+  }
+
+  /**
+   * Keeps channels live without switching to them: each is subscribed and its last page loaded (for
+   * unread counts and mentions), one after the other. Failures are skipped.
+   */
+  async openInBackground(channelIds: string[]): Promise<void> {
+    for (const id of channelIds) {
+      if (this.state.open[id]) continue;
+      await (await this.parts()).channels.open(id, undefined, { focus: false }).catch(() => undefined);
+    }
   }
 
   private async onConnected(): Promise<void> {

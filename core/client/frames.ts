@@ -3,6 +3,9 @@ import type { ApiClient } from "./api.ts";
 import type { ChannelParts } from "./channel-parts.ts";
 import type { ClientEvents, ClientState } from "./state.ts";
 
+/** How long "… is typing" shows after the last typing frame (senders repeat every few seconds). */
+export const TYPING_SHOWN_MS = 6000;
+
 /** What handling a server frame is given by the client. */
 export interface FrameContext {
   state: ClientState;
@@ -102,6 +105,26 @@ export async function handleFrame(c: FrameContext, f: ServerFrame): Promise<void
           createdAt: new Date(c.now()).toISOString(),
         });
       }
+      c.changed();
+      return;
+    }
+    case WsEvent.readMarker: {
+      const d = f.data as ServerFrame<typeof WsEvent.readMarker>["data"];
+      if ((c.state.readMarkers[d.channelId] ?? 0) < d.seq) {
+        c.state.readMarkers[d.channelId] = d.seq;
+        c.changed();
+      }
+      return;
+    }
+    case WsEvent.typing: {
+      const d = f.data as ServerFrame<typeof WsEvent.typing>["data"];
+      if (d.did === c.did()) return;
+      const now = c.now();
+      const others = (c.state.typing[d.channelId] ?? []).filter((x) => x.did !== d.did && x.until > now);
+      c.state.typing[d.channelId] = [
+        ...others,
+        { did: d.did, handle: d.handle, until: now + TYPING_SHOWN_MS },
+      ];
       c.changed();
       return;
     }

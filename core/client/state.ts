@@ -187,6 +187,10 @@ export interface ClientState {
   /** Channels this client opened (subscribed and loaded), by channel id. */
   open: Record<string, ChannelView>;
   currentChannelId: string | null;
+  /** How far this user has read each channel (server read markers, across devices), by channel id. */
+  readMarkers: Record<string, number>;
+  /** Who is typing in each channel now (ephemeral), by channel id; `until` is when it lapses. */
+  typing: Record<string, { did: string; handle: string; until: number }[]>;
 }
 
 export function initialState(): ClientState {
@@ -197,6 +201,8 @@ export function initialState(): ClientState {
     invites: [],
     open: {},
     currentChannelId: null,
+    readMarkers: {},
+    typing: {},
   };
 }
 
@@ -213,6 +219,8 @@ export function resetState(state: ClientState): void {
   state.invites = fresh.invites;
   state.open = fresh.open;
   state.currentChannelId = fresh.currentChannelId;
+  state.readMarkers = fresh.readMarkers;
+  state.typing = fresh.typing;
 }
 
 export interface ClientEvents {

@@ -4,8 +4,8 @@ import { Limits } from "./limits.ts";
 import {
   Base64,
   Channel,
-  ChannelTypeSchema,
   ChannelId,
+  ChannelTypeSchema,
   ChannelUri,
   CommitV2,
   DeletionObject,
@@ -175,7 +175,9 @@ export const Routes = {
   getReadMarkers: route({
     ...RouteMeta.getReadMarkers,
     body: Empty,
-    response: Type.Object({ markers: Type.Array(Type.Object({ channelId: ChannelId, seq: Type.Integer() })) }),
+    response: Type.Object({
+      markers: Type.Array(Type.Object({ channelId: ChannelId, seq: Type.Integer() })),
+    }),
   }),
   getInvites: route({
     ...RouteMeta.getInvites,

@@ -140,6 +140,12 @@ export function installFakeClient(): FakeClient {
     props: {},
     impl: {
       refreshChannels: async () => engineState.channels,
+      refreshReadMarkers: async () => engineState.readMarkers,
+      openInBackground: async () => undefined,
+      markRead: async (id, seq) => {
+        engineState.readMarkers[String(id)] = Number(seq);
+      },
+      sendTyping: async () => undefined,
       open: async (id) => {
         engineState.currentChannelId = String(id);
       },

@@ -19,6 +19,16 @@ export async function sendMessage(
   return (await loadClient()).send(channelId, text, opts);
 }
 
+/** Marks the channel read up to `seq` (server read marker; only forward). */
+export async function markRead(channelId: string, seq: number): Promise<void> {
+  await (await loadClient()).markRead(channelId, seq);
+}
+
+/** Tells the channel's members this user is typing. */
+export async function sendTyping(channelId: string): Promise<void> {
+  await (await loadClient()).sendTyping(channelId);
+}
+
 /** The retry of a failed own message (✗): the same clientMsgId, so it is never posted twice. */
 export async function resendMessage(channelId: string, uri: string): Promise<TimelineItem> {
   return (await loadClient()).resend(channelId, uri);

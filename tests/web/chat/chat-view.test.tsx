@@ -74,7 +74,7 @@ describe("header", () => {
     const id = openChannel();
     fake.impl.leave = async () => undefined;
     await show(id);
-    await click(ui.$(".chat-head button"));
+    await click(ui.$(".chat-head button.danger"));
     expect(callsOf(fake, "leave")[0]?.args).toEqual([id]);
   });
 });

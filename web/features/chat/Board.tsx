@@ -11,6 +11,7 @@ import { uiState } from "../../state/ui.ts";
 import { TerminalView } from "../terminal/TerminalView.tsx";
 import { ChannelSidebar } from "./ChannelSidebar.tsx";
 import { QuickSwitcher, useBoardKeys } from "./QuickSwitcher.tsx";
+import { useActivity } from "./use-activity.ts";
 import { useIsMobile } from "./use-is-mobile.ts";
 
 // What a first paint of /sync does not need loads when it is first used: the chat of a channel (after
@@ -112,6 +113,7 @@ export function Board() {
   const mobile = useIsMobile();
   useChannelInUrl(s.currentChannelId);
   const { switcherOpen, closeSwitcher } = useBoardKeys();
+  useActivity();
   useEffect(() => {
     void fetchChannels().catch(() => undefined);
     // Back after a session ended: the same user's channel reopens, with its draft (web/state/resume.ts).

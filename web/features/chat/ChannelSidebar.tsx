@@ -8,6 +8,7 @@ import { clearSelection, joinChannel, loadMoreChannels, selectChannel } from "..
 import { engineState, loadClient } from "../../state/engine.ts";
 import { SIDEBAR_DEFAULT, SIDEBAR_MAX, SIDEBAR_MIN, setSidebarWidth, uiState } from "../../state/ui.ts";
 import { KeyImageLink } from "../keys/KeyImageLink.tsx";
+import { unreadCounts } from "./use-activity.ts";
 
 /** Spec §9: on mobile the drawer closes this long after a join. */
 export const MOBILE_CLOSE_DELAY_MS = 300;
@@ -120,8 +121,10 @@ export function ChannelSidebar({ mobile }: { mobile: boolean }) {
   const browse = s.channels.filter((c) => !c.isMember);
   const nameCount = new Map<string, number>();
   for (const c of s.channels) nameCount.set(c.value.name, (nameCount.get(c.value.name) ?? 0) + 1);
+  const unread = unreadCounts(s).byChannel;
   const entry = (c: (typeof s.channels)[number]) => {
     const active = c.id === s.currentChannelId;
+    const u = unread[c.id];
     const twin = (nameCount.get(c.value.name) ?? 0) > 1;
     return (
       <li key={c.id}>
@@ -138,6 +141,16 @@ export function ChannelSidebar({ mobile }: { mobile: boolean }) {
             </small>
           ) : null}
           {c.value.type === "public" ? null : <Lock type={c.value.type} />}
+          {u?.count ? (
+            <span
+              className={`sb-unread${u.mentions ? " mention" : ""}`}
+              data-testid="unread"
+              title={`${u.count} unread${u.mentions ? `, ${u.mentions} mentioning you` : ""}`}
+            >
+              {u.mentions ? `@${u.mentions} · ` : ""}
+              {u.count >= 50 ? "50+" : u.count}
+            </span>
+          ) : null}
         </button>
       </li>
     );

@@ -1,6 +1,7 @@
 import { useSnapshot } from "valtio";
 import { leaveChannel } from "../../state/channel.ts";
 import { engineState } from "../../state/engine.ts";
+import { NotifySetting, TypingLine } from "./ChannelActivity.tsx";
 import { ConnectionState } from "./ConnectionState.tsx";
 import { Composer } from "./messages/Composer.tsx";
 import { MessageList } from "./messages/MessageList.tsx";
@@ -28,6 +29,7 @@ export function ChatView({ channelId, mobile }: { channelId: string; mobile: boo
           {c.description ? <p>{c.description}</p> : null}
         </div>
         <div className="chat-actions">
+          <NotifySetting channelId={channelId} />
           <ConnectionState />
           <button
             type="button"
@@ -41,6 +43,7 @@ export function ChatView({ channelId, mobile }: { channelId: string; mobile: boo
       <SecurityWarnings warnings={view.warnings} />
       {/* Keyed: another channel starts with its own scroll position, unread count and input. */}
       <MessageList key={`l${channelId}`} channelId={channelId} mobile={mobile} />
+      <TypingLine channelId={channelId} />
       <Composer key={`c${channelId}`} channelId={channelId} mobile={mobile} />
     </section>
   );

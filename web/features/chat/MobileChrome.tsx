@@ -135,7 +135,7 @@ export function MobileChrome() {
           type="button"
           onClick={() => {
             closeDrawers();
-            document.querySelector<HTMLElement>(".board-main textarea, .board-main input")?.focus();
+            document.querySelector<HTMLElement>(".board-main .composer textarea")?.focus();
           }}
         >
           focus

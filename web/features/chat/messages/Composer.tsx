@@ -4,9 +4,12 @@ import { useSnapshot } from "valtio";
 import { SecurityText } from "../../../../core/client/security-text.ts";
 import { CryptoText } from "../../../../core/crypto/errors.ts";
 import { engineState } from "../../../state/engine.ts";
-import { sendMessage } from "../../../state/message.ts";
+import { sendMessage, sendTyping } from "../../../state/message.ts";
 import { getDraft, setDraft } from "../../../state/resume.ts";
 import { onClearInput } from "../members/panel.ts";
+
+/** A typing frame at most this often (the server's limit allows a few more). */
+export const TYPING_EVERY_MS = 3000;
 
 /** Spec §9: the haptic pulse on send, on mobile. */
 export const HAPTIC_MS = 50;
@@ -23,9 +26,16 @@ export function Composer({ channelId, mobile }: { channelId: string; mobile: boo
   const view = s.open[channelId];
   // A draft survives a session end (web/state/resume.ts): it starts from what was being written.
   const [text, setTextState] = useState(() => getDraft(channelId));
+  const lastTyping = useRef(0);
   const setText = (t: string) => {
     setTextState(t);
     setDraft(channelId, t);
+    // "… is typing" for the others: at most one frame every few seconds while the text grows.
+    const now = Date.now();
+    if (t.trim() && now - lastTyping.current > TYPING_EVERY_MS) {
+      lastTyping.current = now;
+      void sendTyping(channelId).catch(() => undefined);
+    }
   };
   const [pending, setPending] = useState(false);
   const input = useRef<HTMLTextAreaElement>(null);

@@ -1,10 +1,11 @@
-import { type ReactNode, useLayoutEffect, useRef, useState } from "react";
+import { type ReactNode, useEffect, useLayoutEffect, useRef, useState } from "react";
 import { type Snapshot, useSnapshot } from "valtio";
 import { dayLabel } from "../../../../core/client/display.ts";
-import type { TimelineItem } from "../../../../core/client/state.ts";
+import type { ChannelView, TimelineItem } from "../../../../core/client/state.ts";
+import { newestSeq } from "../../../../core/client/unread.ts";
 import { FORWARD_SECRECY_TEXT } from "../../../../core/crypto/errors.ts";
 import { engineState } from "../../../state/engine.ts";
-import { loadMore, resendMessage } from "../../../state/message.ts";
+import { loadMore, markRead, resendMessage } from "../../../state/message.ts";
 import { MessageRow, NoticeRow, shownTime } from "./MessageRow.tsx";
 import { EpochRow, MissingRow } from "./SecurityRows.tsx";
 
@@ -15,6 +16,9 @@ const ROWS: Record<TimelineItem["kind"], Row> = {
   epoch: EpochRow,
   missing: MissingRow,
 };
+
+/** How long the newest message must stay on screen before the channel counts as read. */
+export const MARK_READ_DELAY_MS = 600;
 
 /** Spec §4.5 / §9 scroll thresholds. */
 export const STICK_PX = 10;
@@ -63,6 +67,24 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
     }
     seen.current = { first, last: last?.uri ?? "", height: el.scrollHeight };
   }, [items]);
+
+  // Read while it is on screen: at the bottom of a visible page, the newest record is read (debounced;
+  // the server keeps the marker and tells this user's other devices).
+  const newest = Array.isArray(items) ? newestSeq(view as ChannelView) : 0;
+  const [visible, setVisible] = useState(true);
+  useEffect(() => {
+    const on = () => setVisible(document.visibilityState === "visible");
+    on();
+    document.addEventListener("visibilitychange", on);
+    return () => document.removeEventListener("visibilitychange", on);
+  }, []);
+  useEffect(() => {
+    if (!newest || away || !visible) return;
+    const t = setTimeout(() => {
+      if (stick.current) void markRead(channelId, newest).catch(() => undefined);
+    }, MARK_READ_DELAY_MS);
+    return () => clearTimeout(t);
+  }, [channelId, newest, away, visible]);
 
   if (!view) return null;
   const retry = (uri: string) =>

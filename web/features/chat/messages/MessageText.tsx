@@ -1,4 +1,7 @@
 import { type ReactNode, useState } from "react";
+import { useSnapshot } from "valtio";
+import { mentionPattern } from "../../../../core/client/unread.ts";
+import { engineState } from "../../../state/engine.ts";
 
 /**
  * A message's text as the reader sees it: plain text (never markup), its direction from its own
@@ -28,8 +31,27 @@ export function safeHref(candidate: string): string | null {
   }
 }
 
-/** The text with its addresses as links. */
-export function linkify(text: string): ReactNode[] {
+/** `@handle` of the reader, marked (a string part of the text; links are left as they are). */
+function markMentions(text: string, handle: string | undefined, key: number): ReactNode[] {
+  if (!handle) return [text];
+  const out: ReactNode[] = [];
+  let at = 0;
+  for (const m of text.matchAll(mentionPattern(handle))) {
+    const start = (m.index ?? 0) + (m[1] ?? "").length;
+    if (start > at) out.push(text.slice(at, start));
+    out.push(
+      <mark key={`${key}-${start}`} className="mention">
+        {m[2]}
+      </mark>,
+    );
+    at = start + (m[2] ?? "").length;
+  }
+  if (at < text.length) out.push(text.slice(at));
+  return out;
+}
+
+/** The text with its addresses as links (and the reader's @handle marked). */
+export function linkify(text: string, handle?: string): ReactNode[] {
   const out: ReactNode[] = [];
   let at = 0;
   for (const m of text.matchAll(URL_RE)) {
@@ -39,7 +61,7 @@ export function linkify(text: string): ReactNode[] {
     const href = safeHref(raw);
     const start = m.index ?? 0;
     if (!href || !raw) continue;
-    if (start > at) out.push(text.slice(at, start));
+    if (start > at) out.push(...markMentions(text.slice(at, start), handle, at));
     out.push(
       <a key={start} href={href} target="_blank" rel="noopener noreferrer">
         {raw}
@@ -47,11 +69,12 @@ export function linkify(text: string): ReactNode[] {
     );
     at = start + raw.length;
   }
-  if (at < text.length) out.push(text.slice(at));
+  if (at < text.length) out.push(...markMentions(text.slice(at), handle, at));
   return out;
 }
 
 export function MessageText({ text }: { text: string }) {
+  const handle = useSnapshot(engineState).auth.user?.handle;
   const long = text.length > FOLD_CHARS || text.split("\n").length > FOLD_LINES;
   const [open, setOpen] = useState(false);
   const shown =
@@ -59,7 +82,7 @@ export function MessageText({ text }: { text: string }) {
   return (
     <>
       <span className="body" dir="auto">
-        {linkify(shown)}
+        {linkify(shown, handle)}
       </span>
       {long ? (
         <button type="button" className="fold" aria-expanded={open} onClick={() => setOpen(!open)}>

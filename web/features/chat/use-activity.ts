@@ -1,0 +1,87 @@
+import { useEffect, useRef } from "react";
+import { type Snapshot, useSnapshot } from "valtio";
+import { handleWithoutSuffix } from "../../../core/client/display.ts";
+import type { ClientState } from "../../../core/client/state.ts";
+import { newestSeq, type Unread, unreadOf } from "../../../core/client/unread.ts";
+import { engineState, loadClient } from "../../state/engine.ts";
+import { levelOf, notify, shouldNotify } from "../../state/notify.ts";
+
+/** Joined channels kept live in the background for their counts (the rest count when opened). */
+export const LIVE_CHANNELS_MAX = 30;
+const TITLE = "wsync";
+
+/** Unread counts and mentions per joined channel (none for the one being read), and the totals. */
+export function unreadCounts(snap: Snapshot<ClientState>): {
+  byChannel: Record<string, Unread>;
+  total: number;
+  mentions: number;
+} {
+  // Read-only use of a snapshot.
+  const s = snap as ClientState;
+  const me = s.auth.user;
+  const byChannel: Record<string, Unread> = {};
+  let total = 0;
+  let mentions = 0;
+  if (!me) return { byChannel, total, mentions };
+  for (const c of s.channels) {
+    if (!c.isMember || c.id === s.currentChannelId) continue;
+    const view = s.open[c.id];
+    if (!view) continue;
+    const u = unreadOf(view, s.readMarkers[c.id] ?? 0, me);
+    byChannel[c.id] = u;
+    total += u.count;
+    mentions += u.mentions;
+  }
+  return { byChannel, total, mentions };
+}
+
+/**
+ * The board's background work for "what is new": the read markers from the server, joined channels
+ * kept live, the window title with the totals, and notifications for new messages.
+ */
+export function useActivity(): void {
+  const s = useSnapshot(engineState);
+  const joinedKey = s.channels
+    .filter((c) => c.isMember)
+    .map((c) => c.id)
+    .join(",");
+  const authed = s.auth.isAuthenticated;
+
+  useEffect(() => {
+    if (!authed) return;
+    void loadClient().then(async (c) => {
+      await c.refreshReadMarkers().catch(() => undefined);
+      const ids = joinedKey ? joinedKey.split(",").slice(0, LIVE_CHANNELS_MAX) : [];
+      await c.openInBackground(ids);
+    });
+  }, [authed, joinedKey]);
+
+  const { total, mentions } = unreadCounts(s);
+  useEffect(() => {
+    document.title = total ? `(${total}${mentions ? ` · @${mentions}` : ""}) ${TITLE}` : TITLE;
+  }, [total, mentions]);
+
+  // New live messages notify once each; what was loaded (history) never does.
+  const notified = useRef<Record<string, number>>({});
+  useEffect(() => {
+    const me = engineState.auth.user;
+    if (!me) return;
+    for (const [id, view] of Object.entries(engineState.open)) {
+      const newest = newestSeq(view);
+      const last = notified.current[id];
+      notified.current[id] = Math.max(last ?? 0, newest);
+      if (last === undefined) continue;
+      for (const i of view.items) {
+        if (i.kind !== "message" || !i.isNew || i.seq <= last || i.author.did === me.did) continue;
+        if (!shouldNotify(levelOf(me.did, id), i, me.handle)) continue;
+        notify({
+          did: me.did,
+          channelName: view.channel.value.name,
+          author: handleWithoutSuffix(i.author.handle),
+          text: i.text ?? "",
+          lookingAtIt: document.visibilityState === "visible" && engineState.currentChannelId === id,
+        });
+      }
+    }
+  });
+}
