@@ -8,6 +8,7 @@ import {
   joinTokenFor,
   makeLinkProof,
   newClientMsgId,
+  type RichPlaintext,
   reasonOf,
   verifyDeletion,
 } from "../crypto/index.ts";
@@ -34,7 +35,7 @@ import {
   type IntegrityNote,
   type TimelineItem,
 } from "./state.ts";
-import { insertItem, itemFromRecord } from "./timeline.ts";
+import { insertItem, itemFromRecord, richOf } from "./timeline.ts";
 
 export type { EngineContext } from "./engine-context.ts";
 
@@ -466,7 +467,9 @@ export class ChannelEngine {
       return {
         item: {
           ...item,
-          text: out.plaintext.text,
+          text: "text" in out.plaintext ? out.plaintext.text : null,
+          clientMsgId: out.clientMsgId,
+          ...richOf(out.plaintext),
           state: "success",
           verified: out.verified && trusted,
           signedAt: new Date(out.timestamp).toISOString(),
@@ -499,11 +502,11 @@ export class ChannelEngine {
   async send(
     channelId: string,
     text: string,
-    opts: { clientMsgId?: string; onQueued?: () => void } = {},
+    opts: { clientMsgId?: string; onQueued?: () => void; body?: RichPlaintext } = {},
   ): Promise<TimelineItem> {
     const view = this.requireView(channelId);
     const trimmed = text.trim();
-    if (!trimmed) throw new Error("Message is empty");
+    if (!trimmed && opts.body?.type !== "reaction") throw new Error("Message is empty");
     if (!view.keysLoaded) throw new Error(CryptoText.epochKeysNotLoaded);
     const identity = this.c.keyring.identity;
     if (!identity) throw new Error(CryptoText.notInitialized);
@@ -521,6 +524,7 @@ export class ChannelEngine {
       error: null,
       clientMsgId,
       sending: true,
+      ...(opts.body ? richOf(opts.body) : {}),
     };
     insertItem(view, pending);
     this.c.changed();
@@ -570,6 +574,7 @@ export class ChannelEngine {
             text,
             clientMsgId,
             timestamp: this.c.now(),
+            ...(opts.body ? { body: opts.body } : {}),
           });
           const body = { channelUri: view.channel.uri, content: enc.contentJson, clientMsgId };
           try {
@@ -580,10 +585,11 @@ export class ChannelEngine {
             const item: TimelineItem = {
               ...itemFromRecord(record),
               author: me,
-              text,
+              text: opts.body?.type === "reaction" ? null : text,
               state: "success",
               verified: true,
               clientMsgId,
+              ...(opts.body ? richOf(opts.body) : {}),
               signedAt: new Date(enc.content.timestamp).toISOString(),
             };
             const seen = await this.c.keyring.chains.seenState(channelId);

@@ -4,6 +4,7 @@ import {
   CryptoText,
   isLinkSecret,
   pairSafetyNumber,
+  REACTION_RE,
   reasonOf,
   safetyNumber,
   signObject,
@@ -485,6 +486,35 @@ export class WsyncClient {
   /** See ChannelEngine.send: `onQueued` is called when the message waits for the connection. */
   async send(channelId: string, text: string, opts: { onQueued?: () => void } = {}): Promise<TimelineItem> {
     return (await this.parts()).channels.send(channelId, text, opts);
+  }
+
+  /** A reply to a message (the target named by its author and clientMsgId, both signed). */
+  async reply(channelId: string, target: TimelineItem, text: string): Promise<TimelineItem> {
+    const to = this.refTo(target);
+    return (await this.parts()).channels.send(channelId, text, { body: { type: "reply", text, to } });
+  }
+
+  /** An emoji reaction to a message, or (`remove`) taking one's reaction back. */
+  async react(channelId: string, target: TimelineItem, emoji: string, remove = false): Promise<TimelineItem> {
+    const to = this.refTo(target);
+    if (!REACTION_RE.test(emoji)) throw new Error("A reaction is an emoji");
+    const body = remove
+      ? { type: "reaction" as const, to, emoji, remove: true as const }
+      : { type: "reaction" as const, to, emoji };
+    return (await this.parts()).channels.send(channelId, "", { body });
+  }
+
+  /** A new text for one of this user's own messages (others' clients ignore anyone else's edit). */
+  async edit(channelId: string, target: TimelineItem, text: string): Promise<TimelineItem> {
+    const to = this.refTo(target);
+    if (to.did !== this.state.auth.user?.did) throw new Error("Only your own messages can be edited");
+    return (await this.parts()).channels.send(channelId, text, { body: { type: "edit", text, to } });
+  }
+
+  private refTo(target: TimelineItem): { did: string; clientMsgId: string } {
+    if (target.kind !== "message" || !target.clientMsgId || !target.author.did || target.seq <= 0)
+      throw new Error("That message cannot be answered yet");
+    return { did: target.author.did, clientMsgId: target.clientMsgId };
   }
 
   /**

@@ -106,6 +106,16 @@ export interface TimelineItem {
   /** The spec's failure text, e.g. the forward-secrecy text, when state is "failed". */
   error: string | null;
   clientMsgId?: string;
+  /**
+   * A reply, reaction or edit (docs/protocol-extensions.md), or a type this client does not know;
+   * absent for plain text. Targets are named by author did and clientMsgId (both signed).
+   */
+  rich?: {
+    type: "reply" | "reaction" | "edit" | "unknown";
+    to?: { did: string; clientMsgId: string };
+    emoji?: string;
+    remove?: boolean;
+  };
   /** An own message still on its way (spec: TRANSMITTING). */
   sending?: boolean;
   /**

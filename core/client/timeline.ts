@@ -1,3 +1,4 @@
+import type { Plaintext } from "../crypto/index.ts";
 import type { TimelineRecord } from "../protocol/runtime.ts";
 import type { ChannelView, TimelineItem } from "./state.ts";
 
@@ -62,4 +63,13 @@ export function removeItem(view: ChannelView, uri: string): boolean {
   if (idx < 0) return false;
   view.items.splice(idx, 1);
   return true;
+}
+
+/** The `rich` field of a timeline item from a decrypted plaintext (nothing for plain text). */
+export function richOf(p: Plaintext): Pick<TimelineItem, "rich"> {
+  if (p.type === "text") return {};
+  if (p.type === "unknown") return { rich: { type: "unknown" } };
+  if (p.type === "reaction")
+    return { rich: { type: "reaction", to: p.to, emoji: p.emoji, ...(p.remove ? { remove: true } : {}) } };
+  return { rich: { type: p.type, to: p.to } };
 }

@@ -23,9 +23,13 @@ export * from "./link.ts";
 export * from "./message.ts";
 export {
   type AadFields,
+  type MessageRef,
   messageAad,
   messageSigningBytes,
   newClientMsgId,
+  type Plaintext,
+  REACTION_RE,
+  type RichPlaintext,
   type TextPlaintext,
 } from "./message-format.ts";
 export * from "./public-key.ts";

@@ -16,6 +16,61 @@ export interface TextPlaintext {
   text: string;
 }
 
+/**
+ * A message of this project's extension (docs/protocol-extensions.md "Replies, reactions, edits"):
+ * inside the encrypted, signed plaintext, so the server learns nothing new. A target is named by its
+ * author's did and clientMsgId, both signed inside the target itself (a server-assigned uri could be
+ * swapped by the server).
+ */
+export interface MessageRef {
+  did: string;
+  clientMsgId: string;
+}
+export type RichPlaintext =
+  | { type: "reply"; text: string; to: MessageRef }
+  | { type: "reaction"; to: MessageRef; emoji: string; remove?: true }
+  | { type: "edit"; to: MessageRef; text: string };
+
+/** A well-formed plaintext of a type this client does not know (a newer client's). */
+export interface UnknownPlaintext {
+  type: "unknown";
+  kind: string;
+}
+
+export type Plaintext = TextPlaintext | RichPlaintext | UnknownPlaintext;
+
+/** An emoji reaction: 1–16 characters with no letters, digits, spaces or controls. */
+export const REACTION_RE = /^[^\p{L}\p{N}\p{Z}\p{Cc}]{1,16}$/u;
+
+function isRef(v: unknown): v is MessageRef {
+  if (typeof v !== "object" || v === null) return false;
+  const { did, clientMsgId, ...rest } = v as Record<string, unknown>;
+  return (
+    Object.keys(rest).length === 0 &&
+    typeof did === "string" &&
+    isDid(did) &&
+    typeof clientMsgId === "string" &&
+    HEX32.test(clientMsgId)
+  );
+}
+
+/** The rich plaintext, checked field by field; null when malformed. */
+export function checkRich(value: Record<string, unknown>): RichPlaintext | null {
+  const { type, text, to, emoji, remove } = value;
+  if (!isRef(to)) return null;
+  const ref = { did: to.did, clientMsgId: to.clientMsgId };
+  if (type === "reply" && typeof text === "string") return { type, text, to: ref };
+  if (type === "edit" && typeof text === "string") return { type, text, to: ref };
+  if (
+    type === "reaction" &&
+    typeof emoji === "string" &&
+    REACTION_RE.test(emoji) &&
+    (remove === undefined || remove === true)
+  )
+    return remove ? { type, to: ref, emoji, remove } : { type, to: ref, emoji };
+  return null;
+}
+
 /** A new message id: 16 random bytes as hex. Sending is idempotent on it, so retries reuse it. */
 export function newClientMsgId(): string {
   return toHex(randomBytes(16));
@@ -114,15 +169,23 @@ export function parseContent(input: { contentJson?: string; content?: unknown })
   return c as unknown as ReceivedContent;
 }
 
-export function parsePlaintext(bytes: Uint8Array): TextPlaintext {
+export function parsePlaintext(bytes: Uint8Array): Plaintext {
+  let value: unknown;
   try {
-    const value = JSON.parse(fromUtf8(bytes)) as unknown;
-    if (typeof value === "object" && value !== null) {
-      const { type, text } = value as Record<string, unknown>;
-      if (type === "text" && typeof text === "string") return { type, text };
-    }
+    value = JSON.parse(fromUtf8(bytes)) as unknown;
   } catch {
-    // fall through
+    decryptFailed("unsupported or malformed plaintext");
+  }
+  if (typeof value === "object" && value !== null && !Array.isArray(value)) {
+    const v = value as Record<string, unknown>;
+    if (v.type === "text") {
+      if (typeof v.text === "string") return { type: "text", text: v.text };
+    } else if (v.type === "reply" || v.type === "reaction" || v.type === "edit") {
+      const rich = checkRich(v);
+      if (rich) return rich;
+    } else if (typeof v.type === "string" && v.type.length > 0 && v.type.length <= 64)
+      // A well-formed message of a type a newer client sends: never shown as text.
+      return { type: "unknown", kind: v.type };
   }
   decryptFailed("unsupported or malformed plaintext");
 }

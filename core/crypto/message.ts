@@ -13,9 +13,10 @@ import {
   messageAad,
   messageSigningBytes,
   newClientMsgId,
+  type Plaintext,
   parseContent,
   parsePlaintext,
-  type TextPlaintext,
+  type RichPlaintext,
 } from "./message-format.ts";
 import { importVerifyKey, rawPublicKeyFromBase64 } from "./public-key.ts";
 import { randomBytes } from "./random.ts";
@@ -37,6 +38,8 @@ export interface EncryptMessageInput {
   clientMsgId?: string;
   /** Milliseconds; defaults to the local clock. */
   timestamp?: number;
+  /** A reply, reaction or edit (docs/protocol-extensions.md); without it the plaintext is text. */
+  body?: RichPlaintext;
 }
 
 export interface EncryptedMessage {
@@ -69,7 +72,8 @@ export async function encryptMessage(input: EncryptMessageInput): Promise<Encryp
   const iv = randomBytes(IV_LENGTH);
 
   const key = await importEpochKey(input.epochKey);
-  const plaintext = utf8(canon({ type: "text", text }));
+  // A rich message (reply, reaction, edit) carries its own fields; a plain one is `{type: "text", text}`.
+  const plaintext = utf8(canon(input.body ?? { type: "text", text }));
   const aad = messageAad({ v: 2, channelId, epochId, senderDid, clientMsgId, timestamp });
   let encrypted: string;
   try {
@@ -130,7 +134,7 @@ export interface DecryptMessageInput {
 }
 
 export interface DecryptedMessage {
-  plaintext: TextPlaintext;
+  plaintext: Plaintext;
   /**
    * True when the signature verified under the pinned key of the record's author and the content's
    * senderDid is that author. False only when no key was pinned yet: the text is then authentic to

@@ -110,14 +110,14 @@ describe("decryptMessage", () => {
       epochKey: await importEpochKey(epochKey),
       senderPublicKey: alice.publicKey,
     });
-    expect(opened.plaintext.text).toBe("hi");
+    expect(opened.plaintext).toEqual({ type: "text", text: "hi" });
   });
 
   test("with no pinned key yet the text is returned, marked unverified", async () => {
     const sealed = await encryptMessage(sealInput("who am i"));
     const opened = await openAsAlice(sealed.contentJson, { senderPublicKey: null });
     expect(opened.verified).toBe(false);
-    expect(opened.plaintext.text).toBe("who am i");
+    expect(opened.plaintext).toEqual({ type: "text", text: "who am i" });
   });
 
   test("a message whose author is someone else is refused, key or no key", async () => {
@@ -188,7 +188,7 @@ describe("decryptMessage", () => {
     );
   });
 
-  test("an authentic ciphertext whose plaintext is not a text message is refused", async () => {
+  test("an authentic ciphertext of a plaintext type this client does not know opens as unknown", async () => {
     // Encrypt a non-canonical plaintext by hand under the right AAD; only the plaintext check can catch it.
     const { content } = await encryptMessage(sealInput("x"));
     const key = await importEpochKey(epochKey);
@@ -201,12 +201,38 @@ describe("decryptMessage", () => {
         new TextEncoder().encode('{"type":"image","url":"x"}'),
       ),
     );
-    const attempt = openAsAlice(JSON.stringify({ ...content, encrypted: toBase64(bogus) }), {
+    const opened = await openAsAlice(JSON.stringify({ ...content, encrypted: toBase64(bogus) }), {
       senderPublicKey: null,
     });
-    await expect(attempt).rejects.toThrow(
-      CryptoText.decryptMessageFailed("unsupported or malformed plaintext"),
-    );
+    // Never shown as text: the engine shows "unsupported message" (a newer client's type).
+    expect(opened.plaintext).toEqual({ type: "unknown", kind: "image" });
+  });
+
+  test("an authentic ciphertext whose plaintext is not a well-formed message is refused", async () => {
+    const { content } = await encryptMessage(sealInput("x"));
+    const key = await importEpochKey(epochKey);
+    const aad = `wsync/v2/msg|${CHANNEL}|${epochId}|${alice.did}|${content.clientMsgId}|${content.timestamp}`;
+    const iv = fromBase64(content.iv);
+    for (const plain of [
+      '{"type":"text","text":5}',
+      '["text","hi"]',
+      "not json",
+      '{"type":"reply","text":"x"}',
+    ]) {
+      const bogus = new Uint8Array(
+        await crypto.subtle.encrypt(
+          { name: "AES-GCM", iv, additionalData: new TextEncoder().encode(aad) },
+          key,
+          new TextEncoder().encode(plain),
+        ),
+      );
+      const attempt = openAsAlice(JSON.stringify({ ...content, encrypted: toBase64(bogus) }), {
+        senderPublicKey: null,
+      });
+      await expect(attempt).rejects.toThrow(
+        CryptoText.decryptMessageFailed("unsupported or malformed plaintext"),
+      );
+    }
   });
 });
 
