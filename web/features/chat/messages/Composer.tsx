@@ -1,8 +1,10 @@
 import { useEffect, useRef, useState } from "react";
 import toast from "react-hot-toast";
 import { useSnapshot } from "valtio";
+import { handleWithoutSuffix } from "../../../../core/client/display.ts";
 import { SecurityText } from "../../../../core/client/security-text.ts";
 import { CryptoText } from "../../../../core/crypto/errors.ts";
+import { compose, sendEdit, sendReply } from "../../../state/compose.ts";
 import { engineState } from "../../../state/engine.ts";
 import { sendMessage, sendTyping } from "../../../state/message.ts";
 import { getDraft, setDraft } from "../../../state/resume.ts";
@@ -60,6 +62,26 @@ export function Composer({ channelId, mobile }: { channelId: string; mobile: boo
     }
   }, [busy]);
 
+  // Answering or editing a message of this channel (web/state/compose.ts).
+  const mode = useSnapshot(compose);
+  const replyTo = mode.replyTo?.channelId === channelId ? mode.replyTo.uri : null;
+  const editing = mode.editing?.channelId === channelId ? mode.editing.uri : null;
+  const target = (uri: string | null) => (uri ? view?.items.find((i) => i.uri === uri) : undefined);
+  const editingItem = target(editing);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: only when editing starts.
+  useEffect(() => {
+    if (!editing) return;
+    // The text being edited, as shown now (its newest edit, if any).
+    const shown = document.getElementById(`m-${editingItem?.author.did}-${editingItem?.clientMsgId}`);
+    setText(shown?.querySelector(".body")?.textContent ?? editingItem?.text ?? "");
+    input.current?.focus();
+  }, [editing]);
+  const cancelMode = () => {
+    if (compose.editing) setText("");
+    compose.replyTo = null;
+    compose.editing = null;
+  };
+
   const send = async () => {
     const t = text.trim();
     if (!t || busy || !keys || !s.auth.isAuthenticated || s.currentChannelId !== channelId) return;
@@ -67,6 +89,14 @@ export function Composer({ channelId, mobile }: { channelId: string; mobile: boo
     if (mobile) navigator.vibrate?.(HAPTIC_MS);
     let queued = false;
     try {
+      if (editing || replyTo) {
+        if (editing) await sendEdit(channelId, editing, t);
+        else if (replyTo) await sendReply(channelId, replyTo, t);
+        compose.replyTo = null;
+        compose.editing = null;
+        setText("");
+        return;
+      }
       await sendMessage(channelId, t, {
         onQueued: () => {
           // Offline: the row shows it queued; the input is free for the next message.
@@ -98,6 +128,16 @@ export function Composer({ channelId, mobile }: { channelId: string; mobile: boo
         </p>
       ) : null}
       {keys ? null : <p className="chat-note warning">{CryptoText.epochKeysNotLoaded}</p>}
+      {replyTo || editing ? (
+        <p className="compose-mode" data-testid="compose-mode">
+          {editing
+            ? "Editing your message"
+            : `Replying to ${handleWithoutSuffix(target(replyTo)?.author.handle ?? "")}: ${(target(replyTo)?.text ?? "").slice(0, 80)}`}
+          <button type="button" aria-label="Cancel reply or edit" onClick={cancelMode}>
+            ✕
+          </button>
+        </p>
+      ) : null}
       <div className="composer-row">
         <span className="prompt">&gt;</span>
         <textarea
@@ -112,6 +152,9 @@ export function Composer({ channelId, mobile }: { channelId: string; mobile: boo
             if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
               e.preventDefault();
               void send();
+            } else if (e.key === "Escape" && (replyTo || editing)) {
+              e.preventDefault();
+              cancelMode();
             } else if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "u") {
               e.preventDefault();
               setText("");

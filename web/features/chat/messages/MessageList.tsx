@@ -1,6 +1,7 @@
 import { type ReactNode, useEffect, useLayoutEffect, useRef, useState } from "react";
 import { type Snapshot, useSnapshot } from "valtio";
 import { dayLabel } from "../../../../core/client/display.ts";
+import { presentTimeline } from "../../../../core/client/rich.ts";
 import type { ChannelView, TimelineItem } from "../../../../core/client/state.ts";
 import { newestSeq } from "../../../../core/client/unread.ts";
 import { FORWARD_SECRECY_TEXT } from "../../../../core/crypto/errors.ts";
@@ -33,7 +34,9 @@ const toBottom = (el: HTMLElement | null) => {
  * is at the bottom (within 10 px); scrolled up, it stays put and, on mobile, counts what arrived.
  */
 export function MessageList({ channelId, mobile }: { channelId: string; mobile: boolean }) {
-  const view = useSnapshot(engineState).open[channelId];
+  const snap = useSnapshot(engineState);
+  const view = snap.open[channelId];
+  const me = snap.auth.user?.did;
   const items = view?.items;
   const box = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
@@ -99,6 +102,9 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
     // Array.isArray narrows a snapshot's readonly array to any[]: give the items their type back.
     const list: readonly Snapshot<TimelineItem>[] = items;
     // History a newcomer cannot read: a run of such rows is one line, not a wall of glitch blocks.
+    const presented = new Map(
+      presentTimeline(list as TimelineItem[], me ?? null).map((p) => [p.item.uri, p] as const),
+    );
     const unreadable = (i: Snapshot<TimelineItem>) =>
       i.kind === "message" && i.text === null && i.error === FORWARD_SECRECY_TEXT && !i.deleted;
     for (let n = 0; n < list.length; n++) {
@@ -126,7 +132,19 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
       }
       // An unknown kind (a newer engine) still shows, as a message.
       const R = ROWS[i.kind] ?? MessageRow;
-      rows.push(<R key={i.uri} item={i} onRetry={retry} />);
+      // Reactions and edits are not rows: they show on the message they are about.
+      if (i.rich?.type === "reaction" || i.rich?.type === "edit") continue;
+      if (i.kind === "message")
+        rows.push(
+          <MessageRow
+            key={i.uri}
+            item={i}
+            onRetry={retry}
+            presented={presented.get(i.uri)}
+            channelId={channelId}
+          />,
+        );
+      else rows.push(<R key={i.uri} item={i} onRetry={retry} />);
     }
     body = (
       <>

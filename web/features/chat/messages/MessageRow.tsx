@@ -1,13 +1,19 @@
 import { useEffect, useState } from "react";
+import toast from "react-hot-toast";
 import type { Snapshot } from "valtio";
+import { useSnapshot } from "valtio";
 import {
   authorColor,
   clockTime,
   handleWithoutSuffix,
   notifySymbol,
 } from "../../../../core/client/display.ts";
+import type { PresentedItem } from "../../../../core/client/rich.ts";
 import type { TimelineItem } from "../../../../core/client/state.ts";
 import { FORWARD_SECRECY_TEXT } from "../../../../core/crypto/errors.ts";
+import { compose, REACTIONS, toggleReaction } from "../../../state/compose.ts";
+import { engineState } from "../../../state/engine.ts";
+import { deleteMessage } from "../../../state/message.ts";
 import { MessageText } from "./MessageText.tsx";
 import { Deleted, hasWarningNote, Notes } from "./SecurityRows.tsx";
 
@@ -65,8 +71,10 @@ function Glitch({ why }: { why: string | null }) {
   );
 }
 
-function Body({ item: i }: { item: Item }) {
-  if (i.text === null) {
+function Body({ item: i, text }: { item: Item; text: string | null }) {
+  if (i.rich?.type === "unknown")
+    return <span className="msg-unsupported">Unsupported message (sent by a newer client)</span>;
+  if (text === null) {
     // Only the forward-secrecy text is for the user (spec §8); other decryption failures show the
     // failed style and keep their reason in the tooltip.
     return (
@@ -78,11 +86,7 @@ function Body({ item: i }: { item: Item }) {
   }
   return (
     <>
-      {i.isNew && i.state === "success" ? (
-        <Reveal uri={i.uri} text={i.text} />
-      ) : (
-        <MessageText text={i.text} />
-      )}
+      {i.isNew && i.state === "success" ? <Reveal uri={i.uri} text={text} /> : <MessageText text={text} />}
       {/* An own message that failed to go out keeps its text, with the reason. */}
       {i.state === "failed" ? <span className="msg-error">{i.error}</span> : null}
     </>
@@ -92,14 +96,129 @@ function Body({ item: i }: { item: Item }) {
 /** The time a message shows: its signed time when it has one (protocol §7), else the server's. */
 export const shownTime = (i: Item) => i.signedAt ?? i.createdAt;
 
+/** What the message answers, above it; a click goes to it when it is loaded. */
+function ReplyQuote({
+  to,
+  target,
+}: {
+  to: NonNullable<Item["rich"]>["to"];
+  target: PresentedItem["replyTo"];
+}) {
+  if (!target || !to) return null;
+  if (!target.loaded) return <div className="reply-quote">↳ reply to an earlier message</div>;
+  return (
+    <button
+      type="button"
+      className="reply-quote"
+      onClick={() =>
+        document.getElementById(`m-${to.did}-${to.clientMsgId}`)?.scrollIntoView({ block: "center" })
+      }
+    >
+      ↳ {handleWithoutSuffix(target.author.handle)}: {(target.text ?? "…").slice(0, 120)}
+    </button>
+  );
+}
+
+/** Reply, react, edit and delete on a message (edit and delete on one's own). */
+function Actions({ item: i, channelId, mine }: { item: Item; channelId: string; mine: boolean }) {
+  const [picking, setPicking] = useState(false);
+  if (!i.clientMsgId || i.seq <= 0 || i.deleted || i.state !== "success" || i.sending) return null;
+  const fail = (e: unknown) => void toast.error(e instanceof Error ? e.message : "Failed");
+  return (
+    <span className="msg-actions">
+      <button
+        type="button"
+        aria-label="Reply"
+        title="Reply"
+        onClick={() => {
+          compose.editing = null;
+          compose.replyTo = { channelId, uri: i.uri };
+          document.querySelector<HTMLTextAreaElement>('textarea[aria-label="Message"]')?.focus();
+        }}
+      >
+        ↩
+      </button>
+      <button
+        type="button"
+        aria-label="React"
+        title="React"
+        aria-expanded={picking}
+        onClick={() => setPicking(!picking)}
+      >
+        ☺
+      </button>
+      {picking ? (
+        <span className="emoji-picker">
+          {REACTIONS.map((e) => (
+            <button
+              key={e}
+              type="button"
+              aria-label={`React ${e}`}
+              onClick={() => {
+                setPicking(false);
+                void toggleReaction(channelId, i.uri, e, false).catch(fail);
+              }}
+            >
+              {e}
+            </button>
+          ))}
+        </span>
+      ) : null}
+      {mine ? (
+        <>
+          <button
+            type="button"
+            aria-label="Edit"
+            title="Edit"
+            onClick={() => {
+              compose.replyTo = null;
+              compose.editing = { channelId, uri: i.uri };
+            }}
+          >
+            ✎
+          </button>
+          <button
+            type="button"
+            aria-label="Delete"
+            title="Delete"
+            onClick={() => {
+              if (window.confirm("Delete this message for everyone? Its text is wiped on the server.")) {
+                void deleteMessage(i.uri).catch(fail);
+              }
+            }}
+          >
+            🗑
+          </button>
+        </>
+      ) : null}
+    </span>
+  );
+}
+
 /** `onRetry`: sends a failed own message again (shown on its ✗ row). */
-export function MessageRow({ item: i, onRetry }: { item: Item; onRetry?: (uri: string) => void }) {
+export function MessageRow({
+  item: i,
+  onRetry,
+  presented,
+  channelId,
+}: {
+  item: Item;
+  onRetry?: (uri: string) => void;
+  presented?: PresentedItem;
+  channelId?: string;
+}) {
+  const me = useSnapshot(engineState).auth.user?.did;
+  const text = presented ? presented.text : i.text;
   // The engine already clears `verified` for such notes; the row does not rely on it.
   const verified = i.verified && !hasWarningNote(i.notes);
   const mark = i.sending ? "…" : i.state === "failed" ? "✗" : verified ? "✓" : "?";
   const at = shownTime(i);
   return (
-    <div className={`msg ${i.sending ? "sending" : i.state}${i.deleted ? " deleted" : ""}`}>
+    <div
+      className={`msg ${i.sending ? "sending" : i.state}${i.deleted ? " deleted" : ""}`}
+      id={i.clientMsgId && i.author.did ? `m-${i.author.did}-${i.clientMsgId}` : undefined}
+    >
+      {i.rich?.type === "reply" ? <ReplyQuote to={i.rich.to} target={presented?.replyTo ?? null} /> : null}
       <time dateTime={at}>{clockTime(at)}</time>
       <b className="who" style={{ color: authorColor(i.author.did) }}>
         {handleWithoutSuffix(i.author.handle)}
@@ -108,7 +227,8 @@ export function MessageRow({ item: i, onRetry }: { item: Item; onRetry?: (uri: s
         {mark}
       </span>
       <span className="text">
-        {i.deleted ? <Deleted d={i.deleted} /> : <Body item={i} />}
+        {i.deleted ? <Deleted d={i.deleted} /> : <Body item={i} text={text} />}
+        {presented?.edited ? <small className="edited"> (edited)</small> : null}
         {i.sending ? (
           <span className="tx">
             {i.queued ? "QUEUED: sends when the connection is back" : "TRANSMITTING"}
@@ -121,6 +241,23 @@ export function MessageRow({ item: i, onRetry }: { item: Item; onRetry?: (uri: s
         ) : null}
       </span>
       {i.notes?.length ? <Notes notes={i.notes} /> : null}
+      {presented?.reactions.length && channelId ? (
+        <span className="reactions">
+          {presented.reactions.map((r) => (
+            <button
+              key={r.emoji}
+              type="button"
+              className={r.mine ? "mine" : undefined}
+              aria-pressed={r.mine}
+              aria-label={`${r.emoji} ${r.count}`}
+              onClick={() => void toggleReaction(channelId, i.uri, r.emoji, r.mine).catch(() => undefined)}
+            >
+              {r.emoji} {r.count}
+            </button>
+          ))}
+        </span>
+      ) : null}
+      {channelId ? <Actions item={i} channelId={channelId} mine={!!me && i.author.did === me} /> : null}
     </div>
   );
 }

@@ -1,0 +1,40 @@
+import { proxy } from "valtio";
+import type { TimelineItem } from "../../core/client/state.ts";
+import { loadClient } from "./engine.ts";
+
+/** What the message input is doing besides writing a new message: answering one, or editing one. */
+export const compose = proxy({
+  replyTo: null as { channelId: string; uri: string } | null,
+  editing: null as { channelId: string; uri: string } | null,
+});
+
+export const REACTIONS = ["👍", "❤️", "😂", "🎉", "😮", "😢"] as const;
+
+function itemOf(channelId: string, uri: string): TimelineItem {
+  return (loadClientSync()?.state.open[channelId]?.items.find((i) => i.uri === uri) ?? null) as TimelineItem;
+}
+
+let client: Awaited<ReturnType<typeof loadClient>> | null = null;
+function loadClientSync() {
+  return client;
+}
+
+export async function sendReply(channelId: string, uri: string, text: string): Promise<void> {
+  client = await loadClient();
+  await client.reply(channelId, itemOf(channelId, uri), text);
+}
+
+export async function sendEdit(channelId: string, uri: string, text: string): Promise<void> {
+  client = await loadClient();
+  await client.edit(channelId, itemOf(channelId, uri), text);
+}
+
+export async function toggleReaction(
+  channelId: string,
+  uri: string,
+  emoji: string,
+  mine: boolean,
+): Promise<void> {
+  client = await loadClient();
+  await client.react(channelId, itemOf(channelId, uri), emoji, mine);
+}
