@@ -1,8 +1,11 @@
 import {
   type ChannelView,
   type EpochChange,
+  handleWithoutSuffix,
   type IntegrityNote,
   notifySymbol,
+  type PresentedItem,
+  presentTimeline,
   SecurityText,
   type SecurityWarning,
   type TimelineItem,
@@ -29,6 +32,15 @@ export interface ItemJson {
   deleted: { did: string; handle: string; signed: boolean } | null;
   epoch: EpochJson | null;
   missing: { from: number; to: number } | null;
+  /** A reply, reaction or edit (docs/protocol-extensions.md); null for plain text. */
+  rich: {
+    type: "reply" | "reaction" | "edit" | "unknown";
+    to: { did: string; clientMsgId: string } | null;
+    emoji: string | null;
+    remove: boolean;
+  } | null;
+  /** The author's id of this message (what replies, reactions and edits name, with the did). */
+  clientMsgId: string | null;
 }
 
 export interface EpochJson {
@@ -84,6 +96,15 @@ export function itemJson(i: TimelineItem): ItemJson {
     deleted: i.deleted ? { ...person(i.deleted), signed: i.deleted.signed } : null,
     epoch: i.epoch ? epochJson(i.epoch) : null,
     missing: i.missing ? { from: i.missing.from, to: i.missing.to } : null,
+    rich: i.rich
+      ? {
+          type: i.rich.type,
+          to: i.rich.to ? { did: i.rich.to.did, clientMsgId: i.rich.to.clientMsgId } : null,
+          emoji: i.rich.emoji ?? null,
+          remove: i.rich.remove === true,
+        }
+      : null,
+    clientMsgId: i.clientMsgId ?? null,
   };
 }
 
@@ -240,8 +261,37 @@ export function itemLine(i: TimelineItem): string {
   }
   const who = displaySafe(i.author.handle);
   if (i.deleted) return `${at} ${who} ${Symbols.deleted} <${deletedText(i.deleted)}>${notesText(i)}`;
+  const r = i.state === "failed" ? undefined : i.rich;
+  if (r?.type === "reaction")
+    return `${at} ${who} ${mark(i)} ${r.remove ? "took back" : "reacted"} ${displaySafe(r.emoji ?? "")}${notesText(i)}`;
+  if (r?.type === "edit")
+    return r.to?.did === i.author.did && i.verified
+      ? `${at} ${who} ${mark(i)} edited a message: ${displaySafe(i.text ?? "")}${notesText(i)}`
+      : `${at} ${who} ${mark(i)} <an edit of someone else's message, ignored>${notesText(i)}`;
+  if (r?.type === "unknown") return `${at} ${who} ${mark(i)} <unsupported message (sent by a newer client)>`;
   const body = i.state === "failed" ? `<${i.error ?? "cannot decrypt"}>` : displaySafe(i.text ?? "");
-  return `${at} ${who} ${mark(i)} ${body}${notesText(i)}`;
+  return `${at} ${who} ${mark(i)} ${r?.type === "reply" ? "↳ " : ""}${body}${notesText(i)}`;
+}
+
+/**
+ * A row of `read`, with what the readers' clients derive (core/client/rich.ts): the newest valid
+ * edit's text and "(edited)", reactions with counts, and the message a reply answers.
+ */
+export function presentedLine(p: PresentedItem): string {
+  const i = p.item;
+  if (i.kind !== "message" || i.deleted || i.state === "failed" || i.rich?.type === "unknown")
+    return itemLine(i);
+  const at = `[${time(shownTime(i))}]`;
+  const quote =
+    p.replyTo === null
+      ? ""
+      : p.replyTo.loaded
+        ? `↳ ${displaySafe(handleWithoutSuffix(p.replyTo.author.handle))}: "${displaySafe((p.replyTo.text ?? "").slice(0, 60))}" `
+        : "↳ (an earlier message) ";
+  const reactions = p.reactions.length
+    ? ` [${p.reactions.map((r) => `${displaySafe(r.emoji)} ${r.count}`).join(", ")}]`
+    : "";
+  return `${at} ${displaySafe(i.author.handle)} ${mark(i)} ${quote}${displaySafe(p.text ?? "")}${p.edited ? " (edited)" : ""}${reactions}${notesText(i)}`;
 }
 
 /** What `read` prints: the items, then the channel's warnings and whether sending is refused. */
@@ -249,7 +299,7 @@ export function viewLines(
   items: TimelineItem[],
   view: Pick<ChannelView, "warnings" | "sendBlocked">,
 ): string[] {
-  const lines = items.map(itemLine);
+  const lines = presentTimeline(items, null).map(presentedLine);
   for (const w of view.warnings) lines.push(warningLine(w));
   if (view.sendBlocked) lines.push(`${Symbols.warning} ${SecurityText.sendBlocked}`);
   return lines;

@@ -29,6 +29,7 @@ import {
 const ITEM_KEYS = [
   "action",
   "author",
+  "clientMsgId",
   "createdAt",
   "deleted",
   "epoch",
@@ -36,6 +37,7 @@ const ITEM_KEYS = [
   "kind",
   "missing",
   "notes",
+  "rich",
   "seq",
   "signedAt",
   "state",
@@ -220,5 +222,52 @@ describe("JSON", () => {
     const [a, b] = warnings as [(typeof warnings)[0], (typeof warnings)[0]];
     expect(warningKey({ ...a })).toBe(warningKey(a));
     expect(warningKey(a)).not.toBe(warningKey(b));
+  });
+});
+
+describe("replies, reactions and edits", () => {
+  const to = { did: ALICE.did, clientMsgId: "a".repeat(32) };
+  const base = { ...fixtures.verified, clientMsgId: "a".repeat(32), author: ALICE, text: "lunch at noon?" };
+  const reply = {
+    ...fixtures.verified,
+    uri: "r",
+    seq: 20,
+    author: BOB,
+    clientMsgId: "b".repeat(32),
+    text: "yes",
+    rich: { type: "reply" as const, to },
+  };
+  const react = {
+    ...fixtures.verified,
+    uri: "x",
+    seq: 21,
+    author: BOB,
+    clientMsgId: "c".repeat(32),
+    text: null,
+    rich: { type: "reaction" as const, to, emoji: "👍" },
+  };
+  const edit = {
+    ...fixtures.verified,
+    uri: "e",
+    seq: 22,
+    author: ALICE,
+    clientMsgId: "d".repeat(32),
+    text: "lunch at one?",
+    rich: { type: "edit" as const, to },
+  };
+  const forged = { ...edit, uri: "f", seq: 23, author: BOB, text: "bob rewrote it" };
+
+  test("tail prints each as it comes; an edit of someone else's message is said to be ignored", () => {
+    expect(itemLine(react)).toEndWith(`${BOB.handle} ✓ reacted 👍`);
+    expect(itemLine(edit)).toEndWith(`${ALICE.handle} ✓ edited a message: lunch at one?`);
+    expect(itemLine(forged)).toContain("an edit of someone else's message, ignored");
+    expect(itemLine(reply)).toEndWith(`${BOB.handle} ✓ ↳ yes`);
+  });
+
+  test("read applies them: the author's edit, the count, the quote; the forged edit changes nothing", () => {
+    const lines = viewLines([base, reply, react, edit, forged], { warnings: [], sendBlocked: false });
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toEndWith(`${ALICE.handle} ✓ lunch at one? (edited) [👍 1]`);
+    expect(lines[1]).toEndWith(`${BOB.handle} ✓ ↳ alice: "lunch at one?" yes`);
   });
 });
