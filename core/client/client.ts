@@ -395,12 +395,24 @@ export class WsyncClient {
 
   /**
    * Opens a channel the user belongs to (or a public one: opening joins it). `focus: false` keeps the
-   * current channel as it is (a background subscription, for unread counts).
+   * current channel as it is (a background subscription, for unread counts). `reuse: true` (the web
+   * board switching channels) makes a channel already loaded and kept live current without loading
+   * it again; without it, opening reloads the channel from the server.
    */
-  async open(channelIdOrUri: string, opts: { focus?: boolean } = {}): Promise<ChannelView> {
+  async open(channelIdOrUri: string, opts: { focus?: boolean; reuse?: boolean } = {}): Promise<ChannelView> {
     this.requireKeys();
     const id = channelIdFromUri(channelIdOrUri);
     if (!id) throw new Error(CryptoText.invalidChannelUri);
+    // Already loaded and kept live by the socket (opened before, or in the background): switching to
+    // it is enough. After a reconnection every open channel is resynced (onConnected).
+    const live = this.state.open[id];
+    if (opts.reuse && live?.keysLoaded && !live.loading && this.realtime.connectionStatus === "connected") {
+      if (opts.focus !== false) {
+        this.state.currentChannelId = id;
+        this.changed();
+      }
+      return live;
+    }
     return (await this.parts()).channels.open(id, undefined, opts);
   }
 

@@ -343,7 +343,12 @@ export class ChannelService {
    */
   async markRead(ctx: AuthContext, body: RouteBody<"markRead">): Promise<{ channelId: string; seq: number }> {
     const { channel } = await requireMember(this.d.storage, ctx, body.channelUri);
-    const seq = await this.d.storage.channels.setReadMarker(ctx.did, channel.id, body.seq, this.d.clock.now());
+    const seq = await this.d.storage.channels.setReadMarker(
+      ctx.did,
+      channel.id,
+      body.seq,
+      this.d.clock.now(),
+    );
     await this.d.bus.publish({
       kind: "user",
       did: ctx.did,

@@ -34,7 +34,7 @@ export async function loadMoreChannels(): Promise<void> {
 export async function selectChannel(channelId: string): Promise<void> {
   try {
     const wasMember = engineState.channels.find((c) => c.id === channelId)?.isMember;
-    await (await loadClient()).open(channelId);
+    await (await loadClient()).open(channelId, { reuse: true });
     // Opening a public channel joined it: it moves from "Browse" to "Your channels".
     if (!wasMember) void fetchChannels().catch(() => undefined);
   } catch (e) {
