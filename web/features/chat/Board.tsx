@@ -9,8 +9,8 @@ import { engineState } from "../../state/engine.ts";
 import { takeResume } from "../../state/resume.ts";
 import { uiState } from "../../state/ui.ts";
 import { TerminalView } from "../terminal/TerminalView.tsx";
+import { useBoardKeys } from "./board-keys.ts";
 import { ChannelSidebar } from "./ChannelSidebar.tsx";
-import { QuickSwitcher, useBoardKeys } from "./QuickSwitcher.tsx";
 import { useActivity } from "./use-activity.ts";
 import { useIsMobile } from "./use-is-mobile.ts";
 
@@ -38,6 +38,10 @@ const NetworkOverview = lazyPart(
 const MobileChrome = lazyPart(
   () => import("./MobileChrome.tsx").then((m) => m.MobileChrome),
   "the mobile header",
+);
+const QuickSwitcher = lazyPart(
+  () => import("./QuickSwitcher.tsx").then((m) => m.QuickSwitcher),
+  "the channel switcher",
 );
 const KeyBackupDialog = lazyPart(
   () => import("../keys/KeyBackupDialog.tsx").then((m) => m.KeyBackupDialog),

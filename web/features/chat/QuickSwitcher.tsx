@@ -1,41 +1,11 @@
-import { useEffect, useState } from "react";
+import { useState } from "react";
 import { useSnapshot } from "valtio";
 import { displaySafe } from "../../../core/commands/index.ts";
 import { Modal } from "../../components/Modal.tsx";
 import { selectChannel } from "../../state/channel.ts";
 import { engineState } from "../../state/engine.ts";
 
-/**
- * Ctrl+K (⌘K): a list of channels filtered as you type, your channels first; ↑/↓ choose, Enter
- * opens, Escape closes. Alt+↑ / Alt+↓ (anywhere on the board) open the previous / next of your
- * channels.
- */
-export function useBoardKeys(): { switcherOpen: boolean; closeSwitcher: () => void } {
-  const [open, setOpen] = useState(false);
-  useEffect(() => {
-    const onKey = (e: KeyboardEvent) => {
-      if ((e.ctrlKey || e.metaKey) && !e.altKey && e.key.toLowerCase() === "k") {
-        e.preventDefault();
-        setOpen((o) => !o);
-        return;
-      }
-      if (e.altKey && (e.key === "ArrowUp" || e.key === "ArrowDown")) {
-        const mine = engineState.channels.filter((c) => c.isMember);
-        if (mine.length === 0) return;
-        e.preventDefault();
-        const at = mine.findIndex((c) => c.id === engineState.currentChannelId);
-        const step = e.key === "ArrowDown" ? 1 : -1;
-        const next = at < 0 ? (step > 0 ? 0 : mine.length - 1) : (at + step + mine.length) % mine.length;
-        const target = mine[next];
-        if (target) void selectChannel(target.id);
-      }
-    };
-    window.addEventListener("keydown", onKey);
-    return () => window.removeEventListener("keydown", onKey);
-  }, []);
-  return { switcherOpen: open, closeSwitcher: () => setOpen(false) };
-}
-
+/** The Ctrl+K list (web/features/chat/board-keys.ts opens it); its code loads on first use. */
 export function QuickSwitcher({ onClose }: { onClose: () => void }) {
   const s = useSnapshot(engineState);
   const [query, setQuery] = useState("");
