@@ -51,7 +51,8 @@ function startScreen(cols: number, rows: number): void {
     String(rows),
     "-c",
     REPO_ROOT,
-    `env ${env} ${process.execPath} cli/main.ts`,
+    // Ink draws nothing until exit when it thinks it runs in CI (is-in-ci): the screen is a terminal here.
+    `env -u CI -u CONTINUOUS_INTEGRATION -u BUILD_NUMBER -u RUN_ID ${env} ${process.execPath} cli/main.ts`,
   );
 }
 
