@@ -26,9 +26,13 @@ const sendBlocked = (view: Pick<ChannelView, "warnings">) =>
 
 export function registerMessageCommands(program: Command): void {
   program
-    .command("send <channel> [text]")
-    .description("send a message (use - to read it from standard input)")
-    .action(async (ref: string, text: string | undefined, _o, cmd: Command) => {
+    .command("send <channel> [text...]")
+    .description(
+      "send a message: the words after the channel, joined by spaces as echo does (- or none: standard input)",
+    )
+    .action(async (ref: string, words: string[], _o, cmd: Command) => {
+      // `wsync send '#g' hello world` sends "hello world", as `echo hello world` prints it.
+      const text = words.length ? words.join(" ") : undefined;
       const body = text === undefined || text === "-" ? await textFromStdin() : text;
       if (!body.trim()) throw usageError("send: the message is empty");
       const { client } = await signedInClient(opts(cmd));

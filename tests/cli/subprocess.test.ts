@@ -48,6 +48,7 @@ const MEMBER_KEYS = ["did", "fingerprint", "handle", "isOwner", "online", "publi
 const ITEM_KEYS = [
   "action",
   "author",
+  "clientMsgId",
   "createdAt",
   "deleted",
   "epoch",
@@ -55,6 +56,7 @@ const ITEM_KEYS = [
   "kind",
   "missing",
   "notes",
+  "rich",
   "seq",
   "signedAt",
   "state",
@@ -230,6 +232,8 @@ describe("channels and messages", () => {
     const sent = (await alice.cli.ok(["send", channelId, "hello from alice"])).trim();
     expect(sent).toMatch(new RegExp(`^at://${alice.did}/`));
     await bob.cli.ok(["send", "#backroom", "-"], { stdin: "line one\nline two\n" });
+    // Extra words are the message, joined as echo joins them.
+    await bob.cli.ok(["send", "#backroom", "two", "words"]);
 
     for (const who of [alice, bob]) {
       const items = JSON.parse(await who.cli.ok(["read", channelId, "--json"])) as ItemJson[];
@@ -238,6 +242,7 @@ describe("channels and messages", () => {
       expect(messages.map((i) => [i.text, i.author.did, i.verified, i.state])).toEqual([
         ["hello from alice", alice.did, true, "success"],
         ["line one\nline two", bob.did, true, "success"],
+        ["two words", bob.did, true, "success"],
       ]);
       expect(messages[0]?.uri).toBe(sent);
       expect(items.some((i) => i.kind === "notify" && i.author.did === bob.did)).toBe(true);
@@ -246,7 +251,7 @@ describe("channels and messages", () => {
     expect(human).toContain(`${alice.handle} ✓ hello from alice`);
     expect(human).toContain(`→ ${bob.handle} joined`);
     const last = await bob.cli.ok(["read", channelId, "--json", "--limit", "1"]);
-    expect((JSON.parse(last) as ItemJson[]).map((i) => i.text)).toEqual(["line one\nline two"]);
+    expect((JSON.parse(last) as ItemJson[]).map((i) => i.text)).toEqual(["two words"]);
   });
 
   test("tail --json prints one NDJSON line per new message and stops on Ctrl+C", async () => {

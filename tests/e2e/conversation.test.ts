@@ -131,11 +131,12 @@ browserTest(
     expect(aSees.mine).not.toBe(aSees.theirs);
     await shot(alice.page, "conv-members-safety-numbers");
 
-    // Reload keeps the session and the history: the board starts on the terminal, the channel reopens.
+    // Reload keeps the session, the history and the open channel.
     for (const who of [bob, alice]) {
       await who.page.reload();
       await who.page.locator('[data-testid="board"]').waitFor();
-      expect(who.page.url()).toEndWith("/sync");
+      // The open channel is in the URL: a reload comes back to it.
+      expect(who.page.url()).toEndWith(`/sync/c/${channelId}`);
       await openChannel(who.page, room);
       await expectMessage(who.page, alice.handle, fromAlice);
       await expectMessage(who.page, bob.handle, fromBob);
