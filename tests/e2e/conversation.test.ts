@@ -151,7 +151,7 @@ browserTest(
     await carol.page.reload();
     await sidebarChannel(carol.page, `lobby${room}`).waitFor();
     expect(await sidebarChannel(carol.page, room).count()).toBe(0);
-    expect(await carol.page.locator(".sb-list").textContent()).not.toContain(`#${room}`);
+    expect(await carol.page.locator("aside.channel-sidebar").textContent()).not.toContain(`#${room}`);
     await unlockTerminal(carol.page);
     const command = carol.page.getByRole("textbox", { name: "Command" });
     await command.fill("/wsync/list");
