@@ -209,6 +209,14 @@ async function main(): Promise<number> {
       return n ? w.fanoutBig.cpuUsPerDelivery / n.fanoutBig.cpuUsPerDelivery : Number.NaN;
     })
     .filter((x) => !Number.isNaN(x));
+  // Scale-out on PostgreSQL (+ Redis), issue 16: runs when the database variables are set.
+  const scale = Bun.spawnSync(
+    [process.execPath, join(import.meta.dir, "scale-out.ts"), ...(quick ? ["--quick"] : [])],
+    {
+      stdio: ["ignore", "inherit", "inherit"],
+    },
+  );
+  if (scale.exitCode !== 0) failures.push(`scale-out exited ${scale.exitCode}`);
   for (const f of failures) console.error(`bench: FAILED ${f}`);
   const ok = failures.length === 0 && per("wsync").length === rounds && results.length > 0;
   console.log(

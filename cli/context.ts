@@ -1,6 +1,8 @@
+import { existsSync, renameSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { WsyncClient } from "../core/client/index.ts";
+import { displaySafe } from "../core/commands/display-safe.ts";
 import { type Channel, channelIdFromUri } from "../core/protocol/index.ts";
 import { CliError, ExitCode, notSignedIn } from "./errors.ts";
 import { FileStore } from "./file-store.ts";
@@ -27,19 +29,46 @@ export function configDir(): string {
   return join(process.env.XDG_CONFIG_HOME || join(homedir(), ".config"), "wsync");
 }
 
+const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/**
+ * The store file of a server: `HOST_PORT.json`. The loopback names (localhost, 127.0.0.1, [::1]) are
+ * one machine, so they share `localhost_PORT.json`: signing in through one and then using the other
+ * finds the same session.
+ */
 export function storePath(server: string): string {
   const u = new URL(server);
-  return join(configDir(), `${u.hostname}_${u.port || (u.protocol === "https:" ? "443" : "80")}.json`);
+  const host = LOOPBACK.has(u.hostname) ? "localhost" : u.hostname;
+  return join(configDir(), `${host}_${u.port || (u.protocol === "https:" ? "443" : "80")}.json`);
+}
+
+/** Moves a store an earlier version kept under 127.0.0.1 or [::1] to the shared loopback name. */
+function adoptLegacyStore(server: string, path: string): void {
+  const u = new URL(server);
+  if (!LOOPBACK.has(u.hostname) || existsSync(path)) return;
+  const port = u.port || (u.protocol === "https:" ? "443" : "80");
+  for (const old of ["127.0.0.1", "[::1]"]) {
+    const legacy = join(configDir(), `${old}_${port}.json`);
+    if (existsSync(legacy)) {
+      renameSync(legacy, path);
+      return;
+    }
+  }
 }
 
 export function makeClient(opts: GlobalOptions): { client: WsyncClient; server: string; store: FileStore } {
   const server = serverUrl(opts);
-  const store = new FileStore(storePath(server));
+  const path = storePath(server);
+  adoptLegacyStore(server, path);
+  const store = new FileStore(path);
   const client = new WsyncClient({
     baseUrl: server,
     fetch: (input, init) => fetch(input, init),
     WebSocket: WebSocket as never,
     store,
+    // Every process of this device shares the store file: a refresh runs alone among them, on the
+    // newest stored session (issue 15 defect 1).
+    refreshLock: (fn) => store.withLock(fn),
   });
   return { client, server, store };
 }
@@ -69,11 +98,37 @@ export async function signedInClient(opts: GlobalOptions) {
   return ctx;
 }
 
+/** Every channel the user can see, through all of get-channels' pages. */
+export async function allChannels(client: WsyncClient): Promise<Channel[]> {
+  await client.refreshChannels();
+  while (await client.loadMoreChannels()) {
+    // Next page added to client.state.channels.
+  }
+  return client.state.channels;
+}
+
+/**
+ * A channel the user belongs to. Reading, following or writing never joins: a public channel the user
+ * is not in is refused with the command that joins it (issue 15 defect 4).
+ */
+export async function memberChannel(client: WsyncClient, ref: string): Promise<Channel> {
+  const { id } = await resolveChannel(client, ref);
+  const channel = (await allChannels(client)).find((c) => c.id === id);
+  if (!channel) throw new CliError(`Channel not found: ${ref}`, ExitCode.notFound);
+  if (!channel.isMember) {
+    throw new CliError(
+      `You are not in #${displaySafe(channel.value.name)}: run \`wsync join ${channel.id}\` first`,
+      ExitCode.notFound,
+    );
+  }
+  return channel;
+}
+
 /** CHANNEL: a channel id (hash), a channel uri, or `#name` of a channel the user belongs to. */
 export async function resolveChannel(client: WsyncClient, ref: string): Promise<Channel | { id: string }> {
   if (ref.startsWith("#")) {
     const name = ref.slice(1).toLowerCase();
-    const channels = await client.refreshChannels();
+    const channels = await allChannels(client);
     const matches = channels.filter((c) => c.isMember && c.value.name.toLowerCase() === name);
     if (matches.length === 0) throw new CliError(`You are not in a channel named ${ref}`, ExitCode.notFound);
     if (matches.length > 1) {

@@ -1,16 +1,33 @@
 import { NetworkError } from "../core/client/index.ts";
 import { BackupFlowText } from "../core/client/key-backup-flow.ts";
+import { CryptoText } from "../core/crypto/errors.ts";
 import { KeyBackupError } from "../core/crypto/key-backup.ts";
 import { ApiError } from "../core/protocol/index.ts";
 
 /**
  * Exit codes (documented in docs/cli.md): usage 2 (also: a destructive command without a terminal
- * and without --yes), auth 3 (also: a wrong backup passphrase or recovery code), not found 4, network
- * 5, other 1 (also: a question answered "no"), and 6
- * when this device refuses to act because a protocol v2 security check failed (a script must be able
- * to tell "the server may be attacking this channel" from an ordinary failure).
+ * and without --yes, the screen without a terminal), auth 3 (also: a wrong backup passphrase or
+ * recovery code, a session that ended), not found 4 (also: a channel the user is not in), network 5,
+ * other 1 (also: a question answered "no"), 6 when this device refuses to act because a protocol v2
+ * security check failed (a script must be able to tell "the server may be attacking this channel"
+ * from an ordinary failure), 7 when `tail` ends because the user was removed from the channel, and 8
+ * when the server refuses because of existing state (a handle or e-mail already taken).
  */
-export const ExitCode = { ok: 0, other: 1, usage: 2, auth: 3, notFound: 4, network: 5, security: 6 } as const;
+export const ExitCode = {
+  ok: 0,
+  other: 1,
+  usage: 2,
+  auth: 3,
+  notFound: 4,
+  network: 5,
+  security: 6,
+  /** `tail` of one channel: this user was kicked from it, or left it elsewhere. */
+  removed: 7,
+  /** The server refused because of existing state: a handle or e-mail already taken, a key that exists. */
+  conflict: 8,
+  /** Interrupted by Ctrl+C (128 + SIGINT), as shells report it. */
+  interrupted: 130,
+} as const;
 
 /** A failure the CLI reports as one line on stderr with a specific exit code. */
 export class CliError extends Error {
@@ -34,6 +51,12 @@ export function describeError(e: unknown): { message: string; code: number } {
   if (e instanceof Error && e.name === "SendBlockedError")
     return { message: e.message, code: ExitCode.security };
   if (e instanceof NetworkError) return { message: e.message, code: ExitCode.network };
+  // A reference the client cannot even parse (join, api): the command line is wrong.
+  if (
+    e instanceof Error &&
+    (e.message === CryptoText.invalidChannelUri || e.message === "Invalid secret link")
+  )
+    return { message: e.message, code: ExitCode.usage };
   // Key backups: a wrong passphrase or recovery code is an authentication failure (3), a secret
   // refused as too weak or mistyped a usage error (2); a damaged, foreign or outdated backup is 1.
   if (e instanceof KeyBackupError) {
@@ -53,7 +76,9 @@ export function describeError(e: unknown): { message: string; code: number } {
     }
     if (e.status === 401) return { message: `${e.message} (run \`wsync login\`)`, code: ExitCode.auth };
     if (e.status === 404) return { message: e.message, code: ExitCode.notFound };
-    if (e.status === 422 || e.status === 400) return { message: e.message, code: ExitCode.usage };
+    if (e.status === 422 || e.status === 400 || e.status === 413)
+      return { message: e.message, code: ExitCode.usage };
+    if (e.status === 409) return { message: e.message, code: ExitCode.conflict };
     return { message: e.message, code: ExitCode.other };
   }
   return { message: e instanceof Error ? e.message : String(e), code: ExitCode.other };

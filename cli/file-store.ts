@@ -15,6 +15,7 @@ import {
   writeSync,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import lockfile from "proper-lockfile";
 import type { KeyValueStore } from "../core/client/index.ts";
 import { CliError, ExitCode } from "./errors.ts";
 
@@ -113,13 +114,30 @@ export function removeStaleTempFiles(path: string, now = Date.now()): void {
   }
 }
 
+/** A lock older than this (not refreshed by a live holder) was left by a process that died holding it. */
+const LOCK_STALE_MS = 15_000;
+/** How long a write waits for another process's lock before giving up with a clear error. */
+const LOCK_WAIT_MS = 30_000;
+
+const lockOptions = { realpath: false, stale: LOCK_STALE_MS } as const;
+
 /**
  * The engine's key-value store as one JSON file, owner-only (0600 in a 0700 directory): it holds the
  * session tokens, the private key and epoch keys. Every write replaces the file atomically
  * (writeFileAtomic), so a crash never leaves half a file or a readable one.
+ *
+ * Several processes share it (a bot's `tail | … | send`, `listen` beside `api`): every write is a
+ * read-modify-write under a lock (proper-lockfile: a `.lock` directory next to the file, stale after
+ * 15 s if its holder died), reads see what another process wrote (the file is read again when it
+ * changed), and `withLock` holds the lock across a refresh of the session, so no two processes ever
+ * present the same refresh token (issue 15 defect 1).
  */
 export class FileStore implements KeyValueStore {
-  private data: Record<string, string>;
+  private data: Record<string, string> = {};
+  /** Identity of the file version `data` came from (inode, size, mtime). */
+  private version = "";
+  /** Depth of withLock calls holding the lock for this process. */
+  private held = 0;
 
   constructor(
     readonly path: string,
@@ -128,31 +146,119 @@ export class FileStore implements KeyValueStore {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     chmodSync(dirname(path), 0o700);
     removeStaleTempFiles(path);
-    if (existsSync(path)) {
-      // A file an older version (or a copy) left with a looser mode is tightened before use.
-      if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
-      this.data = JSON.parse(readFileSync(path, "utf8")) as Record<string, string>;
-    } else {
+    // A file an older version (or a copy) left with a looser mode is tightened before use.
+    if (existsSync(path) && (statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
+    this.reload();
+  }
+
+  /** Reads the file again if another process (or this one) replaced it since the last read. */
+  private reload(): void {
+    let st: ReturnType<typeof statSync>;
+    try {
+      st = statSync(this.path);
+    } catch {
       this.data = {};
+      this.version = "";
+      return;
     }
+    const version = `${st.ino}:${st.size}:${st.mtimeMs}`;
+    if (version === this.version) return;
+    this.data = JSON.parse(readFileSync(this.path, "utf8")) as Record<string, string>;
+    this.version = version;
   }
 
   private flush(): void {
     writeFileAtomic(this.path, JSON.stringify(this.data, null, 2), this.hooks);
+    this.version = "";
+    this.reload();
+  }
+
+  /** One change, made on the newest content of the file and under the lock. */
+  private mutate(change: (data: Record<string, string>) => boolean): void {
+    const write = () => {
+      this.reload();
+      if (change(this.data)) this.flush();
+    };
+    if (this.held > 0) {
+      write();
+      return;
+    }
+    const release = this.lockSync();
+    try {
+      write();
+    } finally {
+      release();
+    }
+  }
+
+  private lockSync(): () => void {
+    const deadline = Date.now() + LOCK_WAIT_MS;
+    for (let wait = 2; ; wait = Math.min(wait * 2, 50)) {
+      try {
+        return lockfile.lockSync(this.path, lockOptions);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== "ELOCKED" || Date.now() > deadline) throw this.busy(e);
+        Bun.sleepSync(wait);
+      }
+    }
+  }
+
+  private busy(e: unknown): CliError {
+    const code = (e as NodeJS.ErrnoException).code;
+    return new CliError(
+      code === "ELOCKED"
+        ? `${this.path} is locked by another wsync process (remove ${this.path}.lock if none is running)`
+        : `Cannot lock ${this.path}: ${code ?? (e as Error).message}`,
+      ExitCode.other,
+    );
+  }
+
+  /**
+   * Runs `fn` holding the file's lock against every other process (writes from this process go on
+   * meanwhile). A refresh of the session runs inside it: read the stored session, refresh only if
+   * nobody else did, save.
+   */
+  async withLock<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.held > 0) return fn();
+    let release: () => Promise<void>;
+    try {
+      release = await lockfile.lock(this.path, {
+        ...lockOptions,
+        retries: { retries: LOCK_WAIT_MS / 50, minTimeout: 5, maxTimeout: 50, factor: 1.5 },
+        // The library's default throws from a timer (the process would die); losing the lock
+        // mid-refresh is already covered by the server's refresh grace window.
+        onCompromised: () => undefined,
+      });
+    } catch (e) {
+      throw this.busy(e);
+    }
+    this.held++;
+    try {
+      return await fn();
+    } finally {
+      this.held--;
+      await release().catch(() => undefined);
+    }
   }
 
   async get(key: string): Promise<string | null> {
+    this.reload();
     return this.data[key] ?? null;
   }
 
   async set(key: string, value: string): Promise<void> {
-    this.data[key] = value;
-    this.flush();
+    this.mutate((d) => {
+      if (d[key] === value) return false;
+      d[key] = value;
+      return true;
+    });
   }
 
   async delete(key: string): Promise<void> {
-    if (!(key in this.data)) return;
-    delete this.data[key];
-    this.flush();
+    this.mutate((d) => {
+      if (!(key in d)) return false;
+      delete d[key];
+      return true;
+    });
   }
 }

@@ -108,6 +108,27 @@ export function itemJson(i: TimelineItem): ItemJson {
   };
 }
 
+/** This user is no longer in a channel (tail and listen): kicked, or left from elsewhere. */
+export function removedJson(
+  r: { channelId: string; name: string | null; reason: "left" | "kicked" | null },
+  fallbackName: string,
+) {
+  return {
+    type: "removed",
+    channelId: r.channelId,
+    channel: r.name ?? fallbackName,
+    reason: r.reason ?? "removed",
+  };
+}
+
+export function removedText(reason: "left" | "kicked" | null, name: string): string {
+  return reason === "kicked"
+    ? `You were kicked from ${name}`
+    : reason === "left"
+      ? `You left ${name}`
+      : `You are no longer in ${name}`;
+}
+
 export function warningJson(w: SecurityWarning): WarningJson {
   return {
     type: "warning",

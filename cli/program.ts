@@ -1,10 +1,13 @@
 import { Command, CommanderError } from "commander";
 import { VERSION } from "../server/version.ts";
+import { registerApiCommand } from "./commands/api.ts";
 import { registerAuthCommands } from "./commands/auth.ts";
 import { registerChannelCommands } from "./commands/channels.ts";
 import { registerKeyCommands } from "./commands/keys.ts";
 import { registerLinkCommands } from "./commands/link.ts";
+import { registerListenCommand } from "./commands/listen.ts";
 import { registerMessageCommands } from "./commands/messages.ts";
+import { registerMigrateCommand } from "./commands/migrate.ts";
 import { registerServeCommand } from "./commands/serve.ts";
 import { describeError, ExitCode, usageError } from "./errors.ts";
 import { io } from "./prompt.ts";
@@ -21,11 +24,21 @@ export function buildProgram(): Command {
     .version(VERSION)
     .option("--server <url>", "server URL (default $WSYNC_SERVER or http://localhost:3000)")
     .exitOverride()
-    .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) })
+    .configureOutput({
+      writeOut: (s) => io.out(s),
+      writeErr: (s) => io.err(s),
+      // One line, `wsync: …`, like every other error (commander's own start with "error: ").
+      outputError: (s, write) => write(`wsync: ${s.replace(/^error: /, "")}`),
+    })
     .allowExcessArguments(true)
     .action(async (_o, cmd: Command) => {
       // The root command is the interactive screen; a stray word is a mistyped command.
       if (cmd.args.length > 0) throw usageError(`unknown command '${cmd.args[0]}' (see \`wsync --help\`)`);
+      // Ink needs a terminal to draw on; without one it would fail with a long stack trace.
+      if (!process.stdin.isTTY || !process.stdout.isTTY)
+        throw usageError(
+          "the interactive screen needs a terminal; from scripts use `wsync listen --json`, `wsync api` or `wsync --help`",
+        );
       const { runInteractive } = await import("./tui/run.tsx");
       await runInteractive(cmd.optsWithGlobals());
     });
@@ -35,6 +48,9 @@ export function buildProgram(): Command {
   registerChannelCommands(program);
   registerLinkCommands(program);
   registerMessageCommands(program);
+  registerListenCommand(program);
+  registerApiCommand(program);
+  registerMigrateCommand(program);
   return program;
 }
 

@@ -7,6 +7,7 @@ import { handlers } from "./http/handlers.ts";
 import { clearedRefreshCookie, refreshCookie, wantsCookie } from "./http/session-cookie.ts";
 import { type Bus, LocalBus } from "./realtime/bus.ts";
 import { Hub } from "./realtime/hub.ts";
+import { LocalPresence, type Presence } from "./realtime/presence.ts";
 import { AuthService } from "./services/auth-service.ts";
 import { ChannelService } from "./services/channel-service.ts";
 import { EpochService } from "./services/epoch-service.ts";
@@ -14,7 +15,7 @@ import { KeyBackupService } from "./services/key-backup-service.ts";
 import { LoginGuard } from "./services/login-throttle.ts";
 import { MessageService } from "./services/message-service.ts";
 import { Notices } from "./services/notices.ts";
-import { RateLimiter, WRITE_KINDS } from "./services/rate-limit.ts";
+import { RateLimiter, type SharedBuckets, WRITE_KINDS } from "./services/rate-limit.ts";
 import { TokenService } from "./services/tokens.ts";
 import { guardStorage } from "./storage/faults.ts";
 import type { Storage } from "./storage/types.ts";
@@ -28,7 +29,14 @@ export interface AppDeps {
   storage: Storage;
   jwtSecret: Uint8Array;
   bus?: Bus;
+  /**
+   * Presence across processes (RedisPresence), made from this process's hub; default: this process's
+   * sockets only.
+   */
+  presence?: (localOnline: (did: string) => boolean) => Presence;
   clock?: Clock;
+  /** Rate-limit buckets shared by every process (Redis); default: this process's own. */
+  sharedLimits?: SharedBuckets;
   /** Where operational messages go; never passed secrets, tokens or bodies. */
   log?: (message: string) => void;
   /** Test hook for the weather source. */
@@ -46,6 +54,7 @@ export interface Services {
   storage: Storage;
   bus: Bus;
   hub: Hub;
+  presence: Presence;
   clock: Clock;
   log: (message: string) => void;
   auth: AuthService;
@@ -63,17 +72,20 @@ export function createServices(deps: AppDeps): Services {
   const bus = deps.bus ?? new LocalBus();
   const hub = new Hub();
   bus.subscribe((event) => hub.deliver(event));
+  const presence =
+    deps.presence?.((did) => hub.isOnline(did)) ?? new LocalPresence((did) => hub.isOnline(did));
   const log = deps.log ?? ((m: string) => console.error(`[wsync] ${m}`));
   // Full or failing storage answers 503 Unavailable and is logged once per change (storage/faults.ts).
   deps = { ...deps, storage: guardStorage(deps.storage, log) };
   const notices = new Notices(deps.storage, bus, clock);
-  const tokens = new TokenService(deps.jwtSecret, clock);
+  const tokens = new TokenService(deps.jwtSecret, clock, deps.config.accessTokenTtlSeconds);
   const auth: AuthService = new AuthService({
     storage: deps.storage,
     tokens,
     clock,
     throttle: new LoginGuard(clock),
     handleSuffix: deps.config.handleSuffix,
+    refreshGraceSeconds: deps.config.refreshGraceSeconds,
     async onKeyReplaced(ctx, channelIds) {
       for (const id of channelIds) {
         const channel = await deps.storage.channels.get(id);
@@ -89,7 +101,7 @@ export function createServices(deps: AppDeps): Services {
     bus,
     clock,
     notices,
-    isOnline: (did) => hub.isOnline(did),
+    isOnline: (did) => presence.isOnline(did),
     normalizeHandle: (h) => auth.normalizeHandle(h),
     maxOwnedChannels: deps.config.rateLimits.maxOwnedChannels,
   });
@@ -98,6 +110,7 @@ export function createServices(deps: AppDeps): Services {
     storage: deps.storage,
     bus,
     hub,
+    presence,
     clock,
     log,
     auth,
@@ -105,7 +118,7 @@ export function createServices(deps: AppDeps): Services {
     epochs: new EpochService(deps.storage, bus, clock),
     messages: new MessageService(deps.storage, bus, clock),
     keyBackups: new KeyBackupService(deps.storage, clock),
-    limits: new RateLimiter(clock, deps.config.rateLimits),
+    limits: new RateLimiter(clock, deps.config.rateLimits, 200_000, deps.sharedLimits ?? null, log),
     weather: createWeatherService({
       url: deps.config.weather.url,
       lat: deps.config.weather.lat,
@@ -241,7 +254,7 @@ export function createApp(deps: AppDeps) {
       const auth =
         def.auth === "access" ? await s.auth.authenticate(request.headers.get("authorization")) : null;
       // Per-user write limits (429 RateLimited with Retry-After), the same buckets as the WebSocket's.
-      if (auth && writeKind) s.limits.check(auth.did, writeKind);
+      if (auth && writeKind) await s.limits.check(auth.did, writeKind);
       if (name === "logoutCookie") set.headers["set-cookie"] = clearedRefreshCookie();
       const result = await handler(s, { body, request, auth, address: addressOf(request, server) });
       // A browser's refresh token travels only as an HttpOnly cookie (http/session-cookie.ts).

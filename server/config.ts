@@ -26,6 +26,12 @@ export interface Config {
    * entry of X-Forwarded-For (the one the proxy added). Otherwise that header is ignored.
    */
   trustProxy: boolean;
+  /** WSYNC_ACCESS_TOKEN_TTL_SECONDS: access token lifetime (default 900, protocol §3; tests shorten it). */
+  accessTokenTtlSeconds: number;
+  /** WSYNC_REFRESH_GRACE_SECONDS: the refresh grace window (default 30; 0 turns it off). */
+  refreshGraceSeconds: number;
+  /** With Redis: key prefix (WSYNC_REDIS_PREFIX, default "wsync"), presence heartbeat and its expiry. */
+  redis: { prefix: string; heartbeatMs: number; ttlMs: number };
 }
 
 export class ConfigError extends Error {
@@ -58,6 +64,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const dataDir = resolve(env.WSYNC_DATA_DIR || "./data");
   const sync = env.WSYNC_SQLITE_SYNC || "full";
   if (sync !== "full" && sync !== "normal") throw new ConfigError(`WSYNC_SQLITE_SYNC must be full or normal`);
+  const accessTtl = number(env, "WSYNC_ACCESS_TOKEN_TTL_SECONDS", 15 * 60);
+  if (!Number.isInteger(accessTtl) || accessTtl < 5 || accessTtl > 24 * 3600)
+    throw new ConfigError("WSYNC_ACCESS_TOKEN_TTL_SECONDS must be a whole number of seconds from 5 to 86400");
+  const heartbeatMs = number(env, "WSYNC_PRESENCE_HEARTBEAT_MS", 3_000);
+  const ttlMs = number(env, "WSYNC_PRESENCE_TTL_MS", 10_000);
+  if (!(heartbeatMs >= 100 && ttlMs >= 2 * heartbeatMs))
+    throw new ConfigError("WSYNC_PRESENCE_TTL_MS must be at least twice WSYNC_PRESENCE_HEARTBEAT_MS (≥ 100)");
+  const grace = number(env, "WSYNC_REFRESH_GRACE_SECONDS", 30);
+  if (!Number.isInteger(grace) || grace < 0 || grace > 300)
+    throw new ConfigError("WSYNC_REFRESH_GRACE_SECONDS must be a whole number of seconds from 0 to 300");
   return {
     port,
     host: env.HOST || "127.0.0.1",
@@ -76,5 +92,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sqlitePath: join(dataDir, "wsync.db"),
     rateLimits: rateLimitConfig(env),
     trustProxy: env.WSYNC_TRUST_PROXY === "1" || env.WSYNC_TRUST_PROXY === "true",
+    accessTokenTtlSeconds: accessTtl,
+    refreshGraceSeconds: grace,
+    redis: { prefix: env.WSYNC_REDIS_PREFIX || "wsync", heartbeatMs, ttlMs },
   };
 }

@@ -1,27 +1,92 @@
 import { mkdirSync } from "node:fs";
 import { createApp } from "./app.ts";
 import { loadConfig } from "./config.ts";
+import { RedisBuckets, RedisBus, RedisPresence } from "./realtime/redis-bus.ts";
+import { openPostgresStorage } from "./storage/postgres/index.ts";
 import { openSqliteStorage } from "./storage/sqlite/index.ts";
+import type { Storage } from "./storage/types.ts";
 import { checkDataDir } from "./util/data-dir.ts";
 import { loadJwtSecret } from "./util/jwt-secret.ts";
+import { setPresence } from "./ws/socket.ts";
 
 /** How long a shutdown may take before the process exits regardless (issue: exit within 5 s). */
 const SHUTDOWN_DEADLINE_MS = 4_500;
+
+/** `postgres://host:port/db` without user or password, for messages and logs. */
+export function describeDatabaseUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return "(an unreadable URL)";
+  }
+}
 
 /** Starts the server from the environment (protocol §2) and prints where it listens. */
 export async function startServer(env: Record<string, string | undefined> = process.env) {
   const config = loadConfig(env);
   // Everything the server writes (database, WAL, secret) is readable by its owner only.
   process.umask(0o077);
-  if (config.databaseUrl)
-    throw new Error("WSYNC_DATABASE_URL (PostgreSQL storage) is not available in this build yet");
-  if (config.redisUrl) throw new Error("WSYNC_REDIS_URL (Redis fan-out) is not available in this build yet");
+  // Several processes behind a load balancer must sign and check the same tokens: with PostgreSQL
+  // (the multi-process setup) the secret comes from the environment, never from one process's disk.
+  if (config.databaseUrl && !env.WSYNC_JWT_SECRET)
+    throw new Error(
+      "WSYNC_DATABASE_URL needs WSYNC_JWT_SECRET, the same on every server process (e.g. `openssl rand -base64 32`)",
+    );
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
-  // Refuse now, in one line, what would fail later (a read-only or full data dir) or kill the
-  // process (SIGBUS on an -shm it cannot write).
-  checkDataDir(config.dataDir, config.sqlitePath);
-  const storage = openSqliteStorage({ path: config.sqlitePath, synchronous: config.sqliteSync });
-  const { app, services } = createApp({ config, storage, jwtSecret: loadJwtSecret(config.dataDir, env) });
+  let storage: Storage;
+  if (config.databaseUrl) {
+    storage = await openPostgresStorage({ url: config.databaseUrl }).catch((e: unknown) => {
+      // The URL may hold a password: name the host only.
+      throw new Error(
+        `cannot open PostgreSQL at ${describeDatabaseUrl(config.databaseUrl ?? "")}: ${String((e as Error).message ?? e)}`,
+      );
+    });
+  } else {
+    // Refuse now, in one line, what would fail later (a read-only or full data dir) or kill the
+    // process (SIGBUS on an -shm it cannot write).
+    checkDataDir(config.dataDir, config.sqlitePath);
+    storage = openSqliteStorage({ path: config.sqlitePath, synchronous: config.sqliteSync });
+  }
+  const log = (m: string) => console.error(`[wsync] ${m}`);
+  // Redis: events, presence and limits shared with the other processes (docs/decisions/redis-fanout.md).
+  let bus: RedisBus | undefined;
+  let presence: RedisPresence | undefined;
+  let buckets: RedisBuckets | undefined;
+  let localOnline: (did: string) => boolean = () => false;
+  if (config.redisUrl) {
+    const where = describeDatabaseUrl(config.redisUrl);
+    try {
+      bus = await RedisBus.connect(config.redisUrl, config.redis.prefix, log);
+      presence = await RedisPresence.start(bus, (did) => localOnline(did), { ...config.redis, log });
+      buckets = await RedisBuckets.connect(bus);
+    } catch (e) {
+      await bus?.close().catch(() => undefined);
+      await storage.close().catch(() => undefined);
+      throw new Error(`cannot connect to Redis at ${where}: ${(e as Error).message ?? String(e)}`);
+    }
+  }
+  const redisPresence = presence;
+  const { app, services } = createApp({
+    config,
+    storage,
+    jwtSecret: loadJwtSecret(config.dataDir, env),
+    log,
+    ...(bus ? { bus } : {}),
+    ...(buckets ? { sharedLimits: buckets } : {}),
+    ...(redisPresence
+      ? {
+          presence: (local: (did: string) => boolean) => {
+            localOnline = local;
+            return redisPresence;
+          },
+        }
+      : {}),
+  });
+  // Users of a process that died: their channels hear they went offline, from whichever process noticed.
+  presence?.onLost((did) => {
+    setPresence(services, did, false).catch((e) => log(`presence update failed: ${String(e)}`));
+  });
   // Elysia asks for SO_REUSEPORT by default, which lets a second server start on a port already in
   // use and silently share its traffic: refuse instead, with a message that says so.
   try {
@@ -39,7 +104,7 @@ export async function startServer(env: Record<string, string | undefined> = proc
   // PORT=0 picks a free port: links then name the port actually listened on.
   if (config.publicUrlFromPort && config.port === 0) config.publicUrl = `http://localhost:${port}`;
   console.log(
-    `wsync listening on http://${config.host}:${port} (public URL ${config.publicUrl}, data ${config.dataDir})`,
+    `wsync listening on http://${config.host}:${port} (public URL ${config.publicUrl}, data ${config.databaseUrl ? describeDatabaseUrl(config.databaseUrl) : config.dataDir})`,
   );
   // Expired and revoked sessions are only history: drop them hourly (and once at start).
   const purge = () =>
@@ -60,6 +125,8 @@ export async function startServer(env: Record<string, string | undefined> = proc
     clearInterval(purgeTimer);
     services.hub.closeAll(1001, "server shutting down");
     await app.stop(true).catch(() => undefined);
+    await services.presence.close().catch(() => undefined);
+    buckets?.close();
     await services.bus.close().catch(() => undefined);
     await storage.close().catch((e) => console.error(`[wsync] closing the database: ${String(e)}`));
     process.exit(0);

@@ -212,7 +212,7 @@ export async function publishes(
   perChannel: number,
   window: number,
 ): Promise<PublishResult> {
-  const acks = sys.name === "wsync";
+  const acks = sys.name.startsWith("wsync");
   const sentAt: Float64Array[] = Array.from({ length: channels }, () => new Float64Array(perChannel));
   const lat: number[] = [];
   let completed = 0;

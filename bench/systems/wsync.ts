@@ -27,18 +27,37 @@ const CMID = /clientMsgId\\":\\"([0-9a-f]{32})/;
 
 /** The server from source with its defaults (tests/bench/server-process.ts), pinned to core 0. */
 export async function startWsync(): Promise<System> {
-  const server = await startServerProcess({
-    HOST: "127.0.0.1",
-    WSYNC_MAX_OWNED_CHANNELS: "1000000",
-    // Each group of sockets gets its own X-Forwarded-For address (64 sockets per address).
-    WSYNC_TRUST_PROXY: "1",
-  });
-  pin(server.proc.pid, 0);
-  return new Wsync(server);
+  return startWsyncCluster(1, {}, "wsync");
+}
+
+/**
+ * `processes` identical servers sharing what `env` gives them (WSYNC_DATABASE_URL, WSYNC_REDIS_URL,
+ * WSYNC_JWT_SECRET), all pinned to core 0 as the suite's servers are; sockets are spread over them
+ * in turn, as a load balancer without sticky sessions would. CPU is read from the first one.
+ */
+export async function startWsyncCluster(
+  processes: number,
+  env: Record<string, string>,
+  name: string,
+  /** The core every server is pinned to, or null to let them share the machine (scale-out). */
+  core: number | null = 0,
+): Promise<System> {
+  const servers = [];
+  for (let i = 0; i < processes; i++) {
+    const server = await startServerProcess({
+      HOST: "127.0.0.1",
+      WSYNC_MAX_OWNED_CHANNELS: "1000000",
+      // Each group of sockets gets its own X-Forwarded-For address (64 sockets per address).
+      WSYNC_TRUST_PROXY: "1",
+      ...env,
+    });
+    if (core !== null) pin(server.proc.pid, core);
+    servers.push(server);
+  }
+  return new Wsync(servers, name);
 }
 
 class Wsync implements System {
-  readonly name = "wsync";
   readonly selfEcho = true;
   private readonly url: string;
   private readonly users: Person[] = [];
@@ -48,8 +67,14 @@ class Wsync implements System {
   private connectUsers = 10;
   private readonly small: string[] = [];
 
-  constructor(private readonly server: Awaited<ReturnType<typeof startServerProcess>>) {
-    this.url = server.url;
+  private readonly server: Awaited<ReturnType<typeof startServerProcess>>;
+
+  constructor(
+    private readonly servers: Awaited<ReturnType<typeof startServerProcess>>[],
+    readonly name: string,
+  ) {
+    this.server = servers[0] as Awaited<ReturnType<typeof startServerProcess>>;
+    this.url = this.server.url;
   }
 
   get pid(): number {
@@ -86,7 +111,8 @@ class Wsync implements System {
   private async socket(who: Person): Promise<WsClient> {
     const n = this.sockets++;
     const address = `10.${(n >> 16) & 255}.${(Math.floor(n / PER_ADDRESS) >> 8) & 255}.${Math.floor(n / PER_ADDRESS) & 255}`;
-    const ws = await WsClient.open(this.server.port, "/api/ws", { "x-forwarded-for": address }, isMessage);
+    const port = (this.servers[n % this.servers.length] ?? this.server).port;
+    const ws = await WsClient.open(port, "/api/ws", { "x-forwarded-for": address }, isMessage);
     const ready = ws.until((t) => t.startsWith('{"type":"ready"'));
     ws.send(JSON.stringify({ type: "auth", data: { token: who.token } }));
     await ready;
@@ -201,7 +227,7 @@ class Wsync implements System {
     return ws;
   }
 
-  stop(): Promise<void> {
-    return this.server.stop();
+  async stop(): Promise<void> {
+    await Promise.all(this.servers.map((s) => s.stop()));
   }
 }

@@ -1,7 +1,15 @@
 import type { Command } from "commander";
+import { displaySafe } from "../../core/commands/display-safe.ts";
 import { ChannelTypes } from "../../core/protocol/index.ts";
-import { type GlobalOptions, resolveChannel, signedInClient } from "../context.ts";
-import { usageError } from "../errors.ts";
+import { kickMember } from "../actions.ts";
+import {
+  allChannels,
+  type GlobalOptions,
+  memberChannel,
+  resolveChannel,
+  signedInClient,
+} from "../context.ts";
+import { CliError, ExitCode, usageError } from "../errors.ts";
 import { channelJson, memberJson } from "../format.ts";
 
 interface Opts extends GlobalOptions {
@@ -41,6 +49,7 @@ export function registerChannelCommands(program: Command): void {
     .description("create a channel; a secret channel prints its link")
     .requiredOption("--type <type>", `one of ${ChannelTypes.join(", ")}`)
     .option("--description <text>", "description")
+    .option("--json", "print JSON")
     .action(async (name: string, _o, cmd: Command) => {
       const o = opts(cmd);
       if (!ChannelTypes.includes(o.type as never))
@@ -51,6 +60,10 @@ export function registerChannelCommands(program: Command): void {
         type: o.type as (typeof ChannelTypes)[number],
         description: o.description,
       });
+      if (o.json) {
+        process.stdout.write(`${JSON.stringify({ ...channelJson(channel), link: link ?? null })}\n`);
+        return;
+      }
       process.stdout.write(`${link ?? channel.id}\n`);
       if (link) process.stderr.write("Share this link with people you want to invite to the channel.\n");
     });
@@ -58,30 +71,77 @@ export function registerChannelCommands(program: Command): void {
   program
     .command("join <hashOrLink>")
     .description("join by channel id, channel uri or secret link")
+    .option("--json", "print JSON")
     .action(async (ref: string, _o, cmd: Command) => {
-      const { client } = await signedInClient(opts(cmd));
+      const o = opts(cmd);
+      const { client } = await signedInClient(o);
       const view = await client.join(ref);
-      process.stdout.write(`Joined #${view.channel.value.name} (${view.channel.id})\n`);
+      if (o.json) process.stdout.write(`${JSON.stringify(channelJson(view.channel))}\n`);
+      else process.stdout.write(`Joined #${displaySafe(view.channel.value.name)} (${view.channel.id})\n`);
     });
 
   program
     .command("leave <channel>")
     .description("leave a channel")
+    .option("--json", "print JSON")
     .action(async (ref: string, _o, cmd: Command) => {
-      const { client } = await signedInClient(opts(cmd));
-      const ch = await resolveChannel(client, ref);
+      const o = opts(cmd);
+      const { client } = await signedInClient(o);
+      const ch = await memberChannel(client, ref);
       await client.leave(ch.id);
-      process.stdout.write("Left the channel\n");
+      if (o.json) process.stdout.write(`${JSON.stringify({ channelId: ch.id, left: true })}\n`);
+      else process.stdout.write(`Left #${displaySafe(ch.value.name)}\n`);
     });
 
   program
     .command("invite <channel> <handle>")
     .description("invite someone by handle")
+    .option("--json", "print JSON")
     .action(async (ref: string, handle: string, _o, cmd: Command) => {
-      const { client } = await signedInClient(opts(cmd));
-      const ch = await resolveChannel(client, ref);
+      const o = opts(cmd);
+      const { client } = await signedInClient(o);
+      const ch = await memberChannel(client, ref);
       await client.invite(ch.id, handle);
-      process.stdout.write(`Invited ${handle}\n`);
+      if (o.json) process.stdout.write(`${JSON.stringify({ channelId: ch.id, handle, invited: true })}\n`);
+      else process.stdout.write(`Invited ${handle}\n`);
+    });
+
+  program
+    .command("kick <channel> <handle>")
+    .description(
+      "remove a member (owner only); the rest get a new key at once, and a new link if it is secret",
+    )
+    .option("--json", "print JSON")
+    .action(async (ref: string, handle: string, _o, cmd: Command) => {
+      const o = opts(cmd);
+      const { client } = await signedInClient(o);
+      const ch = await memberChannel(client, ref);
+      const target = await kickMember(client, ch, handle);
+      if (o.json)
+        process.stdout.write(
+          `${JSON.stringify({ channelId: ch.id, did: target.did, handle: target.handle, kicked: true })}\n`,
+        );
+      else process.stdout.write(`Kicked ${target.handle} from #${displaySafe(ch.value.name)}\n`);
+    });
+
+  program
+    .command("topic <channel> [text...]")
+    .description("print the channel's description (set when it was created; it cannot be changed)")
+    .option("--json", "print JSON")
+    .action(async (ref: string, words: string[], _o, cmd: Command) => {
+      const o = opts(cmd);
+      if (words.length > 0)
+        throw usageError(
+          "a channel's description is set when it is created (`wsync create --description`); the protocol has no way to change it",
+        );
+      const { client } = await signedInClient(o);
+      const { id } = await resolveChannel(client, ref);
+      const ch = (await allChannels(client)).find((c) => c.id === id);
+      if (!ch) throw new CliError(`Channel not found: ${ref}`, ExitCode.notFound);
+      const description = ch.value.description ?? "";
+      if (o.json)
+        process.stdout.write(`${JSON.stringify({ channelId: ch.id, name: ch.value.name, description })}\n`);
+      else process.stdout.write(`${displaySafe(description) || "(no description)"}\n`);
     });
 
   program

@@ -1,10 +1,13 @@
 import type { Command } from "commander";
 import type { ChannelView, SecurityWarning, TimelineItem } from "../../core/client/index.ts";
-import { type GlobalOptions, resolveChannel, signedInClient } from "../context.ts";
+import { displaySafe } from "../../core/commands/display-safe.ts";
+import { type GlobalOptions, memberChannel, signedInClient } from "../context.ts";
 import { CliError, ExitCode, usageError } from "../errors.ts";
 import {
   itemJson,
   itemLine,
+  removedJson,
+  removedText,
   sendBlockedText,
   viewLines,
   warningJson,
@@ -30,13 +33,15 @@ export function registerMessageCommands(program: Command): void {
     .description(
       "send a message: the words after the channel, joined by spaces as echo does (- or none: standard input)",
     )
+    .option("--json", "print the sent message as JSON")
     .action(async (ref: string, words: string[], _o, cmd: Command) => {
+      const o = opts(cmd);
       // `wsync send '#g' hello world` sends "hello world", as `echo hello world` prints it.
       const text = words.length ? words.join(" ") : undefined;
       const body = text === undefined || text === "-" ? await textFromStdin() : text;
       if (!body.trim()) throw usageError("send: the message is empty");
-      const { client } = await signedInClient(opts(cmd));
-      const ch = await resolveChannel(client, ref);
+      const { client } = await signedInClient(o);
+      const ch = await memberChannel(client, ref);
       const view = await client.open(ch.id);
       if (view.sendBlocked) throw sendBlocked(view);
       const item = await client.send(ch.id, body.replace(/\n$/, "")).catch((e: unknown) => {
@@ -45,7 +50,7 @@ export function registerMessageCommands(program: Command): void {
         const now = client.view(ch.id);
         throw now?.sendBlocked ? sendBlocked(now) : e;
       });
-      process.stdout.write(`${item.uri}\n`);
+      process.stdout.write(o.json ? `${JSON.stringify(itemJson(item))}\n` : `${item.uri}\n`);
     });
 
   program
@@ -58,7 +63,7 @@ export function registerMessageCommands(program: Command): void {
       const limit = Number(o.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw usageError("--limit must be 1 to 100");
       const { client } = await signedInClient(o);
-      const ch = await resolveChannel(client, ref);
+      const ch = await memberChannel(client, ref);
       const view = await client.open(ch.id);
       // Opening loads one page (50 records); older pages until --limit is met or history ends.
       while (view.items.length < limit && view.hasMore) {
@@ -81,12 +86,14 @@ export function registerMessageCommands(program: Command): void {
 
   program
     .command("tail <channel>")
-    .description("follow live messages (NDJSON with --json); Ctrl+C stops")
+    .description(
+      "follow live messages (NDJSON with --json); Ctrl+C stops; exits 7 if you are kicked from the channel",
+    )
     .option("--json", "one JSON object per line")
     .action(async (ref: string, _o, cmd: Command) => {
       const o = opts(cmd);
       const { client } = await signedInClient(o);
-      const ch = await resolveChannel(client, ref);
+      const ch = await memberChannel(client, ref);
       const print = (i: TimelineItem) =>
         process.stdout.write(o.json ? `${JSON.stringify(itemJson(i))}\n` : `${itemLine(i)}\n`);
       // A warning can arrive as an event and also sit in the view after open: print each once.
@@ -101,8 +108,17 @@ export function registerMessageCommands(program: Command): void {
       });
       client.events.on("security-warning", warn);
       client.events.on("session-ended", () => {
-        process.stderr.write("The session ended\n");
-        process.exit(3);
+        process.stderr.write("wsync: the session ended (run `wsync login`)\n");
+        process.exit(ExitCode.auth);
+      });
+      // Kicked (or left from elsewhere): say so, then end with its own code instead of waiting forever.
+      client.events.on("removed", (r) => {
+        if (r.channelId !== ch.id) return;
+        const name = `#${displaySafe(r.name ?? ch.value.name)}`;
+        if (o.json) process.stdout.write(`${JSON.stringify(removedJson(r, ch.value.name))}\n`);
+        else process.stdout.write(`*** ${removedText(r.reason, name)}\n`);
+        client.disconnect();
+        process.exit(ExitCode.removed);
       });
       client.connect();
       await new Promise<void>((resolve) => {
@@ -127,11 +143,20 @@ export function registerMessageCommands(program: Command): void {
     .command("verify <handle>")
     .description("show both safety numbers, to compare out of band")
     .option("--accept", "trust this person's current key (after comparing)")
+    .option("--json", "print JSON")
     .action(async (handle: string, _o, cmd: Command) => {
-      const o = cmd.optsWithGlobals() as GlobalOptions & { accept?: boolean };
+      const o = cmd.optsWithGlobals() as GlobalOptions & { accept?: boolean; json?: boolean };
       const { client } = await signedInClient(o);
       const did = await client.didOf(handle);
       const n = await client.safetyNumbers(did);
+      if (o.json) {
+        const accepted = n.theirKeyChanged && o.accept === true;
+        if (accepted) await client.acceptKeyChange(did, n.theirKey);
+        process.stdout.write(
+          `${JSON.stringify({ did, handle, mine: n.mine, theirs: n.theirs, pair: n.pair, keyChanged: n.theirKeyChanged, accepted })}\n`,
+        );
+        return;
+      }
       process.stdout.write(
         `Your safety number:        ${n.mine}\n${handle}'s safety number: ${n.theirs}\nTogether: ${n.pair}\n`,
       );

@@ -56,6 +56,15 @@ export function App({ client }: { client: WsyncClient }) {
       void submit(text.slice(0, -1));
       return;
     }
+    // The same for Tab: letters and Tab in one chunk are typing and Tab (complete, else move on).
+    if (text.endsWith("\t") && !text.slice(0, -1).includes("\t")) {
+      const typed = text.slice(0, -1);
+      if (!completeInput(typed)) {
+        setInputText(typed);
+        setFocus(PANES[(PANES.indexOf("input") + 1) % PANES.length] as Pane);
+      }
+      return;
+    }
     setPasted(null);
     setInput(text.replace(/\n+$/, ""));
   };
@@ -80,6 +89,17 @@ export function App({ client }: { client: WsyncClient }) {
   const me = state.auth.user;
   const joined = state.channels.filter((c) => c.isMember);
   const joinedKey = joined.map((c) => c.id).join(",");
+  /** Tab in the input: completes a #channel or a handle when the last word is one (false: nothing to do). */
+  const completeInput = (value: string): boolean => {
+    const done = complete(value, {
+      channels: joined.map((c) => c.value.name),
+      handles: (current?.members ?? []).map((m) => m.handle),
+    });
+    if (!done) return false;
+    setInputText(done.value);
+    if (done.choices.length > 1) setStatus({ text: done.choices.join("  "), error: false });
+    return true;
+  };
 
   // Unread counts: every joined channel is opened in the background (subscribed, last page loaded), and
   // what arrives after that while the channel is not the current one is unread. `seen` is the newest
@@ -289,17 +309,7 @@ export function App({ client }: { client: WsyncClient }) {
       return;
     }
     // Tab in the input completes a #channel or a handle when the last word is one; otherwise it moves on.
-    if (key.tab && !key.shift && focus === "input" && input) {
-      const done = complete(input, {
-        channels: joined.map((c) => c.value.name),
-        handles: (current?.members ?? []).map((m) => m.handle),
-      });
-      if (done) {
-        setInputText(done.value);
-        if (done.choices.length > 1) setStatus({ text: done.choices.join("  "), error: false });
-        return;
-      }
-    }
+    if (key.tab && !key.shift && focus === "input" && input && completeInput(input)) return;
     if (key.tab) {
       const i = PANES.indexOf(focus);
       setFocus(PANES[(i + (key.shift ? PANES.length - 1 : 1)) % PANES.length] as Pane);

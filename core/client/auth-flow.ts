@@ -1,17 +1,12 @@
-import {
-  CryptoText,
-  checkPrivateKey,
-  generateIdentity,
-  PrivateKeyCheckText,
-  reasonOf,
-} from "../crypto/index.ts";
+import { CryptoText, reasonOf } from "../crypto/errors.ts";
+import { checkPrivateKey, generateIdentity, PrivateKeyCheckText } from "../crypto/identity.ts";
 import type { BackupSecretKind } from "../crypto/key-backup.ts";
 import { ApiError, type Session } from "../protocol/runtime.ts";
 import type { ApiClient } from "./api.ts";
 import type { KeyBackupFlow } from "./key-backup-flow.ts";
 import type { Keyring } from "./keyring.ts";
 import type { Realtime } from "./realtime.ts";
-import { REFRESH_MARGIN_MS, type SessionStore, tokenExpiry } from "./session.ts";
+import { needsRefresh, type SessionStore } from "./session.ts";
 import { type ClientEvents, type ClientState, resetState } from "./state.ts";
 import type { KeyValueStore } from "./store.ts";
 
@@ -334,7 +329,10 @@ export class AuthFlow {
       this.pendingKeys = null;
     }
     this.registrationPassword = null;
-    await this.c.session.clear();
+    // A session ended by the server is forgotten from the store only if it is still the stored one:
+    // another process of this device may have signed in again meanwhile.
+    if (wipeKeys) await this.c.session.clear();
+    else await this.c.session.forget();
     resetState(this.c.state);
     this.c.changed();
   }
@@ -347,12 +345,30 @@ export class AuthFlow {
       const cookie = this.c.session.mode === "cookie";
       if (!s || (!cookie && !s.refreshJwt)) return false;
       try {
-        // Cookie sessions: no bearer; the browser sends the HttpOnly cookie, one tab at a time.
-        const next = await this.c.refreshLock(() =>
-          this.c.api.call("refresh", undefined, { token: cookie ? null : s.refreshJwt }),
-        );
-        await this.c.session.save(next);
-        return true;
+        const ok = await this.c.refreshLock(async () => {
+          // Cookie sessions: no bearer; the browser sends the HttpOnly cookie, one tab at a time.
+          if (cookie) {
+            await this.c.session.save(await this.c.api.call("refresh", undefined, { token: null }));
+            return true;
+          }
+          // Bearer sessions share their store with other processes of this device (the CLI): one of
+          // them may have refreshed already, and presenting the token it replaced would be a replay.
+          // Under the lock, the stored session is the newest; refresh only if nobody else did.
+          const stored = await this.c.session.load();
+          if (!stored || stored.did !== s.did) return false;
+          if (stored.refreshJwt !== s.refreshJwt && !needsRefresh(stored.accessJwt, this.c.now()))
+            return true;
+          await this.c.session.save(
+            await this.c.api.call("refresh", undefined, { token: stored.refreshJwt }),
+          );
+          return true;
+        });
+        if (!ok) {
+          // Signed out (or in as someone else) by another process of this device.
+          await this.endLocally(false);
+          this.c.emit("session-ended", {});
+        }
+        return ok;
       } catch (e) {
         if (e instanceof ApiError && e.status === 401) {
           await this.endLocally(false);
@@ -370,8 +386,7 @@ export class AuthFlow {
   async freshToken(): Promise<string | null> {
     const s = this.c.session.current;
     if (!s) return null;
-    const exp = tokenExpiry(s.accessJwt);
-    if (exp !== null && exp - this.c.now() < REFRESH_MARGIN_MS) await this.refreshTokens();
+    if (needsRefresh(s.accessJwt, this.c.now())) await this.refreshTokens();
     return this.c.session.current?.accessJwt ?? null;
   }
 }

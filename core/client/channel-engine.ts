@@ -119,11 +119,10 @@ export class ChannelEngine {
     }
     // The HTTP join answers with the channel and its members; the socket's join subscribes. Both are
     // idempotent, so they run side by side.
+    const socketJoined = this.c.realtime.connectionStatus === "connected";
     const [{ channel, members }] = await Promise.all([
       this.c.api.call("joinChannel", body),
-      this.c.realtime.connectionStatus === "connected"
-        ? this.c.realtime.request(WsEvent.channelJoin, body).catch(() => null)
-        : null,
+      socketJoined ? this.c.realtime.request(WsEvent.channelJoin, body).catch(() => null) : null,
     ]);
     // The history is fetched while the keys load; it is decrypted once they are there.
     const history = this.c.api.call("getMessages", { channelUri: channel.id, limit: Limits.pageOnJoin });
@@ -169,6 +168,11 @@ export class ChannelEngine {
       live.loading = false;
       this.c.changed();
     }
+    // Opened while the socket was still connecting: the connection may have come up (and resynced
+    // the channels open then) before this one was in the list, leaving it unsubscribed and missing
+    // whatever came meanwhile. Subscribe and fill from the page loaded (resync), now.
+    if (!socketJoined && this.c.realtime.connectionStatus === "connected")
+      await this.resync(channel.id).catch(() => undefined);
     return live;
   }
 

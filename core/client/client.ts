@@ -1,14 +1,4 @@
-import {
-  buildDeletion,
-  buildInvite,
-  CryptoText,
-  isLinkSecret,
-  pairSafetyNumber,
-  REACTION_RE,
-  reasonOf,
-  safetyNumber,
-  signObject,
-} from "../crypto/index.ts";
+import { CryptoText, reasonOf } from "../crypto/errors.ts";
 import type { BackupSecretKind } from "../crypto/key-backup.ts";
 import {
   ApiError,
@@ -67,6 +57,13 @@ export interface ClientOptions {
   now?: () => number;
   log?: (message: string) => void;
 }
+
+/**
+ * The signing and checking a user's own actions need (joins by secret link, invites, reactions,
+ * deletions, safety numbers), loaded on first use like the channel engine: a browser page showing the
+ * board before any of those actions does not download them.
+ */
+const actionCrypto = () => import("./action-crypto.ts");
 
 /**
  * The headless wsync client: one object that a browser page, the CLI or a script drives. State is a
@@ -387,7 +384,8 @@ export class WsyncClient {
     this.requireKeys();
     const parsed = parseJoinLink(input);
     if (!parsed) throw new Error(CryptoText.invalidChannelUri);
-    if (parsed.joinToken !== null && !isLinkSecret(parsed.joinToken)) throw new Error("Invalid secret link");
+    if (parsed.joinToken !== null && !(await actionCrypto()).isLinkSecret(parsed.joinToken))
+      throw new Error("Invalid secret link");
     const view = await (await this.parts()).channels.open(parsed.channelId, parsed.joinToken ?? undefined);
     await this.refreshChannels().catch(() => undefined);
     return view;
@@ -442,6 +440,7 @@ export class WsyncClient {
     const id = channelIdFromUri(channelId);
     if (!id) throw new Error(CryptoText.invalidChannelUri);
     const target = await this.api.call("resolveUser", { handle: handle.trim() });
+    const { buildInvite, signObject } = await actionCrypto();
     const invite = buildInvite({
       channelId: id,
       inviteeDid: target.did,
@@ -509,7 +508,7 @@ export class WsyncClient {
   /** An emoji reaction to a message, or (`remove`) taking one's reaction back. */
   async react(channelId: string, target: TimelineItem, emoji: string, remove = false): Promise<TimelineItem> {
     const to = this.refTo(target);
-    if (!REACTION_RE.test(emoji)) throw new Error("A reaction is an emoji");
+    if (!(await actionCrypto()).REACTION_RE.test(emoji)) throw new Error("A reaction is an emoji");
     const body = remove
       ? { type: "reaction" as const, to, emoji, remove: true as const }
       : { type: "reaction" as const, to, emoji };
@@ -551,6 +550,7 @@ export class WsyncClient {
     const inView = Object.values(this.state.open).find((v) => v.items.some((i) => i.uri === uri));
     const id = channelId ? channelIdFromUri(channelId) : (inView?.channel.id ?? null);
     if (!id) throw new Error("Open the message's channel first");
+    const { buildDeletion, signObject } = await actionCrypto();
     const deletion = buildDeletion({ channelId: id, uri, byDid: this.me().did, createdAt: Date.now() });
     const signature = await signObject(identity, deletion);
     await this.api.call("deleteMessage", { uri, deletion, signature });
@@ -575,6 +575,7 @@ export class WsyncClient {
     const current = keys.find((k) => k.did === did)?.publicKey;
     if (!current) throw new Error("That user has no encryption key");
     const pinned = (await this.keyring.pinned(did)) ?? current;
+    const { pairSafetyNumber, safetyNumber } = await actionCrypto();
     return {
       mine: await safetyNumber(me.did, me.publicKey),
       theirs: await safetyNumber(did, current),

@@ -67,7 +67,10 @@ export async function handleFrame(c: FrameContext, f: ServerFrame): Promise<void
       const channelId = idOf(d.channelUri);
       const view = c.state.open[channelId];
       if (d.did === c.did()) {
+        const name =
+          view?.channel.value.name ?? c.state.channels.find((x) => x.id === channelId)?.value.name ?? null;
         delete c.state.open[channelId];
+        c.emit("removed", { channelId, name, reason: d.reason ?? null });
         if (c.state.currentChannelId === channelId) c.state.currentChannelId = null;
         await c.refreshChannels().catch(() => undefined);
       } else if (view) {
@@ -98,6 +101,7 @@ export async function handleFrame(c: FrameContext, f: ServerFrame): Promise<void
     }
     case WsEvent.invited: {
       const d = f.data as ServerFrame<typeof WsEvent.invited>["data"];
+      c.emit("invited", { channel: d.channel, from: d.from });
       if (!c.state.invites.some((i) => i.channel.id === d.channel.id)) {
         c.state.invites.push({
           channel: d.channel,

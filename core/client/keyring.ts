@@ -1,4 +1,5 @@
-import type { Bytes, Identity } from "../crypto/index.ts";
+import type { Bytes } from "../crypto/bytes.ts";
+import type { Identity } from "../crypto/identity.ts";
 import { ChainStore } from "./chain.ts";
 import { type KeyValueStore, readJson, StoreKeys } from "./store.ts";
 import { type SecretVault, StoreVault } from "./vault.ts";

@@ -1,20 +1,36 @@
-import { fromBase64, fromUtf8 } from "../crypto/index.ts";
+import { fromBase64 } from "../crypto/base64.ts";
+import { fromUtf8 } from "../crypto/bytes.ts";
 import type { Session } from "../protocol/runtime.ts";
 import { type KeyValueStore, readJson, StoreKeys } from "./store.ts";
 
 /** Seconds before expiry at which the access token is refreshed proactively. */
 export const REFRESH_MARGIN_MS = 60_000;
 
-/** The `exp` of a JWT in ms, read without verifying (the server verifies; this only schedules). */
-export function tokenExpiry(jwt: string): number | null {
+function claims(jwt: string): { exp?: unknown; iat?: unknown } | null {
   const payload = jwt.split(".")[1];
   if (!payload) return null;
   try {
-    const exp = (JSON.parse(fromUtf8(fromBase64(payload))) as { exp?: unknown }).exp;
-    return typeof exp === "number" ? exp * 1000 : null;
+    return JSON.parse(fromUtf8(fromBase64(payload))) as { exp?: unknown; iat?: unknown };
   } catch {
     return null;
   }
+}
+
+/** The `exp` of a JWT in ms, read without verifying (the server verifies; this only schedules). */
+export function tokenExpiry(jwt: string): number | null {
+  const exp = claims(jwt)?.exp;
+  return typeof exp === "number" ? exp * 1000 : null;
+}
+
+/**
+ * Whether an access token should be refreshed before use: within a minute of its end, or within the
+ * last quarter of its life for a server that gives short-lived ones (WSYNC_ACCESS_TOKEN_TTL_SECONDS).
+ */
+export function needsRefresh(jwt: string, now: number): boolean {
+  const c = claims(jwt);
+  if (typeof c?.exp !== "number") return false;
+  const life = typeof c.iat === "number" ? (c.exp - c.iat) * 1000 : Number.POSITIVE_INFINITY;
+  return c.exp * 1000 - now < Math.min(REFRESH_MARGIN_MS, life / 4);
 }
 
 /**
@@ -80,6 +96,22 @@ export class SessionStore {
     }
     await this.store.set(StoreKeys.auth, JSON.stringify(session));
     await this.store.set(StoreKeys.token, session.accessJwt);
+  }
+
+  /**
+   * Clears the stored session if it is still this one (bearer: the same refresh token); a newer one
+   * another process of this device stored meanwhile is kept, only this copy is dropped.
+   */
+  async forget(): Promise<void> {
+    const mine = this.session;
+    if (this.mode === "bearer" && mine) {
+      const stored = await readJson<Session>(this.store, StoreKeys.auth);
+      if (stored && stored.refreshJwt !== mine.refreshJwt) {
+        this.session = null;
+        return;
+      }
+    }
+    await this.clear();
   }
 
   async clear(): Promise<void> {

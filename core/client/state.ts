@@ -246,6 +246,10 @@ export interface ClientEvents {
   error: { message: string };
   /** The server ended this session. */
   "session-ended": Record<string, never>;
+  /** This user is no longer in a channel: kicked by its owner, or left (from another process or device). */
+  removed: { channelId: string; name: string | null; reason: "left" | "kicked" | null };
+  /** Someone invited this user to a channel. */
+  invited: { channel: Channel; from: { did: string; handle: string } };
 }
 
 type Listener<T> = (payload: T) => void;

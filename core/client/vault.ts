@@ -1,4 +1,5 @@
-import { fromBase64, type Identity, importIdentity, toBase64Url } from "../crypto/index.ts";
+import { fromBase64, toBase64Url } from "../crypto/base64.ts";
+import { type Identity, importIdentity } from "../crypto/identity.ts";
 import type { EpochKey, StoredEpochKey } from "./keyring.ts";
 import { type KeyValueStore, readJson, StoreKeys } from "./store.ts";
 

@@ -65,7 +65,12 @@ export const ServerFrames = {
     epochInfo: EpochInfo,
   }),
   [WsEvent.memberJoined]: Type.Object({ channelUri: Type.String(), member: Member }),
-  [WsEvent.memberLeft]: Type.Object({ channelUri: Type.String(), did: Did }),
+  // `reason` is an extension (docs/protocol-extensions.md): "left" or "kicked"; older servers omit it.
+  [WsEvent.memberLeft]: Type.Object({
+    channelUri: Type.String(),
+    did: Did,
+    reason: Type.Optional(Type.Union([Type.Literal("left"), Type.Literal("kicked")])),
+  }),
   [WsEvent.presence]: Type.Object({ channelUri: Type.String(), did: Did, online: Type.Boolean() }),
   [WsEvent.channelMessage]: Type.Object({ record: MessageRecord }),
   [WsEvent.notifyJoined]: Type.Object({ record: NotifyRecord }),

@@ -11,11 +11,13 @@ export type BusEvent =
    */
   | { kind: "channel"; channelId: string; frame: ServerFrame; text?: string }
   /** A frame for every socket of one user. */
-  | { kind: "user"; did: string; frame: ServerFrame }
+  | { kind: "user"; did: string; frame: ServerFrame; text?: string }
   /** The user left or was removed: their sockets must stop receiving the channel's events. */
   | { kind: "unsubscribe"; channelId: string; did: string }
   /** The session was logged out: close its sockets. */
-  | { kind: "end-session"; sessionId: string };
+  | { kind: "end-session"; sessionId: string }
+  /** A user came online or went offline across processes (the Redis presence's view; hubs ignore it). */
+  | { kind: "presence"; did: string; online: boolean };
 
 export interface Bus {
   publish(event: BusEvent): Promise<void>;

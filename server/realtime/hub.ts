@@ -107,6 +107,8 @@ export class Hub {
       case "unsubscribe":
         for (const conn of this.byDid.get(event.did) ?? []) conn.unsubscribe(channelTopic(event.channelId));
         return;
+      case "presence":
+        return;
       case "end-session":
         for (const set of [...this.byDid.values()]) {
           for (const conn of [...set]) {

@@ -30,6 +30,11 @@ export interface AuthDeps {
   /** Failed-login limits per (address, account) and per address. */
   throttle: LoginGuard;
   handleSuffix: string;
+  /**
+   * Seconds during which the refresh token a rotation just replaced still gets the current one back
+   * instead of ending the session (WSYNC_REFRESH_GRACE_SECONDS; 0 turns it off).
+   */
+  refreshGraceSeconds?: number;
   /** Called after a key replacement has been committed (notifications and rotation fan-out). */
   onKeyReplaced(ctx: AuthContext, channelIds: string[]): Promise<void>;
   /** Called after a session was revoked, so its sockets close. */
@@ -162,7 +167,11 @@ export class AuthService {
 
   /**
    * Rotates the refresh token. Presenting a refresh token that was already rotated away means it
-   * leaked or was replayed: the whole session is revoked.
+   * leaked or was replayed: the whole session is revoked. One exception, the grace window: the token
+   * the last rotation replaced, presented again within `refreshGraceSeconds` of that rotation, gets
+   * the current refresh token back (the same one, not a new rotation) with a new access token. That is
+   * two processes of one device that refreshed at once, or one that died between the server's answer
+   * and saving it (docs/protocol-extensions.md, "Refresh grace window").
    */
   async refresh(authorization: string | null | undefined): Promise<Session> {
     const claims = await this.d.tokens.verify(bearer(authorization), "refresh");
@@ -172,28 +181,51 @@ export class AuthService {
       throw new ApiError("Unauthorized", "Session is no longer valid");
     }
     const presented = sha256Hex(claims.jti ?? "");
-    if (!secretsEqual(presented, session.refreshHash)) {
-      await this.endSession(session.id);
-      throw new ApiError("Unauthorized", "Refresh token was already used; the session has been revoked");
-    }
-    const account = await this.d.storage.accounts.byDid(session.did);
-    if (!account) throw new ApiError("Unauthorized", "Session is no longer valid");
-    const jti = randomBase64Url(16);
-    // A session that came from authorize keeps its hard end through every refresh.
     const lim = claims.lim;
+    if (!secretsEqual(presented, session.refreshHash)) {
+      const grace = (this.d.refreshGraceSeconds ?? 0) * 1000;
+      const current = this.d.tokens.rotatedRefreshId(session.id, session.rotations);
+      const inGrace =
+        grace > 0 &&
+        session.prevRefreshHash !== null &&
+        session.rotatedAt !== null &&
+        now - session.rotatedAt <= grace &&
+        secretsEqual(presented, session.prevRefreshHash) &&
+        secretsEqual(sha256Hex(current), session.refreshHash);
+      if (!inGrace) {
+        await this.endSession(session.id);
+        throw new ApiError("Unauthorized", "Refresh token was already used; the session has been revoked");
+      }
+      return this.sessionOf(session.did, session.id, current, lim);
+    }
+    const jti = this.d.tokens.rotatedRefreshId(session.id, session.rotations + 1);
+    // A session that came from authorize keeps its hard end through every refresh.
     const rotated = await this.d.storage.sessions.rotate(
       session.id,
       session.refreshHash,
       sha256Hex(jti),
       Math.min(now + Limits.refreshTokenTtlSeconds * 1000, lim ?? Number.POSITIVE_INFINITY),
+      now,
     );
+    // Another request rotated it meanwhile: the next call finds this token in the grace window.
     if (!rotated) throw new ApiError("Unauthorized", "Refresh token was already used");
+    return this.sessionOf(session.did, session.id, jti, lim);
+  }
+
+  private async sessionOf(
+    did: string,
+    sessionId: string,
+    jti: string,
+    lim: number | undefined,
+  ): Promise<Session> {
+    const account = await this.d.storage.accounts.byDid(did);
+    if (!account) throw new ApiError("Unauthorized", "Session is no longer valid");
     return {
       did: account.did,
       handle: account.handle,
       email: account.email,
-      accessJwt: await this.d.tokens.access(account.did, session.id, lim),
-      refreshJwt: await this.d.tokens.refresh(account.did, session.id, jti, lim),
+      accessJwt: await this.d.tokens.access(account.did, sessionId, lim),
+      refreshJwt: await this.d.tokens.refresh(account.did, sessionId, jti, lim),
       publicKey: account.publicKey,
     };
   }

@@ -270,7 +270,7 @@ export class ChannelService {
     await this.d.bus.publish({
       kind: "channel",
       channelId: channel.id,
-      frame: frame(WsEvent.memberLeft, { channelUri, did: who.did }),
+      frame: frame(WsEvent.memberLeft, { channelUri, did: who.did, reason: action }),
     });
     await this.d.bus.publish({ kind: "unsubscribe", channelId: channel.id, did: who.did });
     await this.d.notices.post(channel, who, action);

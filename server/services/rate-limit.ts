@@ -69,7 +69,17 @@ interface Bucket {
 }
 
 /**
- * One limiter for the whole process, keyed by (user, kind). In memory, per process, bounded in size
+ * Token buckets kept where every server process sees them (Redis, redis-bus.ts): `take` answers as
+ * RateLimiter.take does, seconds to wait or 0 (and takes the token).
+ */
+export interface SharedBuckets {
+  take(key: string, burst: number, perMinute: number): Promise<number>;
+}
+
+/**
+ * One limiter for the whole process, keyed by (user, kind). With `shared` (several processes on
+ * Redis) the buckets are shared instead, so a user's limit holds across processes; if Redis fails a
+ * check falls back to this process's own buckets rather than refusing or letting everything through. In memory, per process, bounded in size
  * (least recently used keys are dropped first; a dropped key starts again with a full bucket).
  */
 export class RateLimiter {
@@ -79,6 +89,8 @@ export class RateLimiter {
     private readonly clock: Clock,
     readonly config: RateLimitConfig = rateLimitConfig({}),
     private readonly maxKeys = 200_000,
+    private readonly shared: SharedBuckets | null = null,
+    private readonly log: (m: string) => void = () => undefined,
   ) {}
 
   /** Seconds until one more write of `kind` is allowed for `did`; 0 takes it now. */
@@ -104,9 +116,17 @@ export class RateLimiter {
   }
 
   /** Throws 429 RateLimited (with Retry-After seconds) when `did` is over its `kind` limit. */
-  check(did: string, kind: WriteKind): void {
-    const wait = this.take(did, kind);
-    if (wait > 0) throw new ApiError("RateLimited", `Too many ${kind} writes; try again later`, wait);
+  check(did: string, kind: WriteKind): void | Promise<void> {
+    const refuse = (wait: number) => {
+      if (wait > 0) throw new ApiError("RateLimited", `Too many ${kind} writes; try again later`, wait);
+    };
+    if (!this.shared || !this.config.enabled) return refuse(this.take(did, kind));
+    const rate = this.config.rates[kind];
+    return this.shared.take(`${kind}:${did}`, rate.burst, rate.perMinute).then(refuse, (e: unknown) => {
+      if (e instanceof ApiError) throw e;
+      this.log(`shared rate limit unavailable (${(e as Error).message}): this process's own limits apply`);
+      refuse(this.take(did, kind));
+    });
   }
 }
 

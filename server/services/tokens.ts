@@ -31,6 +31,8 @@ export class TokenService {
   constructor(
     secret: Uint8Array,
     private readonly clock: Clock,
+    /** WSYNC_ACCESS_TOKEN_TTL_SECONDS (tests shorten it); protocol default 15 minutes. */
+    private readonly accessTtlSeconds: number = Limits.accessTokenTtlSeconds,
   ) {
     if (secret.length < 32) throw new Error("JWT secret must be at least 32 bytes");
     this.secret = Buffer.from(secret);
@@ -66,8 +68,17 @@ export class TokenService {
   access(did: string, sid: string, lim?: number): Promise<string> {
     return this.sign(
       { did, sid, typ: "access", ...(lim !== undefined ? { lim } : {}) },
-      Limits.accessTokenTtlSeconds,
+      this.accessTtlSeconds,
     );
+  }
+
+  /**
+   * The id of a session's refresh token after its `n`th rotation: derived (HMAC under the server's
+   * secret) rather than random, so the server can hand the current token again to a holder of the one
+   * just replaced (the refresh grace window) while storing only hashes.
+   */
+  rotatedRefreshId(sid: string, n: number): string {
+    return createHmac("sha256", this.secret).update(`wsync refresh id\0${sid}\0${n}`).digest("base64url");
   }
 
   refresh(did: string, sid: string, jti: string, lim?: number): Promise<string> {

@@ -39,11 +39,13 @@ const SQLITE_CANTOPEN = 14;
 /**
  * Whether a storage error is a fault of the storage (full, read-only, I/O error, cannot open) and of
  * which kind. bun:sqlite's SQLiteError carries `code` ("SQLITE_IOERR_WRITE") and `errno` (the
- * extended result code, 778); either is enough. Anything else (constraints, busy, bugs) is null.
+ * extended result code, 778); either is enough. Bun.sql's PostgresError ("ERR_POSTGRES_…") is
+ * classified by classifyPostgresFault. Anything else (constraints, busy, bugs) is null.
  */
 export function classifyStorageFault(e: unknown): StorageFaultKind | null {
   if (typeof e !== "object" || e === null) return null;
   const { code, errno } = e as { code?: unknown; errno?: unknown };
+  if (typeof code === "string" && code.startsWith("ERR_POSTGRES_")) return classifyPostgresFault(code, errno);
   if (typeof code === "string" && code.startsWith("SQLITE_")) {
     if (code === "SQLITE_FULL") return "full";
     if (/^SQLITE_(IOERR|READONLY|CANTOPEN)(_|$)/.test(code)) return "unavailable";
@@ -56,6 +58,37 @@ export function classifyStorageFault(e: unknown): StorageFaultKind | null {
       return "unavailable";
   }
   return null;
+}
+
+/**
+ * Bun.sql's own codes for a connection that could not be made or was lost (the server is down,
+ * restarting or unreachable): the storage is unavailable, not the request wrong.
+ */
+const POSTGRES_CONNECTION_CODES = new Set([
+  "ERR_POSTGRES_CONNECTION_REFUSED",
+  "ERR_POSTGRES_CONNECTION_FAILED",
+  "ERR_POSTGRES_CONNECTION_CLOSED",
+  "ERR_POSTGRES_CONNECTION_TIMEOUT",
+  "ERR_POSTGRES_IDLE_TIMEOUT",
+  "ERR_POSTGRES_LIFETIME_TIMEOUT",
+]);
+
+/**
+ * A PostgreSQL error (Bun.sql's PostgresError: `code` is Bun's "ERR_POSTGRES_…", `errno` the server's
+ * SQLSTATE): disk full (53100) is "full"; the rest of class 53 (insufficient resources: out of memory,
+ * too many connections), class 08 (connection exception), 57P01-57P03 (admin or crash shutdown,
+ * cannot connect now), 58030 (I/O error, as SQLITE_IOERR) and 25006 (read-only transaction: a standby
+ * or a read-only server, as SQLITE_READONLY) are "unavailable", as is a connection Bun could not make
+ * or lost. Anything else (constraints, deadlocks, bugs) is null.
+ */
+export function classifyPostgresFault(code: string, errno: unknown): StorageFaultKind | null {
+  if (typeof errno === "string") {
+    if (errno === "53100") return "full";
+    if (errno.startsWith("53") || errno.startsWith("08")) return "unavailable";
+    if (errno === "57P01" || errno === "57P02" || errno === "57P03") return "unavailable";
+    if (errno === "58030" || errno === "25006") return "unavailable";
+  }
+  return POSTGRES_CONNECTION_CODES.has(code) ? "unavailable" : null;
 }
 
 /** Store methods that only read; every other method is taken as a write. */

@@ -70,11 +70,23 @@ export interface SessionRow {
   revokedAt: number | null;
 }
 
+/** A stored session with its rotation history (what the refresh grace window needs). */
+export interface StoredSession extends SessionRow {
+  /** How many times the refresh token was rotated. */
+  rotations: number;
+  /** The refresh hash the last rotation replaced, and when (null before the first rotation). */
+  prevRefreshHash: string | null;
+  rotatedAt: number | null;
+}
+
 export interface SessionStore {
   create(session: SessionRow): Promise<void>;
-  get(id: string): Promise<SessionRow | null>;
-  /** Compare-and-swap of the refresh hash: false when `expectedHash` is no longer current. */
-  rotate(id: string, expectedHash: string, nextHash: string, expiresAt: number): Promise<boolean>;
+  get(id: string): Promise<StoredSession | null>;
+  /**
+   * Compare-and-swap of the refresh hash: false when `expectedHash` is no longer current. On success
+   * the replaced hash becomes `prevRefreshHash`, `rotatedAt` is `at` and `rotations` grows by one.
+   */
+  rotate(id: string, expectedHash: string, nextHash: string, expiresAt: number, at: number): Promise<boolean>;
   revoke(id: string, at: number): Promise<void>;
   /** Removes sessions that expired or were revoked before `before`. */
   purge(before: number): Promise<number>;

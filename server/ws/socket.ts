@@ -164,7 +164,11 @@ export class SocketSession implements Connection {
     if (!ctx) return;
     count(perUser, ctx.did, -1);
     if (s.hub.remove(this)) {
-      setPresence(s, ctx, false).catch((e) => s.log(`presence update failed: ${String(e)}`));
+      // The last socket here: offline if it was the last anywhere (another process may hold one).
+      s.presence
+        .disconnected(ctx.did)
+        .then((offline) => (offline ? setPresence(s, ctx.did, false) : undefined))
+        .catch((e) => s.log(`presence update failed: ${String(e)}`));
     }
   }
 
@@ -263,7 +267,7 @@ export class SocketSession implements Connection {
       ...(f.id ? { id: f.id } : {}),
       data: { did: ctx.did, handle: ctx.handle },
     });
-    if (first) await setPresence(s, ctx, true);
+    if (first && (await s.presence.connected(ctx.did))) await setPresence(s, ctx.did, true);
   }
 
   /**
@@ -299,7 +303,7 @@ export class SocketSession implements Connection {
     }
     // The same per-user write limits as HTTP (an error frame with RateLimited and retryAfter).
     const writeKind = WRITE_KINDS[type];
-    if (writeKind) s.limits.check(ctx.did, writeKind);
+    if (writeKind) await s.limits.check(ctx.did, writeKind);
     const ack = (result: Record<string, unknown>) => {
       if (f.id) this.sendFrame({ type: WsEvent.ack, id: f.id, data: result });
     };
@@ -342,14 +346,19 @@ export class SocketSession implements Connection {
   }
 }
 
-async function setPresence(s: Services, ctx: AuthContext, online: boolean): Promise<void> {
-  for (const id of await s.storage.channels.channelIdsOf(ctx.did)) {
+/** Tells every channel of the user that they came online or went offline. */
+export async function setPresence(
+  s: Pick<Services, "storage" | "bus">,
+  did: string,
+  online: boolean,
+): Promise<void> {
+  for (const id of await s.storage.channels.channelIdsOf(did)) {
     const channel = await s.storage.channels.get(id);
     if (!channel) continue;
     await s.bus.publish({
       kind: "channel",
       channelId: id,
-      frame: frame(WsEvent.presence, { channelUri: uriOf(channel), did: ctx.did, online }),
+      frame: frame(WsEvent.presence, { channelUri: uriOf(channel), did, online }),
     });
   }
 }

@@ -88,7 +88,9 @@ export class Cli {
   /** The store file the CLI keeps for this server. */
   get storeFile(): string {
     const u = new URL(this.server);
-    return join(this.configDir, `${u.hostname}_${u.port || (u.protocol === "https:" ? "443" : "80")}.json`);
+    // Loopback names share one file (cli/context.ts storePath).
+    const host = ["localhost", "127.0.0.1", "[::1]"].includes(u.hostname) ? "localhost" : u.hostname;
+    return join(this.configDir, `${host}_${u.port || (u.protocol === "https:" ? "443" : "80")}.json`);
   }
 
   private command(args: string[]): string[] {

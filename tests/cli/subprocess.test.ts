@@ -318,7 +318,7 @@ describe("channels and messages", () => {
 });
 
 describe("errors", () => {
-  test("exit codes: usage 2, auth 3, not found 4, network 5", async () => {
+  test("exit codes: usage 2, auth 3, not found 4, network 5, conflict 8; one `wsync:` line each", async () => {
     const cases: [string, Promise<{ code: number; stderr: string }>, number, string][] = [
       ["unknown channel id", alice.cli.run(["read", "aaaaaaaaaaaaaaaa"]), 4, "not found"],
       ["unknown #name", alice.cli.run(["read", "#no-such-channel"]), 4, "not in a channel named"],
@@ -337,8 +337,33 @@ describe("errors", () => {
         "Not a server URL",
       ],
       ["not signed in", new Cli(t.url).run(["channels"]), 3, "Not signed in"],
+      ["join of no channel reference", alice.cli.run(["join", "not a link"]), 2, "Invalid channel"],
+      ["kick by a non-owner", alice.cli.run(["kick", "nope", "x"]), 2, "Not a channel id"],
+      ["topic cannot be set", alice.cli.run(["topic", channelId, "new", "topic"]), 2, "no way to change it"],
+      [
+        "a taken handle",
+        new Cli(t.url).run(
+          [
+            "register",
+            "--handle",
+            alice.handle.split(".")[0] as string,
+            "--email",
+            "t@x.com",
+            "--password-stdin",
+          ],
+          {
+            stdin: PASSWORD,
+          },
+        ),
+        8,
+        "Handle is already taken",
+      ],
+      // No terminal: the screen refuses in one line with what to use instead (no Ink stack trace).
+      ["the screen without a terminal", alice.cli.run([]), 2, "needs a terminal"],
     ];
     const results = await Promise.all(cases.map((c) => c[1]));
+    // Every error is exactly one line on standard error, starting with `wsync: `.
+    for (const r of results) expect(r.stderr).toMatch(/^wsync: [^\n]+\n$/);
     results.forEach((r, i) => {
       const [what, , code, message] = cases[i] as (typeof cases)[number];
       expect({
@@ -399,6 +424,10 @@ describe("errors", () => {
       ["read"],
       ["tail"],
       ["verify"],
+      ["kick"],
+      ["topic"],
+      ["listen"],
+      ["api"],
     ];
     const cli = new Cli(t.url);
     const results = await Promise.all(commands.map((c) => cli.run([...c, "--help"])));

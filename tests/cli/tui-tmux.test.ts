@@ -29,8 +29,14 @@ function tmux(...args: string[]): string {
 const capture = () => tmux("capture-pane", "-p", "-t", session);
 const keys = (...k: string[]) => tmux("send-keys", "-t", session, ...k);
 
-/** (Re)starts alice's screen in a fresh tmux session of the given size. */
+/**
+ * (Re)starts alice's screen in a fresh tmux session of the given size. A second, idle session keeps
+ * the tmux server alive meanwhile: killing its only session stops the server, and a new-session racing
+ * that shutdown fails with "server exited unexpectedly".
+ */
 function startScreen(cols: number, rows: number): void {
+  if (spawnSync("tmux", ["-L", socket, "has-session", "-t", "keeper"]).status !== 0)
+    tmux("new-session", "-d", "-s", "keeper", "sleep 100000");
   spawnSync("tmux", ["-L", socket, "kill-session", "-t", session]);
   const env = Object.entries({
     XDG_CONFIG_HOME: alice.cli.configHome,
@@ -74,7 +80,29 @@ async function until(what: string, ok: (screen: string) => boolean, ms = 20_000)
     if (ok(screen)) return screen;
     await Bun.sleep(50);
   }
-  throw new Error(`the screen never showed ${what}; it was:\n${screen}`);
+  // What to look at when it fails: the screen's process and the credentials directory (a lock left?).
+  const diag = spawnSync(
+    "sh",
+    [
+      "-c",
+      `ls -la ${alice.cli.configDir}; ps -eo pid,stat,etime,pcpu,args | grep 'cli/main.ts' | grep -v grep`,
+    ],
+    { encoding: "utf8" },
+  ).stdout;
+  throw new Error(`the screen never showed ${what}; it was:\n${screen}\n(processes and files:\n${diag})`);
+}
+
+/** The screen once two captures 150 ms apart are the same. */
+async function settled(ms = 20_000): Promise<string> {
+  const end = Date.now() + ms;
+  let last = capture();
+  while (Date.now() < end) {
+    await Bun.sleep(150);
+    const now = capture();
+    if (now === last) return now;
+    last = now;
+  }
+  return last;
 }
 
 const LONG_WORDS = Array.from({ length: 40 }, (_, n) => `word${n}`);
@@ -139,11 +167,13 @@ describe.skipIf(!hasTmux && !required)("the screen in tmux", () => {
       for (const m of s.matchAll(/older message (\d\d)/g)) seen.add(m[1] as string);
     };
     collect(capture());
-    for (let n = 0; n < 12 && !seen.has("01"); n++) {
-      const before = capture();
+    // One page at a time, each once the screen has settled (a slow machine may draw in steps, and a
+    // key sent before the last one was drawn would skip a page unseen).
+    for (let n = 0; n < 30 && !seen.has("01"); n++) {
+      const before = await settled();
       keys("PPage");
-      const after = await until("the view to move up", (s) => s !== before || s.includes("older message 01"));
-      collect(after);
+      await until("the view to move up", (s) => s !== before || s.includes("older message 01"));
+      collect(await settled());
     }
     for (let n = 1; n <= 30; n++) expect(seen).toContain(String(n).padStart(2, "0"));
     keys("End");

@@ -89,6 +89,14 @@ test("the screen lists channels, runs /wsync commands, switches channels and sen
       throw new Error(`${(e as Error).message}\n${ui.lastFrame()}`);
     });
 
+    // Letters and Tab in one chunk (a fast typist, a loaded machine): typing, then Tab completes.
+    const bobName = (b.client.state.auth.user?.handle ?? "").split(".")[0] as string;
+    ui.stdin.write(`hey @${bobName.slice(0, 3)}\t`);
+    await frameContains(ui.lastFrame, `hey @${bobName}`);
+    expect(ui.lastFrame()).not.toContain("\t");
+    ui.stdin.write("\u0015");
+    await until(() => !(ui.lastFrame() ?? "").includes("hey @"), 3000, "input cleared");
+
     // Switch to the other channel with the keyboard: an invite channel needs an invite, shown as an error.
     ui.stdin.write(TAB);
     await Bun.sleep(20);

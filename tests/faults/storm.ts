@@ -59,6 +59,8 @@ export async function runStorm(opts: StormOptions): Promise<FaultResult> {
     debug(`storm: ${nAccounts} accounts`);
 
     let serverUp = true;
+    /** Bumped at every stop: an attempt that began before the server was back is not "after restart". */
+    let generation = 0;
     let errorsAfterUp = 0;
     let refusedWhileDown = 0;
     const errorSamples = new Set<string>();
@@ -72,6 +74,10 @@ export async function runStorm(opts: StormOptions): Promise<FaultResult> {
       let backoff = 200;
       if (!first) await Bun.sleep(rng.int(1000));
       while (!finished) {
+        // Whether the server was up when this attempt began: a refusal that began while it was down
+        // can be reported after it is back (the event loop is busy on a loaded machine).
+        const beganUp = serverUp;
+        const beganIn = generation;
         try {
           const s = await FaultSocket.connect(server.wsUrl, who.token, { headers, timeoutMs: 15_000 });
           const c = { socket: s, ready: true, closeCode: null as number | null };
@@ -87,7 +93,7 @@ export async function runStorm(opts: StormOptions): Promise<FaultResult> {
           if (++readyCount === n) allReady();
           return;
         } catch (e) {
-          if (serverUp) {
+          if (beganUp && beganIn === generation) {
             errorsAfterUp++;
             if (errorSamples.size < 5) errorSamples.add(String(e).slice(0, 120));
           } else refusedWhileDown++;
@@ -113,6 +119,7 @@ export async function runStorm(opts: StormOptions): Promise<FaultResult> {
     });
     const tStop = performance.now();
     serverUp = false;
+    generation++;
     const stopped = await server.kill("SIGTERM");
     await server.restart();
     const tUp = performance.now();

@@ -463,7 +463,9 @@ describe("tokens and sessions", () => {
     const r2 = await refresh(r1.body.refreshJwt);
     expect(r2.status).toBe(200);
     expect((await session(r2.body.accessJwt)).status).toBe(200);
-    // A rotated-away token is a replay: refused, and the whole session ends (reuse detection).
+    // A rotated-away token is a replay: refused, and the whole session ends (reuse detection), once
+    // the grace window of the rotation that replaced it (30 s) is over.
+    clock.advance(30_001);
     const replay = await refresh(r1.body.refreshJwt);
     expect(replay.status).toBe(401);
     expect(replay.body.error).toBe("Unauthorized");
@@ -472,6 +474,40 @@ describe("tokens and sessions", () => {
     expect((await session(s.accessJwt)).status).toBe(401);
     // Other sessions of the same user are untouched.
     expect((await session(bystander.accessJwt)).status).toBe(200);
+  });
+
+  test("refresh grace window: the token just replaced gets the current one back for 30 s, then ends the session", async () => {
+    const jti = (jwt: string) => JSON.parse(Buffer.from(jwt.split(".")[1] ?? "", "base64url").toString()).jti;
+    const s = await fresh();
+    const r1 = await refresh(s.refreshJwt);
+    expect(r1.status).toBe(200);
+    // A second process of the same device presents the token it read before r1 (at once, or 30 s on).
+    clock.advance(29_000);
+    const again = await refresh(s.refreshJwt);
+    expect(again.status).toBe(200);
+    // The same current refresh token (not another rotation), and a working access token.
+    expect(jti(again.body.refreshJwt)).toBe(jti(r1.body.refreshJwt));
+    expect((await session(again.body.accessJwt)).status).toBe(200);
+    expect((await session(r1.body.accessJwt)).status).toBe(200);
+    // Both holders go on: one rotates, the other's copy is now the token just replaced.
+    const r2 = await refresh(r1.body.refreshJwt);
+    expect(r2.status).toBe(200);
+    const late = await refresh(again.body.refreshJwt);
+    expect(late.status).toBe(200);
+    expect(jti(late.body.refreshJwt)).toBe(jti(r2.body.refreshJwt));
+    // Only the token just replaced: one two rotations old is a replay, and the session ends.
+    const old = await refresh(s.refreshJwt);
+    expect(old.status).toBe(401);
+    expect((await session(r2.body.accessJwt)).status).toBe(401);
+    expect((await refresh(r2.body.refreshJwt)).status).toBe(401);
+
+    // Past the window, the token just replaced is a replay too.
+    const t2 = await fresh();
+    const n1 = await refresh(t2.refreshJwt);
+    expect(n1.status).toBe(200);
+    clock.advance(30_001);
+    expect((await refresh(t2.refreshJwt)).status).toBe(401);
+    expect((await session(n1.body.accessJwt)).status).toBe(401);
   });
 
   test("a refresh token is not an access token, and an access token is not a refresh token", async () => {

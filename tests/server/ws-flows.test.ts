@@ -217,6 +217,7 @@ test("a kicked member's sockets stop receiving the channel's events", async () =
   await ok(t.url, "kick", { channelUri: channel.uri, did: b.session.did }, a.token);
   const left = await sb.waitFor((f) => f.type === "channel:member:left");
   expect(left.data.did).toBe(b.session.did);
+  expect(left.data.reason).toBe("kicked");
   const epoch = await rotate(t.url, a, channel);
   expect(epoch.res.status).toBe(200);
   await ok(t.url, "send", await seal(a, channel, epoch, "after the kick"), a.token);

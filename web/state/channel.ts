@@ -1,4 +1,4 @@
-import toast from "react-hot-toast";
+import toast from "react-hot-toast/headless";
 import type { Channel, ChannelType } from "../../core/protocol/runtime.ts";
 import { engineState, loadClient } from "./engine.ts";
 

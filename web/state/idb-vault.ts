@@ -1,12 +1,9 @@
 import { createStore, del, get, set, type UseStore } from "idb-keyval";
 import type { EpochKey, SecretVault } from "../../core/client/index.ts";
-import {
-  checkEpochKeyBytes,
-  fromBase64,
-  type Identity,
-  importIdentity,
-  publicJwkFromRaw,
-} from "../../core/crypto/index.ts";
+import { fromBase64 } from "../../core/crypto/base64.ts";
+import { checkEpochKeyBytes } from "../../core/crypto/epoch.ts";
+import { type Identity, importIdentity } from "../../core/crypto/identity.ts";
+import { publicJwkFromRaw } from "../../core/crypto/public-key.ts";
 
 /**
  * The browser's secret keys in IndexedDB as non-extractable CryptoKeys (docs/decisions/key-custody.md).

@@ -1,5 +1,5 @@
 import type { SecretVault, StoredEpochKey } from "../../core/client/index.ts";
-import { fromBase64 } from "../../core/crypto/index.ts";
+import { fromBase64 } from "../../core/crypto/base64.ts";
 import { API_BASE, RouteMeta, SESSION_HEADER } from "../../core/protocol/runtime.ts";
 
 const EPOCH_PREFIX = "wsync-epochs:";

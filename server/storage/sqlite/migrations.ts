@@ -153,6 +153,16 @@ export const migrations: { version: number; sql: string }[] = [
       );
     `,
   },
+  {
+    // Refresh grace window: the hash each rotation replaced and when, and a rotation count from
+    // which the current refresh token's id is derived (docs/protocol-extensions.md).
+    version: 6,
+    sql: `
+      ALTER TABLE sessions ADD COLUMN rotations INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE sessions ADD COLUMN prev_refresh_hash TEXT;
+      ALTER TABLE sessions ADD COLUMN rotated_at INTEGER;
+    `,
+  },
 ];
 
 const userVersion = (db: Database) =>

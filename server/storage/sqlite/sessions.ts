@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import type { SessionRow, SessionStore } from "../types.ts";
+import type { SessionRow, SessionStore, StoredSession } from "../types.ts";
 
 interface Row {
   id: string;
@@ -8,6 +8,9 @@ interface Row {
   created_at: number;
   expires_at: number;
   revoked_at: number | null;
+  rotations: number;
+  prev_refresh_hash: string | null;
+  rotated_at: number | null;
 }
 
 export class SqliteSessions implements SessionStore {
@@ -21,7 +24,7 @@ export class SqliteSessions implements SessionStore {
       .run(s.id, s.did, s.refreshHash, s.createdAt, s.expiresAt, s.revokedAt);
   }
 
-  async get(id: string): Promise<SessionRow | null> {
+  async get(id: string): Promise<StoredSession | null> {
     const r = this.db.query("SELECT * FROM sessions WHERE id = ?").get(id) as Row | null;
     if (!r) return null;
     return {
@@ -31,15 +34,26 @@ export class SqliteSessions implements SessionStore {
       createdAt: r.created_at,
       expiresAt: r.expires_at,
       revokedAt: r.revoked_at,
+      rotations: r.rotations,
+      prevRefreshHash: r.prev_refresh_hash,
+      rotatedAt: r.rotated_at,
     };
   }
 
-  async rotate(id: string, expectedHash: string, nextHash: string, expiresAt: number): Promise<boolean> {
+  async rotate(
+    id: string,
+    expectedHash: string,
+    nextHash: string,
+    expiresAt: number,
+    at: number,
+  ): Promise<boolean> {
     const res = this.db
       .query(
-        "UPDATE sessions SET refresh_hash = ?, expires_at = ? WHERE id = ? AND refresh_hash = ? AND revoked_at IS NULL",
+        `UPDATE sessions SET refresh_hash = ?, expires_at = ?, prev_refresh_hash = refresh_hash, rotated_at = ?,
+           rotations = rotations + 1
+         WHERE id = ? AND refresh_hash = ? AND revoked_at IS NULL`,
       )
-      .run(nextHash, expiresAt, id, expectedHash);
+      .run(nextHash, expiresAt, at, id, expectedHash);
     return res.changes === 1;
   }
 

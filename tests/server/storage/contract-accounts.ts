@@ -137,32 +137,48 @@ export function sessionsContract(w: () => World): void {
     await w().s.sessions.create(row);
     return row;
   };
+  /** A new session as get() returns it: never rotated. */
+  const fresh = (row: SessionRow) => ({ ...row, rotations: 0, prevRefreshHash: null, rotatedAt: null });
 
   describe("sessions", () => {
     test("create then get returns the row; unknown ids answer null", async () => {
       const { s } = w();
       const row = await session();
-      expect(await s.sessions.get(row.id)).toEqual(row);
+      expect(await s.sessions.get(row.id)).toEqual(fresh(row));
       expect(await s.sessions.get(randomHex(16))).toBeNull();
     });
 
-    test("rotate is a compare-and-swap on the refresh hash", async () => {
+    test("rotate is a compare-and-swap on the refresh hash, keeping the hash it replaced and when", async () => {
       const { s } = w();
       const row = await session();
       const next = randomHex(32);
-      expect(await s.sessions.rotate(row.id, row.refreshHash, next, row.expiresAt + 1000)).toBe(true);
+      const at = w().now();
+      expect(await s.sessions.rotate(row.id, row.refreshHash, next, row.expiresAt + 1000, at)).toBe(true);
       expect(await s.sessions.get(row.id)).toEqual({
         ...row,
         refreshHash: next,
         expiresAt: row.expiresAt + 1000,
+        rotations: 1,
+        prevRefreshHash: row.refreshHash,
+        rotatedAt: at,
       });
       // The previous refresh token is spent: presenting it again fails and changes nothing.
-      expect(await s.sessions.rotate(row.id, row.refreshHash, randomHex(32), row.expiresAt + 2000)).toBe(
-        false,
-      );
-      expect(await s.sessions.rotate(row.id, randomHex(32), randomHex(32), row.expiresAt + 2000)).toBe(false);
+      expect(
+        await s.sessions.rotate(row.id, row.refreshHash, randomHex(32), row.expiresAt + 2000, at + 1),
+      ).toBe(false);
+      expect(
+        await s.sessions.rotate(row.id, randomHex(32), randomHex(32), row.expiresAt + 2000, at + 1),
+      ).toBe(false);
       expect((await s.sessions.get(row.id))?.refreshHash).toBe(next);
-      expect(await s.sessions.rotate(randomHex(16), next, randomHex(32), 1)).toBe(false);
+      expect(await s.sessions.rotate(randomHex(16), next, randomHex(32), 1, at)).toBe(false);
+      const third = randomHex(32);
+      expect(await s.sessions.rotate(row.id, next, third, row.expiresAt + 3000, at + 2)).toBe(true);
+      expect(await s.sessions.get(row.id)).toMatchObject({
+        refreshHash: third,
+        rotations: 2,
+        prevRefreshHash: next,
+        rotatedAt: at + 2,
+      });
     });
 
     test("only one of two concurrent rotations with the same hash wins", async () => {
@@ -170,7 +186,7 @@ export function sessionsContract(w: () => World): void {
       const row = await session();
       const results = await Promise.all(
         Array.from({ length: 8 }, () =>
-          s.sessions.rotate(row.id, row.refreshHash, randomHex(32), row.expiresAt),
+          s.sessions.rotate(row.id, row.refreshHash, randomHex(32), row.expiresAt, w().now()),
         ),
       );
       expect(results.filter(Boolean)).toHaveLength(1);
@@ -183,7 +199,9 @@ export function sessionsContract(w: () => World): void {
       const at = w().now();
       await s.sessions.revoke(row.id, at);
       expect((await s.sessions.get(row.id))?.revokedAt).toBe(at);
-      expect(await s.sessions.rotate(row.id, row.refreshHash, randomHex(32), row.expiresAt)).toBe(false);
+      expect(await s.sessions.rotate(row.id, row.refreshHash, randomHex(32), row.expiresAt, w().now())).toBe(
+        false,
+      );
       expect((await s.sessions.get(row.id))?.refreshHash).toBe(row.refreshHash);
       expect((await s.sessions.get(other.id))?.revokedAt).toBeNull();
       // Revoking again never brings it back.
@@ -203,8 +221,8 @@ export function sessionsContract(w: () => World): void {
       expect(await s.sessions.purge(cut)).toBe(2);
       expect(await s.sessions.get(expired.id)).toBeNull();
       expect(await s.sessions.get(revokedBefore.id)).toBeNull();
-      expect(await s.sessions.get(revokedAfter.id)).toEqual(revokedAfter);
-      expect(await s.sessions.get(live.id)).toEqual(live);
+      expect(await s.sessions.get(revokedAfter.id)).toEqual(fresh(revokedAfter));
+      expect(await s.sessions.get(live.id)).toEqual(fresh(live));
       expect(await s.sessions.purge(cut)).toBe(0);
     });
   });

@@ -1,5 +1,5 @@
 import { useRef, useState } from "react";
-import toast from "react-hot-toast";
+import toast from "react-hot-toast/headless";
 import { useSnapshot } from "valtio";
 import { rotateLink } from "../../../state/channel.ts";
 import { engineState } from "../../../state/engine.ts";

@@ -1,5 +1,5 @@
 import { useEffect, useState } from "react";
-import toast from "react-hot-toast";
+import toast from "react-hot-toast/headless";
 import { type Snapshot, useSnapshot } from "valtio";
 import { handleWithoutSuffix } from "../../../../core/client/display.ts";
 import type { Member } from "../../../../core/protocol/runtime.ts";

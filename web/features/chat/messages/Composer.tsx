@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from "react";
-import toast from "react-hot-toast";
+import toast from "react-hot-toast/headless";
 import { useSnapshot } from "valtio";
 import { handleWithoutSuffix } from "../../../../core/client/display.ts";
 import { SecurityText } from "../../../../core/client/security-text.ts";

@@ -1,5 +1,5 @@
 import { useEffect, useState } from "react";
-import toast from "react-hot-toast";
+import toast from "react-hot-toast/headless";
 import type { Snapshot } from "valtio";
 import { useSnapshot } from "valtio";
 import {

@@ -1,0 +1,176 @@
+import { createInterface } from "node:readline";
+import type { Command } from "commander";
+import type { ChannelView, WsyncClient } from "../../core/client/index.ts";
+import { findTarget, kickMember } from "../actions.ts";
+import { allChannels, type GlobalOptions, memberChannel, signedInClient } from "../context.ts";
+import { CliError, describeError, ExitCode, usageError } from "../errors.ts";
+import { channelJson, itemJson, memberJson, sendBlockedText } from "../format.ts";
+import { connected } from "./listen.ts";
+
+/** The methods `wsync api` answers (docs/cli.md has their params and results). */
+export const API_METHODS = [
+  "whoami",
+  "list",
+  "read",
+  "send",
+  "reply",
+  "react",
+  "edit",
+  "delete",
+  "join",
+  "leave",
+  "invite",
+  "kick",
+  "members",
+] as const;
+type Method = (typeof API_METHODS)[number];
+
+/** The longest request line read (a message is at most a few KB; this leaves room for JSON escaping). */
+const MAX_LINE = 256 * 1024;
+
+type Params = Record<string, unknown>;
+
+const str = (p: Params, key: string): string => {
+  const v = p[key];
+  if (typeof v !== "string" || v === "") throw usageError(`params.${key}: a non-empty string`);
+  return v;
+};
+
+async function writable(client: WsyncClient, ref: unknown): Promise<{ id: string; view: ChannelView }> {
+  if (typeof ref !== "string" || ref === "") throw usageError("params.channel: a channel id, uri or #name");
+  const ch = await memberChannel(client, ref);
+  const view = await client.open(ch.id, { focus: false, reuse: true });
+  if (view.sendBlocked) throw new CliError(sendBlockedText(view), ExitCode.security);
+  return { id: ch.id, view };
+}
+
+/** Runs one request; the result is what `result` holds in the answer. */
+export async function runApiMethod(client: WsyncClient, method: string, p: Params): Promise<unknown> {
+  if (!API_METHODS.includes(method as Method))
+    throw usageError(`method: one of ${API_METHODS.join(", ")} (got ${JSON.stringify(method)})`);
+  switch (method as Method) {
+    case "whoami": {
+      const u = client.state.auth.user;
+      return u ? { did: u.did, handle: u.handle, email: u.email, publicKey: u.publicKey } : null;
+    }
+    case "list":
+      return (await allChannels(client)).map(channelJson);
+    case "read": {
+      const limit = p.limit === undefined ? 50 : p.limit;
+      if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > 100)
+        throw usageError("params.limit: 1 to 100");
+      const ch = await memberChannel(client, str(p, "channel"));
+      const view = await client.open(ch.id, { focus: false });
+      while (view.items.length < limit && view.hasMore) {
+        const before = view.items.length;
+        await client.loadMore(ch.id);
+        if (view.items.length === before) break;
+      }
+      return view.items.slice(-limit).map(itemJson);
+    }
+    case "send": {
+      const { id } = await writable(client, p.channel);
+      return itemJson(await client.send(id, str(p, "text")));
+    }
+    case "reply": {
+      const { id } = await writable(client, p.channel);
+      const target = await findTarget(client, id, p.to);
+      return itemJson(await client.reply(id, target, str(p, "text")));
+    }
+    case "react": {
+      const { id } = await writable(client, p.channel);
+      const target = await findTarget(client, id, p.to);
+      if (p.remove !== undefined && typeof p.remove !== "boolean")
+        throw usageError("params.remove: a boolean");
+      return itemJson(await client.react(id, target, str(p, "emoji"), p.remove === true));
+    }
+    case "edit": {
+      const { id } = await writable(client, p.channel);
+      const target = await findTarget(client, id, p.to);
+      return itemJson(await client.edit(id, target, str(p, "text")));
+    }
+    case "delete": {
+      const { id } = await writable(client, p.channel);
+      const target = await findTarget(client, id, p.to);
+      await client.deleteMessage(target.uri, id);
+      return { uri: target.uri, deleted: true };
+    }
+    case "join": {
+      const view = await client.join(str(p, "channel"));
+      return channelJson(view.channel);
+    }
+    case "leave": {
+      const ch = await memberChannel(client, str(p, "channel"));
+      await client.leave(ch.id);
+      return { channelId: ch.id, left: true };
+    }
+    case "invite": {
+      const ch = await memberChannel(client, str(p, "channel"));
+      const handle = str(p, "handle");
+      await client.invite(ch.id, handle);
+      return { channelId: ch.id, handle, invited: true };
+    }
+    case "kick": {
+      const ch = await memberChannel(client, str(p, "channel"));
+      const t = await kickMember(client, ch, str(p, "handle"));
+      return { channelId: ch.id, did: t.did, handle: t.handle, kicked: true };
+    }
+    case "members": {
+      const ch = await memberChannel(client, str(p, "channel"));
+      return (await client.members(ch.id)).map(memberJson);
+    }
+  }
+}
+
+/** The answer to one request line: `{id, ok: true, result}` or `{id, ok: false, error: {code, message}}`. */
+export async function answer(client: WsyncClient, line: string): Promise<Record<string, unknown>> {
+  let id: unknown = null;
+  try {
+    if (line.length > MAX_LINE) throw usageError(`request longer than ${MAX_LINE} bytes`);
+    let req: unknown;
+    try {
+      req = JSON.parse(line);
+    } catch {
+      throw usageError("not a JSON object");
+    }
+    if (!req || typeof req !== "object" || Array.isArray(req)) throw usageError("not a JSON object");
+    const r = req as { id?: unknown; method?: unknown; params?: unknown };
+    id = r.id ?? null;
+    if (typeof r.method !== "string") throw usageError("method: missing");
+    if (
+      r.params !== undefined &&
+      (typeof r.params !== "object" || r.params === null || Array.isArray(r.params))
+    )
+      throw usageError("params: an object");
+    const result = await runApiMethod(client, r.method, (r.params ?? {}) as Params);
+    return { id, ok: true, result: result ?? null };
+  } catch (e) {
+    const { message, code } = describeError(e);
+    return { id, ok: false, error: { code, message } };
+  }
+}
+
+export function registerApiCommand(program: Command): void {
+  program
+    .command("api")
+    .description(
+      "a long-lived process for scripts: one JSON request per line on standard input, one JSON answer per line (ids echoed)",
+    )
+    .action(async (_o, cmd: Command) => {
+      const { client } = await signedInClient(cmd.optsWithGlobals() as GlobalOptions);
+      client.events.on("session-ended", () => {
+        process.stderr.write("wsync: the session ended (run `wsync login`)\n");
+        process.exit(ExitCode.auth);
+      });
+      client.connect();
+      await connected(client);
+      const lines = createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY });
+      // One request at a time, answered in the order they came: a script can pipeline without ids.
+      for await (const raw of lines) {
+        const line = raw.trim();
+        if (!line) continue;
+        process.stdout.write(`${JSON.stringify(await answer(client, line))}\n`);
+      }
+      client.disconnect();
+    });
+}

@@ -1,0 +1,425 @@
+import { RedisClient } from "bun";
+import type { ServerFrame } from "../../core/protocol/index.ts";
+import type { Bus, BusEvent } from "./bus.ts";
+import type { Presence } from "./presence.ts";
+
+/**
+ * Fan-out across server processes through Redis pub/sub (WSYNC_REDIS_URL;
+ * docs/decisions/redis-fanout.md).
+ *
+ * - One Redis channel, `PREFIX:bus`. A process publishes every bus event there and delivers events
+ *   only as they come back from Redis, its own included: every process sees one order.
+ * - A channel's records are delivered in seq order: two processes may publish seqs 7 and 8 of one
+ *   channel in the other order (each commits, then publishes); a record whose seq is ahead of the
+ *   next one expected waits up to REORDER_WAIT_MS for the gap, then goes anyway (clients fill real
+ *   gaps from the database with `since`).
+ * - Redis down: a publish fails after PUBLISH_TIMEOUT_MS (the message is already stored and
+ *   acknowledged; live delivery across processes pauses), the subscriber reconnects with backoff and
+ *   delivery resumes without a restart.
+ */
+export const REORDER_WAIT_MS = 150;
+const PUBLISH_TIMEOUT_MS = 2_000;
+
+/** What travels on the wire: the frame already serialised once. */
+type Wire =
+  | { k: "c"; c: string; t: string; s?: number }
+  | { k: "u"; d: string; t: string }
+  | { k: "x"; c: string; d: string }
+  | { k: "e"; i: string }
+  | { k: "p"; d: string; o: boolean };
+
+function toWire(e: BusEvent): Wire {
+  switch (e.kind) {
+    case "channel": {
+      const seq = (e.frame?.data as { record?: { seq?: unknown } } | undefined)?.record?.seq;
+      const t = e.text ?? JSON.stringify(e.frame);
+      return typeof seq === "number" ? { k: "c", c: e.channelId, t, s: seq } : { k: "c", c: e.channelId, t };
+    }
+    case "user":
+      return { k: "u", d: e.did, t: e.text ?? JSON.stringify(e.frame) };
+    case "unsubscribe":
+      return { k: "x", c: e.channelId, d: e.did };
+    case "end-session":
+      return { k: "e", i: e.sessionId };
+    case "presence":
+      return { k: "p", d: e.did, o: e.online };
+  }
+}
+
+// Frames arrive serialised: the hub sends `text` as it is and never reads `frame`.
+const SERIALISED = null as unknown as ServerFrame;
+
+function fromWire(w: Wire): BusEvent {
+  switch (w.k) {
+    case "c":
+      return { kind: "channel", channelId: w.c, frame: SERIALISED, text: w.t };
+    case "u":
+      return { kind: "user", did: w.d, frame: SERIALISED, text: w.t };
+    case "x":
+      return { kind: "unsubscribe", channelId: w.c, did: w.d };
+    case "e":
+      return { kind: "end-session", sessionId: w.i };
+    case "p":
+      return { kind: "presence", did: w.d, online: w.o };
+  }
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`${what}: Redis did not answer in ${ms} ms`)), ms);
+    p.then(
+      (v) => {
+        clearTimeout(t);
+        resolve(v);
+      },
+      (e) => {
+        clearTimeout(t);
+        reject(e);
+      },
+    );
+  });
+}
+
+/** Per channel: the next seq expected and the records waiting for a gap to fill. */
+interface Order {
+  next: number | null;
+  waiting: Map<number, BusEvent>;
+  timer: ReturnType<typeof setTimeout> | null;
+}
+
+export class RedisBus implements Bus {
+  private readonly handlers: ((event: BusEvent) => void)[] = [];
+  private readonly order = new Map<string, Order>();
+  private sub: RedisClient | null = null;
+  private closed = false;
+  private reconnecting = false;
+  readonly channel: string;
+
+  private constructor(
+    private readonly url: string,
+    readonly prefix: string,
+    private readonly pub: RedisClient,
+    private readonly log: (m: string) => void,
+  ) {
+    this.channel = `${prefix}:bus`;
+  }
+
+  static async connect(url: string, prefix: string, log: (m: string) => void): Promise<RedisBus> {
+    // Publishing never queues behind a dead connection: it fails, and the caller goes on.
+    const pub = new RedisClient(url, { enableOfflineQueue: false, connectionTimeout: 5_000 });
+    await pub.connect();
+    const bus = new RedisBus(url, prefix, pub, log);
+    await bus.subscribeNow();
+    return bus;
+  }
+
+  /** A new subscriber connection (Bun's client does not resubscribe after a reconnect by itself). */
+  private async subscribeNow(): Promise<void> {
+    const sub = new RedisClient(this.url, { autoReconnect: false, connectionTimeout: 5_000 });
+    sub.onclose = () => {
+      if (this.sub === sub) this.sub = null;
+      if (!this.closed) void this.reconnect();
+    };
+    await sub.connect();
+    await sub.subscribe(this.channel, (message) => this.receive(message));
+    this.sub = sub;
+  }
+
+  private async reconnect(): Promise<void> {
+    if (this.reconnecting || this.closed) return;
+    this.reconnecting = true;
+    this.log("Redis subscription lost: reconnecting (live delivery across processes paused)");
+    for (let wait = 100; !this.closed; wait = Math.min(wait * 2, 2_000)) {
+      await Bun.sleep(wait);
+      try {
+        await this.subscribeNow();
+        // Whatever came while it was down was missed: order restarts from the next record seen.
+        this.order.clear();
+        this.log("Redis subscription back: live delivery across processes resumed");
+        break;
+      } catch {
+        // Still down.
+      }
+    }
+    this.reconnecting = false;
+  }
+
+  async publish(event: BusEvent): Promise<void> {
+    if (this.closed) return;
+    try {
+      await withTimeout(
+        this.pub.publish(this.channel, JSON.stringify(toWire(event))),
+        PUBLISH_TIMEOUT_MS,
+        "publish",
+      );
+    } catch (e) {
+      // Stored and acknowledged already: only live delivery to other processes is missed, and their
+      // clients fill the gap from the database. Never a failed request for it.
+      this.log(`Redis publish failed: ${(e as Error).message}`);
+    }
+  }
+
+  subscribe(handler: (event: BusEvent) => void): void {
+    this.handlers.push(handler);
+  }
+
+  private deliver(event: BusEvent): void {
+    for (const h of this.handlers) h(event);
+  }
+
+  private receive(message: string): void {
+    let w: Wire;
+    try {
+      w = JSON.parse(message) as Wire;
+    } catch {
+      return;
+    }
+    const event = fromWire(w);
+    if (w.k !== "c" || w.s === undefined) this.deliver(event);
+    else this.inOrder(w.c, w.s, event);
+  }
+
+  private inOrder(channelId: string, seq: number, event: BusEvent): void {
+    let o = this.order.get(channelId);
+    if (!o) {
+      o = { next: null, waiting: new Map(), timer: null };
+      this.order.set(channelId, o);
+    }
+    if (o.next === null || seq === o.next) {
+      this.deliver(event);
+      o.next = seq + 1;
+      this.flush(o);
+      return;
+    }
+    // Older than expected (a replay or late duplicate): deliver at once; the client dedupes by uri.
+    if (seq < o.next) {
+      this.deliver(event);
+      return;
+    }
+    o.waiting.set(seq, event);
+    o.timer ??= setTimeout(() => {
+      const order = o as Order;
+      order.timer = null;
+      // The gap did not fill in time: go on from the lowest waiting record.
+      const lowest = Math.min(...order.waiting.keys());
+      order.next = lowest;
+      this.flush(order);
+    }, REORDER_WAIT_MS);
+  }
+
+  private flush(o: Order): void {
+    while (o.next !== null && o.waiting.has(o.next)) {
+      const e = o.waiting.get(o.next) as BusEvent;
+      o.waiting.delete(o.next);
+      this.deliver(e);
+      o.next++;
+    }
+    if (o.waiting.size === 0 && o.timer) {
+      clearTimeout(o.timer);
+      o.timer = null;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const o of this.order.values()) if (o.timer) clearTimeout(o.timer);
+    this.handlers.length = 0;
+    this.sub?.close();
+    this.pub.close();
+  }
+
+  /** A separate command connection for presence (the publisher's must never wait on a script). */
+  newClient(): RedisClient {
+    return new RedisClient(this.url, { connectionTimeout: 5_000 });
+  }
+}
+
+// Presence scripts. KEYS[1] = PREFIX:on:DID (processes with a socket of the user),
+// KEYS[2] = PREFIX:online (users online anywhere), KEYS[3] = PREFIX:dids:PROC (users on a process).
+const CONNECT = `
+redis.call('SADD', KEYS[1], ARGV[1])
+redis.call('SADD', KEYS[3], ARGV[2])
+if redis.call('SCARD', KEYS[1]) == 1 then redis.call('SADD', KEYS[2], ARGV[2]) return 1 end
+return 0`;
+const DISCONNECT = `
+redis.call('SREM', KEYS[1], ARGV[1])
+redis.call('SREM', KEYS[3], ARGV[2])
+if redis.call('SCARD', KEYS[1]) == 0 then redis.call('SREM', KEYS[2], ARGV[2]) return 1 end
+return 0`;
+
+/**
+ * Presence across processes: a user is online while any live process holds a socket of theirs. Each
+ * process refreshes a heartbeat key (`PREFIX:alive:PROC`, expiring after `ttlMs`); every process
+ * looks for processes whose heartbeat expired and, once per dead process (SET NX), removes it and
+ * reports its users that have no socket left anywhere (onLost). Transitions travel on the bus as
+ * `presence` events, which keep every process's synchronous view (isOnline) current.
+ */
+export class RedisPresence implements Presence {
+  readonly id = crypto.randomUUID();
+  private readonly remote = new Set<string>();
+  private lost: ((did: string) => void)[] = [];
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private readonly p: string;
+
+  private constructor(
+    private readonly redis: RedisClient,
+    private readonly bus: RedisBus,
+    private readonly local: (did: string) => boolean,
+    private readonly heartbeatMs: number,
+    private readonly ttlMs: number,
+    private readonly log: (m: string) => void,
+  ) {
+    this.p = bus.prefix;
+  }
+
+  static async start(
+    bus: RedisBus,
+    local: (did: string) => boolean,
+    opts: { heartbeatMs: number; ttlMs: number; log: (m: string) => void },
+  ): Promise<RedisPresence> {
+    const redis = bus.newClient();
+    await redis.connect();
+    const presence = new RedisPresence(redis, bus, local, opts.heartbeatMs, opts.ttlMs, opts.log);
+    bus.subscribe((e) => {
+      if (e.kind !== "presence") return;
+      if (e.online) presence.remote.add(e.did);
+      else presence.remote.delete(e.did);
+    });
+    for (const did of (await redis.send("SMEMBERS", [`${presence.p}:online`])) as string[])
+      presence.remote.add(did);
+    await presence.beat();
+    presence.timer = setInterval(() => {
+      presence.beat().catch((e) => presence.log(`presence heartbeat failed: ${(e as Error).message}`));
+    }, opts.heartbeatMs);
+    presence.timer.unref?.();
+    return presence;
+  }
+
+  private async beat(): Promise<void> {
+    await this.redis.send("SET", [`${this.p}:alive:${this.id}`, "1", "PX", String(this.ttlMs)]);
+    await this.redis.send("SADD", [`${this.p}:procs`, this.id]);
+    for (const proc of (await this.redis.send("SMEMBERS", [`${this.p}:procs`])) as string[]) {
+      if (proc === this.id) continue;
+      if (Number(await this.redis.send("EXISTS", [`${this.p}:alive:${proc}`])) === 1) continue;
+      // Dead: reaped once, by whichever process gets here first.
+      const mine = await this.redis.send("SET", [`${this.p}:reaped:${proc}`, this.id, "NX", "PX", "60000"]);
+      if (mine !== "OK") continue;
+      await this.reap(proc);
+    }
+  }
+
+  private async reap(proc: string): Promise<void> {
+    const dids = (await this.redis.send("SMEMBERS", [`${this.p}:dids:${proc}`])) as string[];
+    for (const did of dids) {
+      const offline = await this.redis.send("EVAL", [
+        DISCONNECT,
+        "3",
+        `${this.p}:on:${did}`,
+        `${this.p}:online`,
+        `${this.p}:dids:${proc}`,
+        proc,
+        did,
+      ]);
+      if (Number(offline) === 1) {
+        await this.bus.publish({ kind: "presence", did, online: false });
+        for (const h of this.lost) h(did);
+      }
+    }
+    await this.redis.send("DEL", [`${this.p}:dids:${proc}`]);
+    await this.redis.send("SREM", [`${this.p}:procs`, proc]);
+    this.log(
+      `process ${proc.slice(0, 8)} stopped its heartbeat: ${dids.length} of its users checked for presence`,
+    );
+  }
+
+  async connected(did: string): Promise<boolean> {
+    const first = await this.redis.send("EVAL", [
+      CONNECT,
+      "3",
+      `${this.p}:on:${did}`,
+      `${this.p}:online`,
+      `${this.p}:dids:${this.id}`,
+      this.id,
+      did,
+    ]);
+    if (Number(first) !== 1) return false;
+    await this.bus.publish({ kind: "presence", did, online: true });
+    return true;
+  }
+
+  async disconnected(did: string): Promise<boolean> {
+    const last = await this.redis.send("EVAL", [
+      DISCONNECT,
+      "3",
+      `${this.p}:on:${did}`,
+      `${this.p}:online`,
+      `${this.p}:dids:${this.id}`,
+      this.id,
+      did,
+    ]);
+    if (Number(last) !== 1) return false;
+    await this.bus.publish({ kind: "presence", did, online: false });
+    return true;
+  }
+
+  isOnline(did: string): boolean {
+    return this.local(did) || this.remote.has(did);
+  }
+
+  onLost(handler: (did: string) => void): void {
+    this.lost.push(handler);
+  }
+
+  /** Shutdown: this process's users that have no socket elsewhere go offline now, not at the TTL. */
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.reap(this.id).catch(() => undefined);
+    await this.redis.send("DEL", [`${this.p}:alive:${this.id}`]).catch(() => undefined);
+    await this.redis.send("SREM", [`${this.p}:procs`, this.id]).catch(() => undefined);
+    this.redis.close();
+  }
+}
+
+// A token bucket in Redis, timed by Redis's own clock (processes' clocks may differ).
+const TAKE = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local burst = tonumber(ARGV[1])
+local per = tonumber(ARGV[2]) / 60000
+local b = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens = burst
+if b[1] then tokens = math.min(burst, tonumber(b[1]) + (now - tonumber(b[2])) * per) end
+local wait = 0
+if tokens >= 1 then tokens = tokens - 1
+elseif per > 0 then wait = math.max(1, math.ceil((1 - tokens) / per / 1000))
+else wait = 3600 end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
+if per > 0 then redis.call('PEXPIRE', KEYS[1], math.ceil(burst / per) + 60000) else redis.call('PEXPIRE', KEYS[1], 3600000) end
+return wait`;
+
+/** Rate-limit buckets in Redis, shared by every process (RateLimiter's `shared`). */
+export class RedisBuckets {
+  private constructor(
+    private readonly redis: RedisClient,
+    private readonly prefix: string,
+  ) {}
+
+  static async connect(bus: RedisBus): Promise<RedisBuckets> {
+    const redis = bus.newClient();
+    await redis.connect();
+    return new RedisBuckets(redis, bus.prefix);
+  }
+
+  async take(key: string, burst: number, perMinute: number): Promise<number> {
+    const wait = await withTimeout(
+      this.redis.send("EVAL", [TAKE, "1", `${this.prefix}:rl:${key}`, String(burst), String(perMinute)]),
+      1_000,
+      "rate limit",
+    );
+    return Number(wait);
+  }
+
+  close(): void {
+    this.redis.close();
+  }
+}

@@ -1,0 +1,81 @@
+import type { SQL, TransactionSQL } from "bun";
+
+/** A PostgreSQL BIGINT as Bun returns it (a string, unless the client asked for BigInt). */
+export type Int8 = string | number | bigint;
+
+/** A BIGINT column as a JS number (seqs, counters and millisecond times are all safe integers). */
+export const num = (v: Int8): number => Number(v);
+export const numOrNull = (v: Int8 | null): number | null => (v === null ? null : Number(v));
+
+/** The SQLSTATE of a PostgreSQL server error, or undefined. */
+export function sqlState(e: unknown): string | undefined {
+  if (typeof e !== "object" || e === null) return undefined;
+  const { errno } = e as { errno?: unknown };
+  return typeof errno === "string" ? errno : undefined;
+}
+
+/** The constraint a PostgreSQL error names (unique, foreign key, check), or undefined. */
+export function constraintOf(e: unknown): string | undefined {
+  if (typeof e !== "object" || e === null) return undefined;
+  const { constraint } = e as { constraint?: unknown };
+  return typeof constraint === "string" ? constraint : undefined;
+}
+
+/** Deadlock and serialization failure: the transaction was rolled back and may simply run again. */
+const RETRYABLE = new Set(["40P01", "40001"]);
+
+const MAX_ATTEMPTS = 8;
+
+/**
+ * The connection pool shared by every store. Each store method runs through `read` or `tx`, which
+ * keep count of what is running, so that `close()` waits for every pending write before it closes
+ * the pool (the analogue of SQLite's commitPending before close).
+ */
+export class PgClient {
+  private readonly running = new Set<Promise<unknown>>();
+  private closing: Promise<void> | null = null;
+
+  constructor(readonly sql: SQL) {}
+
+  private track<T>(p: Promise<T>): Promise<T> {
+    this.running.add(p);
+    const done = () => this.running.delete(p);
+    p.then(done, done);
+    return p;
+  }
+
+  /** One statement (or several that need no common snapshot), outside any explicit transaction. */
+  run<T>(fn: (sql: SQL) => Promise<T>): Promise<T> {
+    return this.track(fn(this.sql));
+  }
+
+  /**
+   * One transaction (READ COMMITTED, as every statement that needs a stable view locks its rows).
+   * Run again from the start when PostgreSQL rolled it back for a deadlock or a serialization
+   * failure, or when `retry` says so (e.g. a unique violation that a re-run turns into a lookup).
+   */
+  tx<T>(fn: (tx: TransactionSQL) => Promise<T>, retry?: (e: unknown) => boolean): Promise<T> {
+    const run = async (): Promise<T> => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return (await this.sql.begin((tx) => fn(tx))) as T;
+        } catch (e) {
+          const state = sqlState(e);
+          const again = (state !== undefined && RETRYABLE.has(state)) || (retry?.(e) ?? false);
+          if (!again || attempt >= MAX_ATTEMPTS) throw e;
+          await Bun.sleep(Math.random() * 5 * attempt);
+        }
+      }
+    };
+    return this.track(run());
+  }
+
+  /** Waits for every running operation (writes included), then closes the pool. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      while (this.running.size > 0) await Promise.allSettled([...this.running]);
+      await this.sql.close();
+    })();
+    return this.closing;
+  }
+}

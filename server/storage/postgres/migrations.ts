@@ -1,0 +1,207 @@
+import type { SQL } from "bun";
+
+/**
+ * Numbered migrations: the same schema, version for version, as server/storage/sqlite/migrations.ts,
+ * in PostgreSQL types (BIGINT for seqs, counters, versions and millisecond times; TEXT for strings
+ * and for JSON kept as the exact text it was given; the interfaces hold no binary values, so nothing
+ * is BYTEA). Table `schema_version` records each version applied. Never edit a released migration:
+ * add the next number, here and in SQLite.
+ */
+export const migrations: { version: number; sql: string }[] = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE accounts (
+        did TEXT PRIMARY KEY,
+        handle TEXT NOT NULL UNIQUE,
+        email TEXT NOT NULL UNIQUE,
+        password_hash TEXT NOT NULL,
+        public_key TEXT,
+        fingerprint TEXT,
+        created_at BIGINT NOT NULL
+      );
+      CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        did TEXT NOT NULL REFERENCES accounts(did),
+        refresh_hash TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        revoked_at BIGINT
+      );
+      CREATE INDEX sessions_did ON sessions(did);
+      CREATE TABLE channels (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        description TEXT NOT NULL,
+        type TEXT NOT NULL CHECK (type IN ('public', 'invite', 'secret')),
+        creator_did TEXT NOT NULL,
+        owner_did TEXT,
+        created_at BIGINT NOT NULL,
+        join_token_hash TEXT,
+        member_version BIGINT NOT NULL,
+        last_seq BIGINT NOT NULL DEFAULT 0,
+        message_count BIGINT NOT NULL DEFAULT 0,
+        last_activity BIGINT
+      );
+      CREATE TABLE members (
+        channel_id TEXT NOT NULL REFERENCES channels(id),
+        did TEXT NOT NULL REFERENCES accounts(did),
+        role TEXT NOT NULL CHECK (role IN ('owner', 'member')),
+        joined_at BIGINT NOT NULL,
+        PRIMARY KEY (channel_id, did)
+      );
+      CREATE INDEX members_did ON members(did);
+      CREATE TABLE invites (
+        channel_id TEXT NOT NULL REFERENCES channels(id),
+        invitee_did TEXT NOT NULL REFERENCES accounts(did),
+        from_did TEXT NOT NULL REFERENCES accounts(did),
+        created_at BIGINT NOT NULL,
+        PRIMARY KEY (channel_id, invitee_did)
+      );
+      CREATE INDEX invites_invitee ON invites(invitee_did);
+      CREATE TABLE epochs (
+        channel_id TEXT NOT NULL REFERENCES channels(id),
+        epoch_number BIGINT NOT NULL,
+        epoch_id TEXT NOT NULL,
+        commit_json TEXT NOT NULL,
+        signature TEXT NOT NULL,
+        creator_did TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        member_version BIGINT NOT NULL,
+        PRIMARY KEY (channel_id, epoch_number)
+      );
+      CREATE TABLE epoch_keys (
+        channel_id TEXT NOT NULL,
+        epoch_number BIGINT NOT NULL,
+        recipient_did TEXT NOT NULL,
+        wrapped_json TEXT NOT NULL,
+        PRIMARY KEY (channel_id, recipient_did, epoch_number)
+      );
+      CREATE TABLE timeline (
+        channel_id TEXT NOT NULL REFERENCES channels(id),
+        seq BIGINT NOT NULL,
+        rkey TEXT NOT NULL UNIQUE,
+        kind TEXT NOT NULL CHECK (kind IN ('message', 'notify')),
+        author_did TEXT NOT NULL,
+        author_handle TEXT NOT NULL,
+        client_msg_id TEXT,
+        content TEXT,
+        action TEXT,
+        created_at BIGINT NOT NULL,
+        deleted INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (channel_id, seq)
+      );
+      CREATE UNIQUE INDEX timeline_client_msg ON timeline(author_did, client_msg_id) WHERE kind = 'message';
+    `,
+  },
+  {
+    // Protocol v2 (§7): admission evidence, signed invites and deletions, members-only secret links.
+    version: 2,
+    sql: `
+      ALTER TABLE members ADD COLUMN admission_json TEXT;
+      ALTER TABLE invites ADD COLUMN invite_json TEXT;
+      ALTER TABLE invites ADD COLUMN invite_signature TEXT;
+      ALTER TABLE epochs ADD COLUMN admissions_json TEXT NOT NULL DEFAULT '{}';
+      ALTER TABLE channels ADD COLUMN link_voided INTEGER NOT NULL DEFAULT 0 CHECK (link_voided IN (0, 1));
+      ALTER TABLE timeline ADD COLUMN deletion_json TEXT;
+      -- Upgrade (§7): a channel whose current epoch has a v1 commit needs rotation, so its next
+      -- message is sent under a v2 epoch (key commitment, handles, sealed state).
+      UPDATE channels SET member_version = member_version + 1
+        WHERE id IN (
+          SELECT e.channel_id FROM epochs e
+          WHERE e.epoch_number = (SELECT MAX(x.epoch_number) FROM epochs x WHERE x.channel_id = e.channel_id)
+            AND (e.commit_json::jsonb -> 'v') = '1'::jsonb
+        );
+      -- v1 secret links were minted by this server, which therefore knows them: void every one. The
+      -- next v2 epoch brings a join token derived from a link secret only members know.
+      UPDATE channels SET join_token_hash = NULL, link_voided = 1 WHERE type = 'secret';
+    `,
+  },
+  {
+    // Key custody (docs/key-backup.md): one opaque, client-encrypted key backup per account.
+    version: 3,
+    sql: `
+      CREATE TABLE key_backups (
+        did TEXT PRIMARY KEY REFERENCES accounts(did) ON DELETE CASCADE,
+        blob TEXT NOT NULL,
+        updated_at BIGINT NOT NULL
+      );
+    `,
+  },
+  {
+    // Replaced public keys (public data): signatures a did made under an earlier key stay checkable
+    // against the fingerprint a signed commit lists for it (docs/protocol-extensions.md). PostgreSQL
+    // has no rowid: \`id\` orders keys replaced within the same millisecond, as SQLite's rowid does.
+    version: 4,
+    sql: `
+      CREATE TABLE key_history (
+        did TEXT NOT NULL REFERENCES accounts(did) ON DELETE CASCADE,
+        fingerprint TEXT NOT NULL,
+        public_key TEXT NOT NULL,
+        replaced_at BIGINT NOT NULL,
+        id BIGINT GENERATED ALWAYS AS IDENTITY,
+        PRIMARY KEY (did, fingerprint)
+      );
+    `,
+  },
+  {
+    // Read markers: how far each user has read each channel (a seq; no content), across devices.
+    version: 5,
+    sql: `
+      CREATE TABLE read_markers (
+        did TEXT NOT NULL REFERENCES accounts(did) ON DELETE CASCADE,
+        channel_id TEXT NOT NULL REFERENCES channels(id),
+        seq BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL,
+        PRIMARY KEY (did, channel_id)
+      );
+    `,
+  },
+  {
+    // Refresh grace window: the hash each rotation replaced and when, and the rotation count.
+    version: 6,
+    sql: `
+      ALTER TABLE sessions ADD COLUMN rotations BIGINT NOT NULL DEFAULT 0;
+      ALTER TABLE sessions ADD COLUMN prev_refresh_hash TEXT;
+      ALTER TABLE sessions ADD COLUMN rotated_at BIGINT;
+    `,
+  },
+];
+
+/**
+ * The key of the transaction-level advisory lock every migration runs under: the bytes "wsyncmig"
+ * read as a signed 64-bit integer. Fixed for ever, so that every wsync process agrees on it.
+ */
+export const MIGRATION_LOCK_KEY = "8607356827856628071";
+
+/** The last version recorded in `schema_version` (0 for an empty database). */
+export async function schemaVersion(sql: SQL): Promise<number> {
+  const [exists] = await sql`SELECT to_regclass('schema_version') IS NOT NULL AS present`;
+  if (!exists?.present) return 0;
+  const [row] = await sql`SELECT COALESCE(MAX(version), 0) AS v FROM schema_version`;
+  return Number(row?.v ?? 0);
+}
+
+/**
+ * Applies the migrations not applied yet, each in its own transaction that first takes the migration
+ * advisory lock and reads the version again under it: several processes starting at once against an
+ * empty database wait for each other, and each migration runs exactly once.
+ */
+export async function migrate(sql: SQL): Promise<void> {
+  const last = Math.max(...migrations.map((m) => m.version));
+  // Without the lock first: a database already up to date costs one round trip, no lock wait.
+  if ((await schemaVersion(sql)) >= last) return;
+  for (const m of migrations) {
+    await sql.begin(async (tx) => {
+      await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY}::bigint)`;
+      await tx`CREATE TABLE IF NOT EXISTS schema_version (
+        version BIGINT PRIMARY KEY,
+        applied_at BIGINT NOT NULL
+      )`;
+      const [row] = await tx`SELECT COALESCE(MAX(version), 0) AS v FROM schema_version`;
+      if (m.version <= Number(row?.v ?? 0)) return;
+      await tx.unsafe(m.sql);
+      await tx`INSERT INTO schema_version (version, applied_at) VALUES (${m.version}, ${Date.now()})`;
+    });
+  }
+}

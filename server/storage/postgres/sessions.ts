@@ -1,0 +1,76 @@
+import type { SessionRow, SessionStore, StoredSession } from "../types.ts";
+import { type Int8, num, numOrNull, type PgClient } from "./client.ts";
+
+interface Row {
+  id: string;
+  did: string;
+  refresh_hash: string;
+  created_at: Int8;
+  expires_at: Int8;
+  revoked_at: Int8 | null;
+  rotations: Int8;
+  prev_refresh_hash: string | null;
+  rotated_at: Int8 | null;
+}
+
+export class PostgresSessions implements SessionStore {
+  constructor(private readonly db: PgClient) {}
+
+  async create(s: SessionRow): Promise<void> {
+    await this.db.run(
+      (sql) => sql`
+        INSERT INTO sessions (id, did, refresh_hash, created_at, expires_at, revoked_at)
+        VALUES (${s.id}, ${s.did}, ${s.refreshHash}, ${s.createdAt}, ${s.expiresAt}, ${s.revokedAt})`,
+    );
+  }
+
+  async get(id: string): Promise<StoredSession | null> {
+    const rows: Row[] = await this.db.run((sql) => sql`SELECT * FROM sessions WHERE id = ${id}`);
+    const r = rows[0];
+    if (!r) return null;
+    return {
+      id: r.id,
+      did: r.did,
+      refreshHash: r.refresh_hash,
+      createdAt: num(r.created_at),
+      expiresAt: num(r.expires_at),
+      revokedAt: numOrNull(r.revoked_at),
+      rotations: num(r.rotations),
+      prevRefreshHash: r.prev_refresh_hash,
+      rotatedAt: numOrNull(r.rotated_at),
+    };
+  }
+
+  async rotate(
+    id: string,
+    expectedHash: string,
+    nextHash: string,
+    expiresAt: number,
+    at: number,
+  ): Promise<boolean> {
+    // One statement: the row lock makes a concurrent rotation with the same hash re-check the
+    // condition after this one commits, and find the hash changed.
+    const rows = await this.db.run(
+      (sql) => sql`
+        UPDATE sessions SET refresh_hash = ${nextHash}, expires_at = ${expiresAt},
+          prev_refresh_hash = refresh_hash, rotated_at = ${at}, rotations = rotations + 1
+        WHERE id = ${id} AND refresh_hash = ${expectedHash} AND revoked_at IS NULL RETURNING id`,
+    );
+    return rows.length === 1;
+  }
+
+  async revoke(id: string, at: number): Promise<void> {
+    await this.db.run(
+      (sql) => sql`UPDATE sessions SET revoked_at = ${at} WHERE id = ${id} AND revoked_at IS NULL`,
+    );
+  }
+
+  async purge(before: number): Promise<number> {
+    const rows = await this.db.run(
+      (sql) => sql`
+        DELETE FROM sessions WHERE expires_at < ${before} OR (revoked_at IS NOT NULL AND revoked_at < ${before})
+        RETURNING id`,
+    );
+    return rows.length;
+  }
+}

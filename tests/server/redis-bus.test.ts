@@ -1,0 +1,88 @@
+/** The Redis bus on its own (server/realtime/redis-bus.ts). Runs when WSYNC_TEST_REDIS_URL is set. */
+import { afterEach, describe, expect, test } from "bun:test";
+import type { BusEvent } from "../../server/realtime/bus.ts";
+import { frame } from "../../server/realtime/bus.ts";
+import { RedisBus } from "../../server/realtime/redis-bus.ts";
+import { notRun, REDIS_URL } from "./pg-harness.ts";
+
+const buses: RedisBus[] = [];
+afterEach(async () => {
+  for (const b of buses.splice(0)) await b.close();
+});
+
+async function pair() {
+  const prefix = `wsync-bus-test-${crypto.randomUUID().slice(0, 8)}`;
+  const a = await RedisBus.connect(REDIS_URL as string, prefix, () => undefined);
+  const b = await RedisBus.connect(REDIS_URL as string, prefix, () => undefined);
+  buses.push(a, b);
+  const seen = { a: [] as BusEvent[], b: [] as BusEvent[] };
+  a.subscribe((e) => seen.a.push(e));
+  b.subscribe((e) => seen.b.push(e));
+  return { a, b, seen };
+}
+
+const record = (channelId: string, seq: number) =>
+  ({
+    kind: "channel",
+    channelId,
+    frame: frame("channel:message", { record: { seq } } as never),
+  }) as BusEvent;
+const seqOf = (e: BusEvent) =>
+  e.kind === "channel"
+    ? (JSON.parse(e.text ?? "{}") as { data: { record: { seq: number } } }).data.record.seq
+    : -1;
+
+if (!REDIS_URL) notRun("Redis bus", "WSYNC_TEST_REDIS_URL");
+else
+  describe("Redis bus", () => {
+    test("every event from either process reaches both, in one order; other kinds pass through", async () => {
+      const { a, b, seen } = await pair();
+      await a.publish({ kind: "user", did: "did:plc:x", frame: frame("channel:invited", {} as never) });
+      await b.publish({ kind: "unsubscribe", channelId: "c1", did: "did:plc:x" });
+      await a.publish({ kind: "end-session", sessionId: "s1" });
+      await b.publish({ kind: "presence", did: "did:plc:x", online: true });
+      const kinds = (xs: BusEvent[]) => xs.map((e) => e.kind);
+      for (let i = 0; i < 100 && seen.b.length < 4; i++) await Bun.sleep(10);
+      expect(kinds(seen.a)).toEqual(["user", "unsubscribe", "end-session", "presence"]);
+      expect(kinds(seen.b)).toEqual(kinds(seen.a));
+    });
+
+    test("a channel's records published out of order by two processes are delivered in seq order", async () => {
+      const { a, b, seen } = await pair();
+      await a.publish(record("ch", 1));
+      for (let i = 0; i < 100 && seen.a.length < 1; i++) await Bun.sleep(10);
+      // Process b commits seq 3 and publishes it before process a publishes seq 2.
+      await b.publish(record("ch", 3));
+      await Bun.sleep(20);
+      await a.publish(record("ch", 2));
+      for (let i = 0; i < 100 && seen.b.length < 3; i++) await Bun.sleep(10);
+      expect(seen.a.map(seqOf)).toEqual([1, 2, 3]);
+      expect(seen.b.map(seqOf)).toEqual([1, 2, 3]);
+      // A seq that never comes does not hold the channel back for long.
+      await b.publish(record("ch", 5));
+      for (let i = 0; i < 100 && seen.b.length < 4; i++) await Bun.sleep(10);
+      expect(seen.b.map(seqOf)).toEqual([1, 2, 3, 5]);
+    });
+
+    test("the subscription killed by Redis: the bus reconnects and delivers again", async () => {
+      const { a, b, seen } = await pair();
+      const killed = Bun.spawnSync([
+        "redis-cli",
+        "-u",
+        REDIS_URL as string,
+        "CLIENT",
+        "KILL",
+        "TYPE",
+        "pubsub",
+      ]);
+      expect(killed.exitCode).toBe(0);
+      let delivered = false;
+      for (let i = 0; i < 50 && !delivered; i++) {
+        await a.publish({ kind: "end-session", sessionId: `after-${i}` });
+        await Bun.sleep(100);
+        delivered = seen.b.some((e) => e.kind === "end-session");
+      }
+      expect(delivered).toBe(true);
+      expect(b).toBeDefined();
+    });
+  });
