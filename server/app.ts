@@ -12,7 +12,7 @@ import { AuthService } from "./services/auth-service.ts";
 import { ChannelService } from "./services/channel-service.ts";
 import { EpochService } from "./services/epoch-service.ts";
 import { KeyBackupService } from "./services/key-backup-service.ts";
-import { LoginGuard } from "./services/login-throttle.ts";
+import { LoginGuard, type SharedLoginAttempts } from "./services/login-throttle.ts";
 import { MessageService } from "./services/message-service.ts";
 import { Notices } from "./services/notices.ts";
 import { RateLimiter, type SharedBuckets, WRITE_KINDS } from "./services/rate-limit.ts";
@@ -37,6 +37,8 @@ export interface AppDeps {
   clock?: Clock;
   /** Rate-limit buckets shared by every process (Redis); default: this process's own. */
   sharedLimits?: SharedBuckets;
+  /** Failed-login counts shared by every process (Redis); default: this process's own. */
+  sharedLogins?: SharedLoginAttempts;
   /** Where operational messages go; never passed secrets, tokens or bodies. */
   log?: (message: string) => void;
   /** Test hook for the weather source. */
@@ -83,7 +85,7 @@ export function createServices(deps: AppDeps): Services {
     storage: deps.storage,
     tokens,
     clock,
-    throttle: new LoginGuard(clock),
+    throttle: new LoginGuard(clock, {}, deps.sharedLogins ?? null, log),
     handleSuffix: deps.config.handleSuffix,
     refreshGraceSeconds: deps.config.refreshGraceSeconds,
     async onKeyReplaced(ctx, channelIds) {

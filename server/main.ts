@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { createApp } from "./app.ts";
 import { loadConfig } from "./config.ts";
-import { RedisBuckets, RedisBus, RedisPresence } from "./realtime/redis-bus.ts";
+import { RedisBuckets, RedisBus, RedisLoginAttempts, RedisPresence } from "./realtime/redis-bus.ts";
 import { openPostgresStorage } from "./storage/postgres/index.ts";
 import { openSqliteStorage } from "./storage/sqlite/index.ts";
 import type { Storage } from "./storage/types.ts";
@@ -53,6 +53,7 @@ export async function startServer(env: Record<string, string | undefined> = proc
   let bus: RedisBus | undefined;
   let presence: RedisPresence | undefined;
   let buckets: RedisBuckets | undefined;
+  let logins: RedisLoginAttempts | undefined;
   let localOnline: (did: string) => boolean = () => false;
   if (config.redisUrl) {
     const where = describeDatabaseUrl(config.redisUrl);
@@ -60,6 +61,7 @@ export async function startServer(env: Record<string, string | undefined> = proc
       bus = await RedisBus.connect(config.redisUrl, config.redis.prefix, log);
       presence = await RedisPresence.start(bus, (did) => localOnline(did), { ...config.redis, log });
       buckets = await RedisBuckets.connect(bus);
+      logins = await RedisLoginAttempts.connect(bus);
     } catch (e) {
       await bus?.close().catch(() => undefined);
       await storage.close().catch(() => undefined);
@@ -74,6 +76,7 @@ export async function startServer(env: Record<string, string | undefined> = proc
     log,
     ...(bus ? { bus } : {}),
     ...(buckets ? { sharedLimits: buckets } : {}),
+    ...(logins ? { sharedLogins: logins } : {}),
     ...(redisPresence
       ? {
           presence: (local: (did: string) => boolean) => {
@@ -127,6 +130,7 @@ export async function startServer(env: Record<string, string | undefined> = proc
     await app.stop(true).catch(() => undefined);
     await services.presence.close().catch(() => undefined);
     buckets?.close();
+    logins?.close();
     await services.bus.close().catch(() => undefined);
     await storage.close().catch((e) => console.error(`[wsync] closing the database: ${String(e)}`));
     process.exit(0);

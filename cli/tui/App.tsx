@@ -49,11 +49,16 @@ export function App({ client }: { client: WsyncClient }) {
   const onInputChange = (v: string) => {
     if (swallow.current) return;
     // Keys arrive in chunks: on a slow link (or a loaded machine) the last letters and Enter come as
-    // one chunk, which the text field inserts as text. A chunk whose only line break ends it is typing
-    // and Enter: submit. Line breaks inside are a paste: they stay, and the paste guard asks at Enter.
+    // one chunk, which the text field inserts as text. A chunk that ends in a line break is text and
+    // Enter: submit. Line breaks inside are a paste: it stays in the field and the paste guard asks
+    // (again, since this is new text), so an Enter that came with a paste is never lost nor sends it.
     const text = v.replace(/\r\n?/g, "\n");
-    if (text.endsWith("\n") && !text.slice(0, -1).includes("\n")) {
-      void submit(text.slice(0, -1));
+    if (text.endsWith("\n")) {
+      const typed = text.slice(0, -1);
+      if (typed.includes("\n")) {
+        setInputText(typed);
+        void submit(typed, true);
+      } else void submit(typed);
       return;
     }
     // The same for Tab: letters and Tab in one chunk are typing and Tab (complete, else move on).
@@ -210,7 +215,8 @@ export function App({ client }: { client: WsyncClient }) {
       setStatus({ text: `#${client.view(id)?.channel.value.name ?? id}`, error: false });
     });
 
-  async function submit(line: string): Promise<void> {
+  /** Enter on the input line; `newPaste`: the text just changed, so a multi-line one is asked about again. */
+  async function submit(line: string, newPaste = false): Promise<void> {
     const text = line.trim();
     if (!text) {
       setInput("");
@@ -218,7 +224,7 @@ export function App({ client }: { client: WsyncClient }) {
     }
     // Paste guard: a multi-line paste is sent only after a second Enter (Ctrl+U drops it).
     const lineCount = text.split(/\r?\n/).length;
-    if (lineCount > 1 && pasted === null && !text.startsWith("/")) {
+    if (lineCount > 1 && (pasted === null || newPaste) && !text.startsWith("/")) {
       setPasted(lineCount);
       setStatus({
         text: `${lineCount} lines pasted: Enter sends them as one message, Ctrl+U clears`,

@@ -1,5 +1,7 @@
+import { randomUUID } from "node:crypto";
 import { RedisClient } from "bun";
 import type { ServerFrame } from "../../core/protocol/index.ts";
+import type { SharedLoginAttempts } from "../services/login-throttle.ts";
 import type { Bus, BusEvent } from "./bus.ts";
 import type { Presence } from "./presence.ts";
 
@@ -417,6 +419,86 @@ export class RedisBuckets {
       "rate limit",
     );
     return Number(wait);
+  }
+
+  close(): void {
+    this.redis.close();
+  }
+}
+
+/** Redis's clock in ms, so every process counts the same window. */
+const NOW_MS = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+
+/** KEYS: failures, pending; ARGV: max, window ms, a new member. The semantics of LoginThrottle.retryAfter. */
+const LOGIN_BEGIN = `${NOW_MS}
+local max = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local used = {}
+for _, k in ipairs(KEYS) do
+  redis.call('ZREMRANGEBYSCORE', k, '-inf', now - window)
+  local r = redis.call('ZRANGE', k, 0, -1, 'WITHSCORES')
+  for i = 2, #r, 2 do used[#used + 1] = tonumber(r[i]) end
+end
+if #used < max then
+  redis.call('ZADD', KEYS[2], now, ARGV[3])
+  redis.call('PEXPIRE', KEYS[2], window)
+  return 0
+end
+table.sort(used)
+return math.max(1, math.ceil((used[#used - max + 1] + window - now) / 1000))`;
+
+/** KEYS: failures, pending; ARGV: window ms, a new member. The oldest reservation becomes a failure. */
+const LOGIN_FAIL = `${NOW_MS}
+redis.call('ZPOPMIN', KEYS[2])
+redis.call('ZADD', KEYS[1], now, ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return 0`;
+
+/** Failed-login counts in Redis, shared by every process (LoginGuard's `shared`). */
+export class RedisLoginAttempts implements SharedLoginAttempts {
+  private constructor(
+    private readonly redis: RedisClient,
+    private readonly prefix: string,
+  ) {}
+
+  static async connect(bus: RedisBus): Promise<RedisLoginAttempts> {
+    const redis = bus.newClient();
+    await redis.connect();
+    return new RedisLoginAttempts(redis, bus.prefix);
+  }
+
+  private keys(key: string): [string, string] {
+    const base = `${this.prefix}:login:${key}`;
+    return [`${base}:f`, `${base}:p`];
+  }
+
+  private run(args: string[]): Promise<unknown> {
+    return withTimeout(this.redis.send("EVAL", args), 1_000, "login throttle");
+  }
+
+  async begin(key: string, max: number, windowMs: number): Promise<number> {
+    const wait = await this.run([
+      LOGIN_BEGIN,
+      "2",
+      ...this.keys(key),
+      String(max),
+      String(windowMs),
+      randomUUID(),
+    ]);
+    return Number(wait);
+  }
+
+  async fail(key: string, windowMs: number): Promise<void> {
+    await this.run([LOGIN_FAIL, "2", ...this.keys(key), String(windowMs), randomUUID()]);
+  }
+
+  async clear(key: string): Promise<void> {
+    await withTimeout(this.redis.send("DEL", this.keys(key)), 1_000, "login throttle");
+  }
+
+  async release(key: string): Promise<void> {
+    await withTimeout(this.redis.send("ZPOPMIN", [this.keys(key)[1]]), 1_000, "login throttle");
   }
 
   close(): void {

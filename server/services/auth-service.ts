@@ -128,16 +128,17 @@ export class AuthService {
     const account = await this.findByIdentifier(body.identifier);
     // One counter per account however it is named; unknown identifiers are counted by their text.
     const key = account?.did ?? `id:${body.identifier.trim().toLowerCase()}`;
-    const wait = this.d.throttle.begin(key, address);
-    if (wait > 0) throw new ApiError("RateLimited", "Too many failed logins; try again later", wait);
+    const attempt = await this.d.throttle.begin(key, address);
+    if (attempt.wait > 0)
+      throw new ApiError("RateLimited", "Too many failed logins; try again later", attempt.wait);
     const ok = account
       ? await verifyPassword(body.password, account.passwordHash)
       : await decoyVerify(body.password);
     if (!account || !ok) {
-      this.d.throttle.fail(key, address);
+      await attempt.fail();
       throw new ApiError("InvalidCredentials", "Invalid credentials");
     }
-    this.d.throttle.succeed(key, address);
+    await attempt.succeed();
     return this.issueSession(account);
   }
 

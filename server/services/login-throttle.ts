@@ -92,25 +92,53 @@ export class LoginThrottle {
 export const LOGIN_MAX_FAILURES_PER_ADDRESS = 100;
 
 /**
+ * The same sliding-window counts kept where every server process sees them (Redis,
+ * realtime/redis-bus.ts `RedisLoginAttempts`), so 5 failures in 15 minutes hold across processes
+ * instead of 5 per process. Same semantics as LoginThrottle: `begin` reserves an attempt (0) or says
+ * how many seconds to wait; `fail` turns the oldest reservation into a failure; `clear` forgets the
+ * key; `release` gives a reservation back.
+ */
+export interface SharedLoginAttempts {
+  begin(key: string, max: number, windowMs: number): Promise<number>;
+  fail(key: string, windowMs: number): Promise<void>;
+  clear(key: string): Promise<void>;
+  release(key: string): Promise<void>;
+}
+
+/** One login attempt let through by LoginGuard.begin: the caller says how it ended. */
+export interface LoginAttempt {
+  /** Seconds to wait before trying again; when > 0 nothing was reserved. */
+  wait: number;
+  fail(): Promise<void>;
+  succeed(): Promise<void>;
+}
+
+/**
  * Login throttling that an attacker elsewhere cannot turn into a lockout (issue "Server hardening"):
  * failures count per (client address, account) pair — 5 in 15 minutes, protocol §3 — so guesses from
  * one address block only that address for that account, and the owner's own address still logs in.
  * A second limit counts every failure from one address across identifiers (100 in 15 minutes), so one
  * address cannot spray guesses over many accounts. A success clears its pair only: logging into one's
  * own account does not reset the address's count.
+ *
+ * With `shared` (several processes on Redis) the counts live there. If Redis fails, the attempt is
+ * counted in this process's own memory instead (as the rate limits do): logins keep working, limited
+ * per process, rather than being refused or let through unlimited.
  */
 export class LoginGuard {
   readonly pairs: LoginThrottle;
   readonly addresses: LoginThrottle;
+  private readonly perAddress: number;
 
-  constructor(clock: Clock, opts: { perAddress?: number; maxKeys?: number } = {}) {
+  constructor(
+    clock: Clock,
+    opts: { perAddress?: number; maxKeys?: number } = {},
+    private readonly shared: SharedLoginAttempts | null = null,
+    private readonly log: (m: string) => void = () => undefined,
+  ) {
+    this.perAddress = opts.perAddress ?? LOGIN_MAX_FAILURES_PER_ADDRESS;
     this.pairs = new LoginThrottle(clock, Limits.loginMaxFailures, Limits.loginFailureWindowMs, opts.maxKeys);
-    this.addresses = new LoginThrottle(
-      clock,
-      opts.perAddress ?? LOGIN_MAX_FAILURES_PER_ADDRESS,
-      Limits.loginFailureWindowMs,
-      opts.maxKeys,
-    );
+    this.addresses = new LoginThrottle(clock, this.perAddress, Limits.loginFailureWindowMs, opts.maxKeys);
   }
 
   private static keys(account: string, address: string | null) {
@@ -118,25 +146,63 @@ export class LoginGuard {
     return { pair: `${addr}\u0000${account}`, addr };
   }
 
-  /** Seconds to wait, or 0: the attempt is reserved and must be followed by `fail` or `succeed`. */
-  begin(account: string, address: string | null): number {
+  /** Reserves an attempt (wait 0), to be followed by `fail` or `succeed`, or says how long to wait. */
+  async begin(account: string, address: string | null): Promise<LoginAttempt> {
     const k = LoginGuard.keys(account, address);
+    if (this.shared) {
+      const shared = this.shared;
+      const window = Limits.loginFailureWindowMs;
+      try {
+        const byAddress = await shared.begin(`a:${k.addr}`, this.perAddress, window);
+        if (byAddress > 0) return refused(byAddress);
+        const byPair = await shared.begin(`p:${k.pair}`, Limits.loginMaxFailures, window);
+        if (byPair > 0) {
+          await shared.release(`a:${k.addr}`);
+          return refused(byPair);
+        }
+        const quietly = (p: Promise<void>) =>
+          p.catch((e: unknown) => this.log(`shared login throttle unavailable: ${(e as Error).message}`));
+        return {
+          wait: 0,
+          fail: () =>
+            quietly(
+              Promise.all([shared.fail(`p:${k.pair}`, window), shared.fail(`a:${k.addr}`, window)]).then(
+                () => undefined,
+              ),
+            ),
+          succeed: () =>
+            quietly(
+              Promise.all([shared.clear(`p:${k.pair}`), shared.release(`a:${k.addr}`)]).then(() => undefined),
+            ),
+        };
+      } catch (e) {
+        this.log(
+          `shared login throttle unavailable (${(e as Error).message}): this process's own counts apply`,
+        );
+      }
+    }
     const byAddress = this.addresses.retryAfter(k.addr);
-    if (byAddress > 0) return byAddress;
+    if (byAddress > 0) return refused(byAddress);
     const byPair = this.pairs.retryAfter(k.pair);
-    if (byPair > 0) this.addresses.release(k.addr);
-    return byPair;
+    if (byPair > 0) {
+      this.addresses.release(k.addr);
+      return refused(byPair);
+    }
+    return {
+      wait: 0,
+      fail: async () => {
+        this.pairs.fail(k.pair);
+        this.addresses.fail(k.addr);
+      },
+      succeed: async () => {
+        this.pairs.succeed(k.pair);
+        this.addresses.release(k.addr);
+      },
+    };
   }
+}
 
-  fail(account: string, address: string | null): void {
-    const k = LoginGuard.keys(account, address);
-    this.pairs.fail(k.pair);
-    this.addresses.fail(k.addr);
-  }
-
-  succeed(account: string, address: string | null): void {
-    const k = LoginGuard.keys(account, address);
-    this.pairs.succeed(k.pair);
-    this.addresses.release(k.addr);
-  }
+function refused(wait: number): LoginAttempt {
+  const nothing = async () => undefined;
+  return { wait, fail: nothing, succeed: nothing };
 }

@@ -230,8 +230,11 @@ describe.skipIf(!hasTmux && !required)("the screen in tmux", () => {
     await typeText("/names");
     keys("Enter");
     await until("the member list", (s) => s.includes("2 members:") && s.includes(bobShort));
-    // A multi-line paste waits for a second Enter.
-    keys("-l", "first pasted line\nsecond pasted line");
+    // A multi-line paste waits for a second Enter. Pasted as a terminal pastes: bracketed (the screen
+    // asks for it), so it arrives whole however the machine splits the bytes.
+    tmux("set-buffer", "-b", "wsync-paste", "first pasted line\nsecond pasted line");
+    tmux("paste-buffer", "-p", "-d", "-b", "wsync-paste", "-t", session);
+    await until("the pasted lines", (s) => s.includes("second pasted line"));
     keys("Enter");
     await until("the paste guard", (s) => s.includes("2 lines pasted"));
     expect(await bob.cli.ok(["read", "#g"])).not.toContain("first pasted line");

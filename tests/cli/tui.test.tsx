@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { render } from "ink-testing-library";
 import { sendBlockedText } from "../../cli/format.ts";
 import { App } from "../../cli/tui/App.tsx";
-import { signedUp, until } from "../core/client/engine-harness.ts";
+import { signedUp, texts, until } from "../core/client/engine-harness.ts";
 import { startTestServer, type TestServer } from "../server/harness.ts";
 
 let t: TestServer;
@@ -97,6 +97,25 @@ test("the screen lists channels, runs /wsync commands, switches channels and sen
     ui.stdin.write("\u0015");
     await until(() => !(ui.lastFrame() ?? "").includes("hey @"), 3000, "input cleared");
 
+    // A bracketed paste split across chunks, right after a line break (a loaded machine): one paste,
+    // its line break never taken for Enter; Enter then shows the paste guard and sends nothing.
+    ui.stdin.write("\u001B[200~pasted one\r");
+    await Bun.sleep(20);
+    ui.stdin.write("pasted two\u001B[201~");
+    await frameContains(ui.lastFrame, "pasted two");
+    ui.stdin.write(ENTER);
+    await frameContains(ui.lastFrame, "2 lines pasted");
+    await Bun.sleep(100);
+    expect(texts(a.client, first.channel.id)).not.toContain("pasted one");
+    ui.stdin.write("\u0015");
+    await until(() => !(ui.lastFrame() ?? "").includes("pasted two"), 3000, "paste cleared");
+    // Without bracketed paste, a paste and Enter in one chunk: the guard, not a lost Enter.
+    ui.stdin.write("raw one\nraw two\nraw three\r");
+    await frameContains(ui.lastFrame, "3 lines pasted");
+    expect(texts(a.client, first.channel.id)).not.toContain("raw one");
+    ui.stdin.write("\u0015");
+    await until(() => !(ui.lastFrame() ?? "").includes("raw one"), 3000, "paste cleared");
+
     // Switch to the other channel with the keyboard: an invite channel needs an invite, shown as an error.
     ui.stdin.write(TAB);
     await Bun.sleep(20);
@@ -109,7 +128,7 @@ test("the screen lists channels, runs /wsync commands, switches channels and sen
     a.client.disconnect();
     b.client.disconnect();
   }
-});
+}, 30_000);
 
 test("a rollback: the refused send pins the warning and the blocked line; Enter then says why at once", async () => {
   const a = await signedUp(t.url, "alice");

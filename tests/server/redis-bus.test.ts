@@ -2,7 +2,9 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import type { BusEvent } from "../../server/realtime/bus.ts";
 import { frame } from "../../server/realtime/bus.ts";
-import { RedisBus } from "../../server/realtime/redis-bus.ts";
+import { RedisBus, RedisLoginAttempts } from "../../server/realtime/redis-bus.ts";
+import { LoginGuard } from "../../server/services/login-throttle.ts";
+import { systemClock } from "../../server/util/clock.ts";
 import { notRun, REDIS_URL } from "./pg-harness.ts";
 
 const buses: RedisBus[] = [];
@@ -84,5 +86,71 @@ else
       }
       expect(delivered).toBe(true);
       expect(b).toBeDefined();
+    });
+
+    test("failed logins counted in Redis: two guards (two processes) share one count per pair and per address", async () => {
+      const { a, b } = await pair();
+      const la = await RedisLoginAttempts.connect(a);
+      const lb = await RedisLoginAttempts.connect(b);
+      try {
+        const g1 = new LoginGuard(systemClock, { perAddress: 7 }, la);
+        const g2 = new LoginGuard(systemClock, { perAddress: 7 }, lb);
+        // Four failures spread over both processes, then one attempt in flight: the fifth is reserved,
+        // so a concurrent sixth is refused before the fifth's password check ends.
+        for (let i = 0; i < 4; i++) {
+          const at = await (i % 2 ? g2 : g1).begin("did:victim", "10.0.0.1");
+          expect(at.wait).toBe(0);
+          await at.fail();
+        }
+        const fifth = await g1.begin("did:victim", "10.0.0.1");
+        expect(fifth.wait).toBe(0);
+        const sixth = await g2.begin("did:victim", "10.0.0.1");
+        expect(sixth.wait).toBeGreaterThan(800);
+        await fifth.fail();
+        expect((await g1.begin("did:victim", "10.0.0.1")).wait).toBeGreaterThan(800);
+        // The owner's own address is not locked out by the attacker's guesses.
+        const owner = await g2.begin("did:victim", "10.0.0.2");
+        expect(owner.wait).toBe(0);
+        await owner.succeed();
+        // The address's own limit (7 here) across accounts: 5 failed + 2 more elsewhere, then refused.
+        for (const account of ["did:other1", "did:other2"]) {
+          const at = await g2.begin(account, "10.0.0.1");
+          expect(at.wait).toBe(0);
+          await at.fail();
+        }
+        expect((await g1.begin("did:other3", "10.0.0.1")).wait).toBeGreaterThan(0);
+        // A success clears its pair: another address's pair failed twice, then succeeded, starts over.
+        for (let i = 0; i < 2; i++) await (await g1.begin("did:third", "10.0.0.3")).fail();
+        await (await g2.begin("did:third", "10.0.0.3")).succeed();
+        for (let i = 0; i < 5; i++) {
+          const at = await g1.begin("did:third", "10.0.0.3");
+          expect(at.wait).toBe(0);
+          await at.fail();
+        }
+        expect((await g2.begin("did:third", "10.0.0.3")).wait).toBeGreaterThan(0);
+      } finally {
+        la.close();
+        lb.close();
+      }
+    });
+
+    test("Redis unreachable: the login guard counts in this process instead of failing the login", async () => {
+      const dead = await RedisBus.connect(
+        REDIS_URL as string,
+        `wsync-bus-test-${crypto.randomUUID().slice(0, 8)}`,
+        () => undefined,
+      );
+      buses.push(dead);
+      const logins = await RedisLoginAttempts.connect(dead);
+      logins.close();
+      const logged: string[] = [];
+      const g = new LoginGuard(systemClock, {}, logins, (m) => logged.push(m));
+      for (let i = 0; i < 5; i++) {
+        const at = await g.begin("did:x", "10.0.0.9");
+        expect(at.wait).toBe(0);
+        await at.fail();
+      }
+      expect((await g.begin("did:x", "10.0.0.9")).wait).toBeGreaterThan(0);
+      expect(logged.some((m) => m.includes("own counts apply"))).toBe(true);
     });
   });

@@ -94,6 +94,16 @@ else
         ).toBe(true);
         expect(u.client.view(channel.id)?.warnings).toEqual([]);
       }
+      // Typing indicators across processes: carol (process 3) types, alice (process 1) sees it.
+      await bob.client.open(channel.id);
+      await carol.client.open(channel.id);
+      const carolTypes = carol.client.state.auth.user?.did as string;
+      await carol.client.sendTyping(channel.id);
+      await until(
+        () => (alice.client.state.typing[channel.id] ?? []).some((t) => t.did === carolTypes),
+        10_000,
+        "carol typing, seen on process 1",
+      );
       // Presence across processes: bob (on process 2) is online for alice (on process 1) …
       const bobDid = bob.client.state.auth.user?.did as string;
       await until(() => online(alice.client.view(channel.id), bobDid) === true, 10_000, "bob online");
@@ -223,5 +233,27 @@ else
       }
       expect(statuses.filter((x) => x !== 429)).toHaveLength(10);
       expect(statuses.slice(10).every((x) => x === 429)).toBe(true);
+    }, 60_000);
+
+    test("failed logins are counted across processes: 5 wrong passwords spread over two processes lock the pair on both", async () => {
+      const { servers } = await cluster(2);
+      const [p1, p2] = servers as [Server, Server];
+      const victim = await user(p1.url, "guessed");
+      const login = (p: Server, password: string) =>
+        fetch(`${p.url}/api/auth/login`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ identifier: victim.handle, password }),
+        });
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) statuses.push((await login(i % 2 ? p2 : p1, `wrong ${i}`)).status);
+      expect(statuses).toEqual([401, 401, 401, 401, 401]);
+      // Per process this address made 3 and 2 guesses; across the deployment it made 5: both refuse,
+      // even the right password, until the window passes.
+      for (const p of [p1, p2]) {
+        const r = await login(p, "correct horse battery");
+        expect(r.status).toBe(429);
+        expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
+      }
     }, 60_000);
   });
