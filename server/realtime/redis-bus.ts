@@ -89,6 +89,28 @@ interface Order {
   timer: ReturnType<typeof setTimeout> | null;
 }
 
+/** Scripts' SHA-1, by their text. */
+const shas = new Map<string, string>();
+
+/**
+ * Runs a Lua script by its SHA-1 (EVALSHA: Redis keeps scripts compiled, and the text is not sent
+ * and hashed on every call, as EVAL does: once per rate-limited write), and with EVAL when Redis
+ * does not have it yet (first use, or a restarted Redis).
+ */
+async function evalScript(redis: RedisClient, script: string, args: string[]): Promise<unknown> {
+  let sha = shas.get(script);
+  if (sha === undefined) {
+    sha = new Bun.CryptoHasher("sha1").update(script).digest("hex");
+    shas.set(script, sha);
+  }
+  try {
+    return await redis.send("EVALSHA", [sha, ...args]);
+  } catch (e) {
+    if (!String((e as Error)?.message ?? e).includes("NOSCRIPT")) throw e;
+    return await redis.send("EVAL", [script, ...args]);
+  }
+}
+
 export class RedisBus implements Bus {
   private readonly handlers: ((event: BusEvent) => void)[] = [];
   private readonly order = new Map<string, Order>();
@@ -313,8 +335,7 @@ export class RedisPresence implements Presence {
   private async reap(proc: string): Promise<void> {
     const dids = (await this.redis.send("SMEMBERS", [`${this.p}:dids:${proc}`])) as string[];
     for (const did of dids) {
-      const offline = await this.redis.send("EVAL", [
-        DISCONNECT,
+      const offline = await evalScript(this.redis, DISCONNECT, [
         "3",
         `${this.p}:on:${did}`,
         `${this.p}:online`,
@@ -335,8 +356,7 @@ export class RedisPresence implements Presence {
   }
 
   async connected(did: string): Promise<boolean> {
-    const first = await this.redis.send("EVAL", [
-      CONNECT,
+    const first = await evalScript(this.redis, CONNECT, [
       "3",
       `${this.p}:on:${did}`,
       `${this.p}:online`,
@@ -350,8 +370,7 @@ export class RedisPresence implements Presence {
   }
 
   async disconnected(did: string): Promise<boolean> {
-    const last = await this.redis.send("EVAL", [
-      DISCONNECT,
+    const last = await evalScript(this.redis, DISCONNECT, [
       "3",
       `${this.p}:on:${did}`,
       `${this.p}:online`,
@@ -414,7 +433,7 @@ export class RedisBuckets {
 
   async take(key: string, burst: number, perMinute: number): Promise<number> {
     const wait = await withTimeout(
-      this.redis.send("EVAL", [TAKE, "1", `${this.prefix}:rl:${key}`, String(burst), String(perMinute)]),
+      evalScript(this.redis, TAKE, ["1", `${this.prefix}:rl:${key}`, String(burst), String(perMinute)]),
       1_000,
       "rate limit",
     );
@@ -474,7 +493,7 @@ export class RedisLoginAttempts implements SharedLoginAttempts {
   }
 
   private run(args: string[]): Promise<unknown> {
-    return withTimeout(this.redis.send("EVAL", args), 1_000, "login throttle");
+    return withTimeout(evalScript(this.redis, args[0] as string, args.slice(1)), 1_000, "login throttle");
   }
 
   async begin(key: string, max: number, windowMs: number): Promise<number> {

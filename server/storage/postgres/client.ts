@@ -1,4 +1,4 @@
-import type { SQL, TransactionSQL } from "bun";
+import type { ReservedSQL, SQL, TransactionSQL } from "bun";
 
 /** A PostgreSQL BIGINT as Bun returns it (a string, unless the client asked for BigInt). */
 export type Int8 = string | number | bigint;
@@ -37,7 +37,8 @@ export class PgClient {
 
   constructor(readonly sql: SQL) {}
 
-  private track<T>(p: Promise<T>): Promise<T> {
+  /** Counts `p` as running until it settles: `close()` waits for it (a store's own queued work). */
+  track<T>(p: Promise<T>): Promise<T> {
     this.running.add(p);
     const done = () => this.running.delete(p);
     p.then(done, done);
@@ -55,19 +56,49 @@ export class PgClient {
    * failure, or when `retry` says so (e.g. a unique violation that a re-run turns into a lookup).
    */
   tx<T>(fn: (tx: TransactionSQL) => Promise<T>, retry?: (e: unknown) => boolean): Promise<T> {
-    const run = async (): Promise<T> => {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return (await this.sql.begin((tx) => fn(tx))) as T;
-        } catch (e) {
-          const state = sqlState(e);
-          const again = (state !== undefined && RETRYABLE.has(state)) || (retry?.(e) ?? false);
-          if (!again || attempt >= MAX_ATTEMPTS) throw e;
-          await Bun.sleep(Math.random() * 5 * attempt);
-        }
+    return this.track(this.retrying(async () => (await this.sql.begin((tx) => fn(tx))) as T, retry));
+  }
+
+  /** Runs `once` again when PostgreSQL rolled it back for a reason worth a retry (see `tx`). */
+  private async retrying<T>(once: () => Promise<T>, retry?: (e: unknown) => boolean): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await once();
+      } catch (e) {
+        const state = sqlState(e);
+        const again = (state !== undefined && RETRYABLE.has(state)) || (retry?.(e) ?? false);
+        if (!again || attempt >= MAX_ATTEMPTS) throw e;
+        await Bun.sleep(Math.random() * 5 * attempt);
+      }
+    }
+  }
+
+  /**
+   * One transaction sent as a single pipeline: BEGIN, the statements and COMMIT go out together on
+   * one connection, and PostgreSQL runs them in order, each statement (READ COMMITTED) seeing what
+   * committed before it started, locks taken by the earlier ones included. One round trip instead of
+   * one per statement: under load each round trip waits its turn in this process's event loop too.
+   * Returns the statements' results once COMMIT answered COMMIT; otherwise throws the first failure
+   * (PostgreSQL rolled the whole transaction back). Run again as `tx` is.
+   */
+  pipelineTx(
+    statements: (c: ReservedSQL) => PromiseLike<unknown>[],
+    retry?: (e: unknown) => boolean,
+  ): Promise<unknown[]> {
+    const once = async (): Promise<unknown[]> => {
+      const c = await this.sql.reserve();
+      try {
+        const settled = await Promise.allSettled([c`BEGIN`, ...statements(c), c`COMMIT`]);
+        for (const r of settled) if (r.status === "rejected") throw r.reason;
+        const commit = settled[settled.length - 1] as PromiseFulfilledResult<{ command?: string }>;
+        if (commit.value.command !== "COMMIT")
+          throw new Error(`transaction ended with ${commit.value.command}`);
+        return settled.slice(1, -1).map((r) => (r as PromiseFulfilledResult<unknown>).value);
+      } finally {
+        c.release();
       }
     };
-    return this.track(run());
+    return this.track(this.retrying(once, retry));
   }
 
   /** Waits for every running operation (writes included), then closes the pool. Idempotent. */

@@ -1,4 +1,4 @@
-import type { TransactionSQL } from "bun";
+import type { SQL, TransactionSQL } from "bun";
 import type { NotifyAction, SignedDeletion } from "../../../core/protocol/index.ts";
 import type { AppendMessageResult, MessageRow, NotifyRow, TimelineRow, TimelineStore } from "../types.ts";
 import { constraintOf, type Int8, num, type PgClient, sqlState } from "./client.ts";
@@ -54,8 +54,8 @@ const toRow = (r: Row): TimelineRow =>
 const isClientMsgRace = (e: unknown) => sqlState(e) === "23505" && constraintOf(e) === "timeline_client_msg";
 
 /** Messages appended in one transaction at most, and transactions of them running at once. */
-const GROUP_MAX = 256;
-const GROUPS_IN_FLIGHT = 8;
+const GROUP_MAX = 512;
+const GROUPS_IN_FLIGHT = 4;
 
 export class PostgresTimeline implements TimelineStore {
   constructor(private readonly db: PgClient) {}
@@ -102,15 +102,52 @@ export class PostgresTimeline implements TimelineStore {
    * duplicate in another process) is run again, where the duplicate is found.
    */
   appendMessage(m: Omit<MessageRow, "seq" | "kind">, epochId: string): Promise<AppendMessageResult> {
-    return new Promise((done, fail) => {
-      this.queue.push({ m, epochId, done, fail });
-      this.pump();
-    });
+    // Tracked from now, not from its group's start: close() waits for queued appends too.
+    return this.db.track(
+      new Promise((done, fail) => {
+        this.queue.push({ m, epochId, done, fail });
+        this.pump();
+      }),
+    );
+  }
+
+  /** Channels that a running group commit appends to: the next groups leave their messages queued. */
+  private readonly busy = new Set<string>();
+
+  /**
+   * The next group: queued messages, in order, of channels no running group appends to, up to
+   * GROUP_MAX. Groups running at once then lock disjoint channels, so they do not wait on each
+   * other's row locks, and a channel's messages commit in the order they came. A second message
+   * with the same (author, clientMsgId) waits for a later group (where it is found as a duplicate),
+   * and so does the rest of its channel.
+   */
+  private nextGroup(): typeof this.queue {
+    const group: typeof this.queue = [];
+    const rest: typeof this.queue = [];
+    const taken = new Set<string>();
+    const held = new Set<string>();
+    const keys = new Set<string>();
+    for (const item of this.queue) {
+      const id = item.m.channelId;
+      const key = `${item.m.authorDid} ${item.m.clientMsgId}`;
+      if (group.length >= GROUP_MAX || this.busy.has(id) || held.has(id) || keys.has(key)) {
+        held.add(id);
+        rest.push(item);
+        continue;
+      }
+      keys.add(key);
+      taken.add(id);
+      group.push(item);
+    }
+    this.queue = rest;
+    for (const id of taken) this.busy.add(id);
+    return group;
   }
 
   private pump(): void {
     while (this.queue.length > 0 && this.inFlight < GROUPS_IN_FLIGHT) {
-      const group = this.queue.splice(0, GROUP_MAX);
+      const group = this.nextGroup();
+      if (group.length === 0) return;
       this.inFlight++;
       this.commitGroup(group.map((g) => ({ m: g.m, epochId: g.epochId })))
         .then(
@@ -122,87 +159,98 @@ export class PostgresTimeline implements TimelineStore {
           },
         )
         .finally(() => {
+          for (const g of group) this.busy.delete(g.m.channelId);
           this.inFlight--;
           this.pump();
         });
     }
   }
 
-  private commitGroup(
+  /**
+   * One group in one round trip (PgClient.pipelineTx): the channels' row locks in id order (no
+   * deadlock between groups; held to the commit), then one statement that judges every message
+   * against the state those locks guarantee (duplicate, membership, rotation, epoch), numbers the
+   * accepted ones per channel after the channel's last seq, inserts them and moves the channels'
+   * counters. Duplicates (retries whose ack was lost: rare) are read after the commit.
+   */
+  private async commitGroup(
     items: { m: Omit<MessageRow, "seq" | "kind">; epochId: string }[],
   ): Promise<AppendMessageResult[]> {
-    return this.db.tx(async (tx): Promise<AppendMessageResult[]> => {
-      const channelIds = [...new Set(items.map((i) => i.m.channelId))].sort();
-      // Row locks in id order (no deadlock between groups), held to the commit.
-      const channels: { id: string; member_version: Int8; last_seq: Int8 }[] = await tx`
-        SELECT id, member_version, last_seq FROM channels WHERE id IN ${tx(channelIds)}
-        ORDER BY id FOR NO KEY UPDATE`;
-      const epochs: { channel_id: string; epoch_id: string; member_version: Int8 }[] = await tx`
-        SELECT DISTINCT ON (channel_id) channel_id, epoch_id, member_version FROM epochs
-        WHERE channel_id IN ${tx(channelIds)} ORDER BY channel_id, epoch_number DESC`;
-      const authors = [...new Set(items.map((i) => i.m.authorDid))];
-      const members: { channel_id: string; did: string }[] = await tx`
-        SELECT channel_id, did FROM members WHERE channel_id IN ${tx(channelIds)} AND did IN ${tx(authors)}`;
-      const ids = [...new Set(items.map((i) => i.m.clientMsgId))];
-      const dups: Row[] = await tx`
-        SELECT * FROM timeline WHERE kind = 'message' AND client_msg_id IN ${tx(ids)} AND author_did IN ${tx(authors)}`;
-      const channelOf = new Map(channels.map((c) => [c.id, c]));
-      const epochOf = new Map(epochs.map((e) => [e.channel_id, e]));
-      const memberSet = new Set(members.map((x) => `${x.channel_id} ${x.did}`));
-      const seen = new Map<string, MessageRow>();
-      for (const r of dups) seen.set(`${r.author_did} ${r.client_msg_id}`, toMessage(r));
-      const next = new Map(channels.map((c) => [c.id, num(c.last_seq)]));
-      const inserts: MessageRow[] = [];
-      const results = items.map(({ m, epochId }): AppendMessageResult => {
-        const dup = seen.get(`${m.authorDid} ${m.clientMsgId}`);
-        if (dup) return { kind: "duplicate", row: dup };
-        if (!memberSet.has(`${m.channelId} ${m.authorDid}`)) return { kind: "not-member" };
-        const channel = channelOf.get(m.channelId);
-        if (!channel) throw new Error("channel vanished during append");
-        const epoch = epochOf.get(m.channelId);
-        // Rotation is enforced here, in the same transaction as the insert (protocol §5).
-        if (!epoch || num(epoch.member_version) !== num(channel.member_version))
-          return { kind: "rotation-required" };
-        if (epoch.epoch_id !== epochId) return { kind: "stale-epoch", currentEpochId: epoch.epoch_id };
-        const seq = (next.get(m.channelId) ?? 0) + 1;
-        next.set(m.channelId, seq);
-        const row: MessageRow = { ...m, kind: "message", seq };
-        seen.set(`${m.authorDid} ${m.clientMsgId}`, row);
-        inserts.push(row);
-        return { kind: "ok", row };
-      });
-      if (inserts.length > 0) {
-        await tx`INSERT INTO timeline ${tx(
-          inserts.map((r) => ({
-            channel_id: r.channelId,
-            seq: r.seq,
-            rkey: r.rkey,
-            kind: "message",
-            author_did: r.authorDid,
-            author_handle: r.authorHandle,
-            client_msg_id: r.clientMsgId,
-            content: r.content,
-            created_at: r.createdAt,
-          })),
-        )}`;
-        // Each channel's counters in one statement: its new last seq, messages added, newest activity.
-        const params: unknown[] = [];
-        const values: string[] = [];
-        for (const id of channelIds) {
-          const added = inserts.filter((r) => r.channelId === id);
-          if (added.length === 0) continue;
-          params.push(id, next.get(id) ?? 0, added.length, Math.max(...added.map((r) => r.createdAt)));
-          const n = params.length;
-          values.push(`($${n - 3}::text, $${n - 2}::bigint, $${n - 1}::bigint, $${n}::bigint)`);
+    const channelIds = JSON.stringify([...new Set(items.map((i) => i.m.channelId))].sort());
+    const batch = JSON.stringify(
+      items.map(({ m, epochId }, o) => ({
+        o,
+        c: m.channelId,
+        r: m.rkey,
+        a: m.authorDid,
+        h: m.authorHandle,
+        m: m.clientMsgId,
+        t: m.content,
+        at: m.createdAt,
+        e: epochId,
+      })),
+    );
+    const [, verdicts] = (await this.db.pipelineTx(
+      (c) => [
+        c`SELECT id FROM channels WHERE id IN (SELECT jsonb_array_elements_text(${channelIds}::text::jsonb))
+          ORDER BY id FOR NO KEY UPDATE`,
+        c`WITH items AS (
+            SELECT * FROM jsonb_to_recordset(${batch}::text::jsonb)
+              AS i(o int, c text, r text, a text, h text, m text, t text, at bigint, e text)
+          ), judged AS (
+            SELECT i.*, ch.last_seq, ep.epoch_id AS current_epoch,
+              CASE
+                WHEN dup.found THEN 'duplicate'
+                WHEN mb.found IS NULL THEN 'not-member'
+                WHEN ep.epoch_id IS NULL OR ep.member_version <> ch.member_version THEN 'rotation-required'
+                WHEN ep.epoch_id <> i.e THEN 'stale-epoch'
+                ELSE 'ok'
+              END AS verdict
+            FROM items i JOIN channels ch ON ch.id = i.c
+            -- Index lookups per message (LATERAL … LIMIT 1), never a scan of a whole table.
+            LEFT JOIN LATERAL (SELECT epoch_id, member_version FROM epochs e
+              WHERE e.channel_id = i.c ORDER BY epoch_number DESC LIMIT 1) ep ON true
+            LEFT JOIN LATERAL (SELECT true AS found FROM timeline t
+              WHERE t.kind = 'message' AND t.author_did = i.a AND t.client_msg_id = i.m LIMIT 1) dup ON true
+            LEFT JOIN LATERAL (SELECT true AS found FROM members m
+              WHERE m.channel_id = i.c AND m.did = i.a LIMIT 1) mb ON true
+          ), numbered AS (
+            SELECT o, c, r, a, h, m, t, at, last_seq + row_number() OVER (PARTITION BY c ORDER BY o) AS seq
+            FROM judged WHERE verdict = 'ok'
+          ), ins AS (
+            INSERT INTO timeline (channel_id, seq, rkey, kind, author_did, author_handle, client_msg_id, content, created_at)
+            SELECT c, seq, r, 'message', a, h, m, t, at FROM numbered
+          ), upd AS (
+            UPDATE channels ch SET last_seq = v.seq, message_count = ch.message_count + v.n, last_activity = v.at
+            FROM (SELECT c, max(seq) AS seq, count(*) AS n, max(at) AS at FROM numbered GROUP BY c) v
+            WHERE ch.id = v.c
+          )
+          SELECT j.o, j.verdict, j.current_epoch, n.seq FROM judged j LEFT JOIN numbered n ON n.o = j.o`,
+      ],
+      isClientMsgRace,
+    )) as [unknown, { o: number; verdict: string; current_epoch: string | null; seq: Int8 | null }[]];
+    const byOrder = new Map(verdicts.map((v) => [v.o, v]));
+    return Promise.all(
+      items.map(async ({ m }, o): Promise<AppendMessageResult> => {
+        const v = byOrder.get(o);
+        if (!v) throw new Error("channel vanished during append");
+        switch (v.verdict) {
+          case "ok":
+            return { kind: "ok", row: { ...m, kind: "message", seq: num(v.seq ?? 0) } };
+          case "duplicate": {
+            const row = await this.db.run((sql) => this.findClientMsg(sql, m.authorDid, m.clientMsgId));
+            if (!row) throw new Error("duplicate message vanished");
+            return { kind: "duplicate", row };
+          }
+          case "not-member":
+            return { kind: "not-member" };
+          case "rotation-required":
+            return { kind: "rotation-required" };
+          default:
+            return { kind: "stale-epoch", currentEpochId: v.current_epoch ?? "" };
         }
-        await tx.unsafe(
-          `UPDATE channels AS c SET last_seq = v.seq, message_count = c.message_count + v.n, last_activity = v.at
-           FROM (VALUES ${values.join(", ")}) AS v(id, seq, n, at) WHERE c.id = v.id`,
-          params,
-        );
-      }
-      return results;
-    }, isClientMsgRace);
+      }),
+    );
   }
 
   async appendNotify(n: Omit<NotifyRow, "seq" | "kind">): Promise<NotifyRow> {

@@ -330,6 +330,53 @@ export function concurrencyContract(w: () => World): void {
       expect(await s.timeline.page(channel.id, 100, null)).toHaveLength(1);
     });
 
+    test("one burst over three channels mixing every verdict: each message its own answer, each channel's accepted ones in the order sent", async () => {
+      const { s } = w();
+      const a = await w().room();
+      const b = await w().room();
+      const c = await w().room();
+      const stranger = await w().user();
+      const earlier = await w().message(a.channel, a.owner, a.epochId);
+      const calls: {
+        room: typeof a;
+        expect: string;
+        input: ReturnType<ReturnType<typeof w>["messageInput"]>;
+        epochId: string;
+      }[] = [];
+      for (let i = 0; i < 30; i++) {
+        const room = [a, b, c][i % 3] as typeof a;
+        const kind =
+          i % 10 === 4 ? "stale-epoch" : i % 10 === 7 ? "not-member" : i === 9 ? "duplicate" : "ok";
+        const input =
+          kind === "not-member"
+            ? w().messageInput(room.channel, stranger, room.epochId)
+            : kind === "duplicate"
+              ? w().messageInput(a.channel, a.owner, a.epochId, { clientMsgId: earlier.clientMsgId })
+              : w().messageInput(room.channel, i % 2 ? room.owner : room.other, room.epochId);
+        calls.push({
+          room: kind === "duplicate" ? a : room,
+          expect: kind,
+          input,
+          epochId: kind === "stale-epoch" ? "no-such-epoch" : room.epochId,
+        });
+      }
+      const results = await Promise.all(calls.map((x) => s.timeline.appendMessage(x.input, x.epochId)));
+      expect(results.map((r) => r.kind)).toEqual(calls.map((x) => x.expect) as never);
+      for (const [i, r] of results.entries()) {
+        if (r.kind === "duplicate") expect(r.row.seq).toBe(earlier.seq);
+        if (r.kind === "stale-epoch") expect(r.currentEpochId).toBe(calls[i]?.room.epochId as string);
+      }
+      for (const room of [a, b, c]) {
+        const sent = calls
+          .filter((x) => x.room === room && x.expect === "ok")
+          .map((x) => x.input.clientMsgId);
+        const stored = (await s.timeline.since(room.channel.id, room === a ? earlier.seq : 0, 100)).flatMap(
+          (r) => (r.kind === "message" ? [r.clientMsgId] : []),
+        );
+        expect(stored).toEqual(sent);
+      }
+    });
+
     test("concurrent inserts of the same epoch number: exactly one wins", async () => {
       const { s } = w();
       const { owner, other, channel } = await w().room();
