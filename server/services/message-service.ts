@@ -176,7 +176,10 @@ export class MessageService {
       case "ok": {
         const record: MessageRecord = toMessageRecord(result.row, chUri);
         const json = JSON.stringify(record);
-        await this.bus.publish({
+        // Not awaited: the ack says "stored", and live delivery never fails a send (a bus that cannot
+        // publish logs it; members fill the gap from storage). On Redis the ack then does not wait
+        // for Redis's round trip; in one process delivery has happened by the time this returns.
+        void this.bus.publish({
           kind: "channel",
           channelId,
           frame: frame(WsEvent.channelMessage, { record }),
