@@ -96,6 +96,8 @@ describe("nothing destroys a key without --yes", () => {
   });
 });
 
+// Each test runs several CLI processes that each derive an Argon2id key: seconds of CPU on a loaded
+// machine, past bun's 5 s default per test (nothing here asserts a speed).
 describe("the encrypted key backup", () => {
   test("backup (passphrase on stdin); a new device: wrong passphrase exit 3, the right one restores and reads what was sent before", async () => {
     const u = await registerCli(t.url, "petra");
@@ -140,7 +142,7 @@ describe("the encrypted key backup", () => {
       "The server holds a key backup of this account (sealed under a passphrase",
     );
     expect(logout.stderr).not.toContain("never exported");
-  });
+  }, 60_000);
 
   test("--recovery-code prints the code once and restores a new device; --delete needs --yes without a terminal", async () => {
     const u = await registerCli(t.url, "quinn");
@@ -165,7 +167,7 @@ describe("the encrypted key backup", () => {
     const none = await cli.run(["keys", "restore"], { stdin: `${code}\n` });
     expect(none.code).toBe(4);
     expect(none.stderr).toContain("No key backup for this account");
-  });
+  }, 60_000);
 });
 
 describe("keys import", () => {

@@ -116,6 +116,16 @@ test("the screen lists channels, runs /wsync commands, switches channels and sen
     ui.stdin.write("\u0015");
     await until(() => !(ui.lastFrame() ?? "").includes("raw one"), 3000, "paste cleared");
 
+    // Ctrl+U and the next keys in one chunk (a loaded machine): the line is cleared, then typed on;
+    // the control character is never text.
+    ui.stdin.write("typed before");
+    await frameContains(ui.lastFrame, "typed before");
+    ui.stdin.write("\u0015after kill");
+    await frameContains(ui.lastFrame, "after kill");
+    expect(ui.lastFrame()).not.toContain("typed before");
+    ui.stdin.write("\u0015");
+    await until(() => !(ui.lastFrame() ?? "").includes("after kill"), 3000, "input cleared");
+
     // Switch to the other channel with the keyboard: an invite channel needs an invite, shown as an error.
     ui.stdin.write(TAB);
     await Bun.sleep(20);
