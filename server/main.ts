@@ -1,7 +1,8 @@
 import { mkdirSync } from "node:fs";
 import { createApp } from "./app.ts";
 import { loadConfig } from "./config.ts";
-import { RedisBuckets, RedisBus, RedisLoginAttempts, RedisPresence } from "./realtime/redis-bus.ts";
+import { RedisBus, RedisPresence } from "./realtime/redis-bus.ts";
+import { RedisBuckets, RedisLoginAttempts } from "./realtime/redis-limits.ts";
 import { openPostgresStorage } from "./storage/postgres/index.ts";
 import { openSqliteStorage } from "./storage/sqlite/index.ts";
 import type { Storage } from "./storage/types.ts";

@@ -7,7 +7,7 @@ import { displaySafe, parseCommandLine } from "../../core/commands/index.ts";
 import { sendBlockedText } from "../format.ts";
 import { ChannelList } from "./ChannelList.tsx";
 import { perform } from "./commands.ts";
-import { complete, InputHistory, newestSeq, type Unread, unreadOf } from "./input-aids.ts";
+import { cleanInput, complete, InputHistory, newestSeq, type Unread, unreadOf } from "./input-aids.ts";
 import { parseIrc, performIrc } from "./irc.ts";
 import { MembersPane } from "./MembersPane.tsx";
 import { MessagePane, paneLines, scrollRoom } from "./MessagePane.tsx";
@@ -31,10 +31,6 @@ function useTerminalSize(): { rows: number; columns: number } {
   return size;
 }
 
-/** C0 controls and DEL, but line break and Tab (which the input line handles). */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
-const CONTROL_CHARS = /[\u0000-\u0008\u000b-\u001f\u007f]/g;
-
 /** The interactive screen: channels, messages, members, an input line and a status line. */
 export function App({ client }: { client: WsyncClient }) {
   const state = useClientState(client);
@@ -56,13 +52,7 @@ export function App({ client }: { client: WsyncClient }) {
     // one chunk, which the text field inserts as text. A chunk that ends in a line break is text and
     // Enter: submit. Line breaks inside are a paste: it stays in the field and the paste guard asks
     // (again, since this is new text), so an Enter that came with a paste is never lost nor sends it.
-    let text = v.replace(/\r\n?/g, "\n");
-    // Control keys that came in one chunk with typed text reach the field as characters: Ctrl+U
-    // clears what was before it (as it does alone), the others are dropped, never sent as text.
-    const kill = text.lastIndexOf("\u0015");
-    const cleaned = (kill >= 0 ? text.slice(kill + 1) : text).replace(CONTROL_CHARS, "");
-    const edited = cleaned !== text;
-    text = cleaned;
+    const { text, edited } = cleanInput(v);
     if (text.endsWith("\n")) {
       const typed = text.slice(0, -1);
       if (typed.includes("\n")) {

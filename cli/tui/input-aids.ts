@@ -7,6 +7,22 @@ import { handleWithoutSuffix } from "../../core/client/index.ts";
 
 export { mentions, newestSeq, type Unread, unreadOf } from "../../core/client/unread.ts";
 
+/** C0 controls and DEL, but line break and Tab (which the input line handles). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
+const CONTROL_CHARS = /[\u0000-\u0008\u000b-\u001f\u007f]/g;
+
+/**
+ * The input line's value after a chunk of keys, line breaks as "\n". Control keys that came in one
+ * chunk with typed text reach the field as characters: Ctrl+U clears what was before it (as it does
+ * alone), the others are dropped, never sent as text. `edited`: the value differs from the field's.
+ */
+export function cleanInput(value: string): { text: string; edited: boolean } {
+  const text = value.replace(/\r\n?/g, "\n");
+  const kill = text.lastIndexOf("\u0015");
+  const cleaned = (kill >= 0 ? text.slice(kill + 1) : text).replace(CONTROL_CHARS, "");
+  return { text: cleaned, edited: cleaned !== text };
+}
+
 /** Lines sent before, newest last, without repeats in a row; ↑ walks back, ↓ forward. */
 export class InputHistory {
   private readonly lines: string[] = [];

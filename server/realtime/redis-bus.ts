@@ -1,7 +1,5 @@
-import { randomUUID } from "node:crypto";
 import { RedisClient } from "bun";
 import type { ServerFrame } from "../../core/protocol/index.ts";
-import type { SharedLoginAttempts } from "../services/login-throttle.ts";
 import type { Bus, BusEvent } from "./bus.ts";
 import type { Presence } from "./presence.ts";
 
@@ -66,7 +64,7 @@ function fromWire(w: Wire): BusEvent {
   }
 }
 
-function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   return new Promise((resolve, reject) => {
     const t = setTimeout(() => reject(new Error(`${what}: Redis did not answer in ${ms} ms`)), ms);
     p.then(
@@ -97,7 +95,7 @@ const shas = new Map<string, string>();
  * and hashed on every call, as EVAL does: once per rate-limited write), and with EVAL when Redis
  * does not have it yet (first use, or a restarted Redis).
  */
-async function evalScript(redis: RedisClient, script: string, args: string[]): Promise<unknown> {
+export async function evalScript(redis: RedisClient, script: string, args: string[]): Promise<unknown> {
   let sha = shas.get(script);
   if (sha === undefined) {
     sha = new Bun.CryptoHasher("sha1").update(script).digest("hex");
@@ -253,8 +251,11 @@ export class RedisBus implements Bus {
   }
 
   /** A separate command connection for presence (the publisher's must never wait on a script). */
-  newClient(): RedisClient {
-    return new RedisClient(this.url, { connectionTimeout: 5_000 });
+  /** A new connected client to the bus's Redis (for presence, rate limits, login counts). */
+  async connectClient(): Promise<RedisClient> {
+    const redis = new RedisClient(this.url, { connectionTimeout: 5_000 });
+    await redis.connect();
+    return redis;
   }
 }
 
@@ -301,8 +302,7 @@ export class RedisPresence implements Presence {
     local: (did: string) => boolean,
     opts: { heartbeatMs: number; ttlMs: number; log: (m: string) => void },
   ): Promise<RedisPresence> {
-    const redis = bus.newClient();
-    await redis.connect();
+    const redis = await bus.connectClient();
     const presence = new RedisPresence(redis, bus, local, opts.heartbeatMs, opts.ttlMs, opts.log);
     bus.subscribe((e) => {
       if (e.kind !== "presence") return;
@@ -397,130 +397,6 @@ export class RedisPresence implements Presence {
     await this.reap(this.id).catch(() => undefined);
     await this.redis.send("DEL", [`${this.p}:alive:${this.id}`]).catch(() => undefined);
     await this.redis.send("SREM", [`${this.p}:procs`, this.id]).catch(() => undefined);
-    this.redis.close();
-  }
-}
-
-// A token bucket in Redis, timed by Redis's own clock (processes' clocks may differ).
-const TAKE = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local burst = tonumber(ARGV[1])
-local per = tonumber(ARGV[2]) / 60000
-local b = redis.call('HMGET', KEYS[1], 'tokens', 'at')
-local tokens = burst
-if b[1] then tokens = math.min(burst, tonumber(b[1]) + (now - tonumber(b[2])) * per) end
-local wait = 0
-if tokens >= 1 then tokens = tokens - 1
-elseif per > 0 then wait = math.max(1, math.ceil((1 - tokens) / per / 1000))
-else wait = 3600 end
-redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
-if per > 0 then redis.call('PEXPIRE', KEYS[1], math.ceil(burst / per) + 60000) else redis.call('PEXPIRE', KEYS[1], 3600000) end
-return wait`;
-
-/** Rate-limit buckets in Redis, shared by every process (RateLimiter's `shared`). */
-export class RedisBuckets {
-  private constructor(
-    private readonly redis: RedisClient,
-    private readonly prefix: string,
-  ) {}
-
-  static async connect(bus: RedisBus): Promise<RedisBuckets> {
-    const redis = bus.newClient();
-    await redis.connect();
-    return new RedisBuckets(redis, bus.prefix);
-  }
-
-  async take(key: string, burst: number, perMinute: number): Promise<number> {
-    const wait = await withTimeout(
-      evalScript(this.redis, TAKE, ["1", `${this.prefix}:rl:${key}`, String(burst), String(perMinute)]),
-      1_000,
-      "rate limit",
-    );
-    return Number(wait);
-  }
-
-  close(): void {
-    this.redis.close();
-  }
-}
-
-/** Redis's clock in ms, so every process counts the same window. */
-const NOW_MS = `local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
-
-/** KEYS: failures, pending; ARGV: max, window ms, a new member. The semantics of LoginThrottle.retryAfter. */
-const LOGIN_BEGIN = `${NOW_MS}
-local max = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-local used = {}
-for _, k in ipairs(KEYS) do
-  redis.call('ZREMRANGEBYSCORE', k, '-inf', now - window)
-  local r = redis.call('ZRANGE', k, 0, -1, 'WITHSCORES')
-  for i = 2, #r, 2 do used[#used + 1] = tonumber(r[i]) end
-end
-if #used < max then
-  redis.call('ZADD', KEYS[2], now, ARGV[3])
-  redis.call('PEXPIRE', KEYS[2], window)
-  return 0
-end
-table.sort(used)
-return math.max(1, math.ceil((used[#used - max + 1] + window - now) / 1000))`;
-
-/** KEYS: failures, pending; ARGV: window ms, a new member. The oldest reservation becomes a failure. */
-const LOGIN_FAIL = `${NOW_MS}
-redis.call('ZPOPMIN', KEYS[2])
-redis.call('ZADD', KEYS[1], now, ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ARGV[1])
-return 0`;
-
-/** Failed-login counts in Redis, shared by every process (LoginGuard's `shared`). */
-export class RedisLoginAttempts implements SharedLoginAttempts {
-  private constructor(
-    private readonly redis: RedisClient,
-    private readonly prefix: string,
-  ) {}
-
-  static async connect(bus: RedisBus): Promise<RedisLoginAttempts> {
-    const redis = bus.newClient();
-    await redis.connect();
-    return new RedisLoginAttempts(redis, bus.prefix);
-  }
-
-  private keys(key: string): [string, string] {
-    const base = `${this.prefix}:login:${key}`;
-    return [`${base}:f`, `${base}:p`];
-  }
-
-  private run(args: string[]): Promise<unknown> {
-    return withTimeout(evalScript(this.redis, args[0] as string, args.slice(1)), 1_000, "login throttle");
-  }
-
-  async begin(key: string, max: number, windowMs: number): Promise<number> {
-    const wait = await this.run([
-      LOGIN_BEGIN,
-      "2",
-      ...this.keys(key),
-      String(max),
-      String(windowMs),
-      randomUUID(),
-    ]);
-    return Number(wait);
-  }
-
-  async fail(key: string, windowMs: number): Promise<void> {
-    await this.run([LOGIN_FAIL, "2", ...this.keys(key), String(windowMs), randomUUID()]);
-  }
-
-  async clear(key: string): Promise<void> {
-    await withTimeout(this.redis.send("DEL", this.keys(key)), 1_000, "login throttle");
-  }
-
-  async release(key: string): Promise<void> {
-    await withTimeout(this.redis.send("ZPOPMIN", [this.keys(key)[1]]), 1_000, "login throttle");
-  }
-
-  close(): void {
     this.redis.close();
   }
 }

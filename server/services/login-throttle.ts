@@ -146,6 +146,24 @@ export class LoginGuard {
     return { pair: `${addr}\u0000${account}`, addr };
   }
 
+  private failLocally(k: { pair: string; addr: string }): void {
+    this.pairs.fail(k.pair);
+    this.addresses.fail(k.addr);
+  }
+
+  /**
+   * Records an attempt's outcome in Redis; if Redis fails after the check, `locally` counts it in this
+   * process instead (a failure is never lost) and the trouble is logged.
+   */
+  private async settle(shared: () => Promise<unknown>[], locally: () => void): Promise<void> {
+    try {
+      await Promise.all(shared());
+    } catch (e) {
+      this.log(`shared login throttle unavailable: ${(e as Error).message}`);
+      locally();
+    }
+  }
+
   /** Reserves an attempt (wait 0), to be followed by `fail` or `succeed`, or says how long to wait. */
   async begin(account: string, address: string | null): Promise<LoginAttempt> {
     const k = LoginGuard.keys(account, address);
@@ -160,19 +178,17 @@ export class LoginGuard {
           await shared.release(`a:${k.addr}`);
           return refused(byPair);
         }
-        const quietly = (p: Promise<void>) =>
-          p.catch((e: unknown) => this.log(`shared login throttle unavailable: ${(e as Error).message}`));
         return {
           wait: 0,
           fail: () =>
-            quietly(
-              Promise.all([shared.fail(`p:${k.pair}`, window), shared.fail(`a:${k.addr}`, window)]).then(
-                () => undefined,
-              ),
+            this.settle(
+              () => [shared.fail(`p:${k.pair}`, window), shared.fail(`a:${k.addr}`, window)],
+              () => this.failLocally(k),
             ),
           succeed: () =>
-            quietly(
-              Promise.all([shared.clear(`p:${k.pair}`), shared.release(`a:${k.addr}`)]).then(() => undefined),
+            this.settle(
+              () => [shared.clear(`p:${k.pair}`), shared.release(`a:${k.addr}`)],
+              () => undefined,
             ),
         };
       } catch (e) {
@@ -190,10 +206,7 @@ export class LoginGuard {
     }
     return {
       wait: 0,
-      fail: async () => {
-        this.pairs.fail(k.pair);
-        this.addresses.fail(k.addr);
-      },
+      fail: async () => this.failLocally(k),
       succeed: async () => {
         this.pairs.succeed(k.pair);
         this.addresses.release(k.addr);

@@ -1,6 +1,13 @@
 /** The screen's typing and reading aids on their own: mentions, unread counts, history, completion, irssi commands. */
 import { expect, test } from "bun:test";
-import { complete, InputHistory, mentions, newestSeq, unreadOf } from "../../cli/tui/input-aids.ts";
+import {
+  cleanInput,
+  complete,
+  InputHistory,
+  mentions,
+  newestSeq,
+  unreadOf,
+} from "../../cli/tui/input-aids.ts";
 import { parseIrc } from "../../cli/tui/irc.ts";
 import { ALICE, BOB, fixtureView } from "./fixtures.ts";
 
@@ -69,4 +76,10 @@ test("irssi commands parse; /me and /topic say why not; others go to the /wsync 
   expect(parseIrc("/topic x")).toHaveProperty("error");
   expect(parseIrc("/help")).toBeNull();
   expect(parseIrc("/wsync/list")).toBeNull();
+});
+
+test("cleanInput: Ctrl+U in a chunk clears what was before it; other controls are never text; CRLF is a line break", () => {
+  expect(cleanInput("hi @bob \u0015/names")).toEqual({ text: "/names", edited: true });
+  expect(cleanInput("a\u000eb\u001bc\u007f")).toEqual({ text: "abc", edited: true });
+  expect(cleanInput("one\r\ntwo\rthree\tfour")).toEqual({ text: "one\ntwo\nthree\tfour", edited: false });
 });

@@ -1,4 +1,4 @@
-import type { SQL, TransactionSQL } from "bun";
+import type { TransactionSQL } from "bun";
 import type { NotifyAction, SignedDeletion } from "../../../core/protocol/index.ts";
 import type { AppendMessageResult, MessageRow, NotifyRow, TimelineRow, TimelineStore } from "../types.ts";
 import { constraintOf, type Int8, num, type PgClient, sqlState } from "./client.ts";
@@ -95,8 +95,8 @@ export class PostgresTimeline implements TimelineStore {
 
   /**
    * Group commit: every message that arrives while a commit is running waits for the next one, and up
-   * to GROUP_MAX of them are appended in one transaction (a handful of statements for the whole group,
-   * one WAL flush), several groups at once on the pool's connections. Each message still gets its own
+   * to GROUP_MAX of them are appended in one transaction (one round trip and one WAL flush for the
+   * whole group: commitGroup), up to GROUPS_IN_FLIGHT groups at once over disjoint channels. Each message still gets its own
    * checks (duplicate, membership, rotation, epoch) against the state its channel's row lock
    * guarantees, and its own result; a group that fails for a reason of its own (a concurrent
    * duplicate in another process) is run again, where the duplicate is found.
@@ -124,7 +124,6 @@ export class PostgresTimeline implements TimelineStore {
   private nextGroup(): typeof this.queue {
     const group: typeof this.queue = [];
     const rest: typeof this.queue = [];
-    const taken = new Set<string>();
     const held = new Set<string>();
     const keys = new Set<string>();
     for (const item of this.queue) {
@@ -136,11 +135,10 @@ export class PostgresTimeline implements TimelineStore {
         continue;
       }
       keys.add(key);
-      taken.add(id);
       group.push(item);
     }
     this.queue = rest;
-    for (const id of taken) this.busy.add(id);
+    for (const g of group) this.busy.add(g.m.channelId);
     return group;
   }
 
