@@ -191,6 +191,17 @@ export class FileStore implements KeyValueStore {
     }
   }
 
+  /** A read-modify-write under the file's lock, on its newest content (a sender-chain counter). */
+  async update(key: string, change: (current: string | null) => string): Promise<string> {
+    let next = "";
+    this.mutate((data) => {
+      next = change(data[key] ?? null);
+      data[key] = next;
+      return true;
+    });
+    return next;
+  }
+
   private lockSync(): () => void {
     const deadline = Date.now() + LOCK_WAIT_MS;
     for (let wait = 2; ; wait = Math.min(wait * 2, 50)) {

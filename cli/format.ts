@@ -32,6 +32,11 @@ export interface ItemJson {
   deleted: { did: string; handle: string; signed: boolean } | null;
   epoch: EpochJson | null;
   missing: { from: number; to: number } | null;
+  /**
+   * Protocol §8: a run of one sender's chain numbers the server withheld (`kind: "missing"`): whose,
+   * which device, and the first and last number; null otherwise.
+   */
+  withheld: { did: string; handle: string; device: string; from: number; to: number } | null;
   /** A reply, reaction or edit (docs/protocol-extensions.md); null for plain text. */
   rich: {
     type: "reply" | "reaction" | "edit" | "unknown";
@@ -51,6 +56,13 @@ export interface EpochJson {
   removed: { did: string; handle: string }[];
   rekeyed: { did: string; handle: string }[];
   linkChanged: boolean;
+  /**
+   * Protocol §8: the creator changed their own key in this commit; `signed`: their previous key signed
+   * the change (otherwise the row is a warning: compare safety numbers). null when not a key change.
+   */
+  keyChange: { did: string; handle: string; signed: boolean } | null;
+  /** Protocol §8: the creator renamed themselves in this commit. */
+  renamed: { did: string; from: string; to: string } | null;
 }
 
 /** A security warning as scripts see it: `type` tells it apart from items in the same stream. */
@@ -76,6 +88,10 @@ function epochJson(e: EpochChange): EpochJson {
     removed: e.removed.map(person),
     rekeyed: e.rekeyed.map(person),
     linkChanged: e.linkChanged,
+    keyChange: e.keyChange
+      ? { did: e.keyChange.did, handle: e.keyChange.handle, signed: e.keyChange.signed }
+      : null,
+    renamed: e.renamed ? { did: e.renamed.did, from: e.renamed.from, to: e.renamed.to } : null,
   };
 }
 
@@ -96,6 +112,15 @@ export function itemJson(i: TimelineItem): ItemJson {
     deleted: i.deleted ? { ...person(i.deleted), signed: i.deleted.signed } : null,
     epoch: i.epoch ? epochJson(i.epoch) : null,
     missing: i.missing ? { from: i.missing.from, to: i.missing.to } : null,
+    withheld: i.withheld
+      ? {
+          did: i.withheld.did,
+          handle: i.withheld.handle,
+          device: i.withheld.device,
+          from: i.withheld.from,
+          to: i.withheld.to,
+        }
+      : null,
     rich: i.rich
       ? {
           type: i.rich.type,
@@ -217,13 +242,27 @@ export function notifyText(i: TimelineItem): string {
 /** Row symbols beside notifySymbol's: a signed membership change, withheld records, a deletion. */
 export const Symbols = { epoch: "⟳", missing: "⋯", deleted: "∅", warning: "⚠" } as const;
 
+/**
+ * A signed commit's row that asks something of the reader: a member added without evidence this
+ * device could check, or a key change its previous key did not sign (protocol §8: a warning row).
+ */
+export function epochIsWarning(i: TimelineItem): boolean {
+  const e = i.epoch;
+  return !!e && (e.added.some((a) => a.admission === "none") || (!!e.keyChange && !e.keyChange.signed));
+}
+
 /** "alice's client added bob (epoch 3)", from the signed commit. */
 export function epochText(i: TimelineItem): string {
   return i.epoch ? displaySafe(SecurityText.epochChange(i.epoch)) : "the channel key changed";
 }
 
-/** "missing (withheld by the server): seqs 4-6". */
+/**
+ * "missing (withheld by the server): seqs 4-6", or for a sender's chain (protocol §8) "2 messages from
+ * bob.test missing (withheld by the server)".
+ */
 export function missingText(i: TimelineItem): string {
+  const w = i.withheld;
+  if (w) return SecurityText.withheld(w.to - w.from + 1, displaySafe(w.handle));
   const m = i.missing;
   if (!m) return SecurityText.missing;
   return `${SecurityText.missing}: ${m.from === m.to ? `seq ${m.from}` : `seqs ${m.from}-${m.to}`}`;
@@ -243,8 +282,15 @@ export function warningLine(w: SecurityWarning): string {
   return `${Symbols.warning} ${displaySafe(w.text)}`;
 }
 
-// Key and handle warnings inform; the others are the checks that stop sending.
-const INFORMATIVE = new Set<SecurityWarning["check"]>(["key-changed", "handle"]);
+// Key, handle and fresh-device warnings inform; withheld messages and misplaced deletions are shown
+// where they are; the others are the checks that stop sending.
+const INFORMATIVE = new Set<SecurityWarning["check"]>([
+  "key-changed",
+  "handle",
+  "fresh-device",
+  "withheld",
+  "deletion",
+]);
 
 /** Why sending is refused: the newest warning about a failed check, else the general sentence. */
 export function sendBlockedText(view: Pick<ChannelView, "warnings">): string {
@@ -276,7 +322,7 @@ export function itemLine(i: TimelineItem): string {
     case "notify":
       return `${at} ${notifySymbol(i.action)} ${notifyText(i)}`;
     case "epoch":
-      return `${at} ${Symbols.epoch} ${epochText(i)}`;
+      return `${at} ${epochIsWarning(i) ? Symbols.warning : Symbols.epoch} ${epochText(i)}`;
     case "missing":
       return `${at} ${Symbols.missing} ${missingText(i)}`;
   }
@@ -312,7 +358,7 @@ export function presentedLine(p: PresentedItem): string {
   const reactions = p.reactions.length
     ? ` [${p.reactions.map((r) => `${displaySafe(r.emoji)} ${r.count}`).join(", ")}]`
     : "";
-  return `${at} ${displaySafe(i.author.handle)} ${mark(i)} ${quote}${displaySafe(p.text ?? "")}${p.edited ? " (edited)" : ""}${reactions}${notesText(i)}`;
+  return `${at} ${displaySafe(i.author.handle)} ${mark(i)} ${quote}${displaySafe(p.text ?? "")}${p.edited ? " (edited)" : ""}${p.editConflict ? " (edit conflict)" : ""}${reactions}${notesText(i)}`;
 }
 
 /** What `read` prints: the items, then the channel's warnings and whether sending is refused. */

@@ -7,6 +7,8 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { readJson, StoreKeys, type WsyncClient } from "../core/client/index.ts";
+import { PassphraseStrengthText } from "../core/client/passphrase-policy.ts";
+import type { StrengthInputs } from "../core/client/passphrase-strength.ts";
 import { checkPrivateKey, fingerprint, importIdentity, keysFileText } from "../core/crypto/index.ts";
 import {
   type BackupSecretKind,
@@ -224,13 +226,26 @@ export async function givenSecret(file: string | undefined, what: string): Promi
   return null;
 }
 
-/** A new recovery passphrase, asked twice without echo. */
-export async function askNewPassphrase(loginPassword?: string): Promise<string> {
+/** The account's names, which a backup passphrase must not lean on. */
+export const strengthInputsOf = (client: WsyncClient): StrengthInputs => ({
+  handle: client.state.auth.user?.handle,
+  email: client.state.auth.user?.email,
+});
+
+/**
+ * A new recovery passphrase, asked twice without echo. One too easy to guess offline is refused at
+ * once with the reason (core/client/passphrase-strength.ts, loaded only here: its word lists stay out
+ * of every other command's start).
+ */
+export async function askNewPassphrase(loginPassword?: string, who: StrengthInputs = {}): Promise<string> {
   io.err(
-    `Choose a recovery passphrase: at least ${PASSPHRASE_MIN_LENGTH} characters, not your login password. It never leaves this device; without it the backup cannot be opened.\n`,
+    `Choose a recovery passphrase: at least ${PASSPHRASE_MIN_LENGTH} characters, not your login password. It never leaves this device; without it the backup cannot be opened.\n${PassphraseStrengthText.offlineCost} ${PassphraseStrengthText.rule}\n`,
   );
   const first = await ask("Passphrase: ", { secret: true });
   checkPassphrase(first, loginPassword);
+  const { checkPassphraseStrength } = await import("../core/client/passphrase-strength.ts");
+  const strength = checkPassphraseStrength(first, { ...who, loginPassword });
+  io.err(`${strength.feedback}\n`);
   const again = await ask("Passphrase again: ", { secret: true });
   if (again !== first) throw usageError("The passphrases do not match");
   return first;
@@ -256,6 +271,8 @@ export interface BackupChoice {
  */
 export async function chooseBackup(o: {
   loginPassword?: string;
+  /** The account's names, for the passphrase's strength check. */
+  who?: StrengthInputs;
   privateKey?: string | null;
   noneLabel: string;
 }): Promise<BackupChoice | null> {
@@ -274,7 +291,7 @@ export async function chooseBackup(o: {
     const choice = await choose(`Choice [1-${none}]: `, show ? ["1", "2", "3", "4"] : ["1", "2", "3"]);
     if (choice === "1") {
       try {
-        return { kind: "passphrase", secret: await askNewPassphrase(o.loginPassword) };
+        return { kind: "passphrase", secret: await askNewPassphrase(o.loginPassword, o.who) };
       } catch (e) {
         io.err(`${describeError(e).message}\n`);
         continue;
@@ -410,6 +427,7 @@ async function newKeysOnTerminal(
 export async function offerBackup(client: WsyncClient): Promise<void> {
   io.err("Your private key exists only on this device. Keep a copy:\n");
   const choice = await chooseBackup({
+    who: strengthInputsOf(client),
     privateKey: await client.exportPrivateKey(),
     noneLabel: "Not now (later: `wsync keys backup`, or `wsync keys export --qr key.png`)",
   });
@@ -422,6 +440,7 @@ export const NO_KEY_HELP = [
   "This device has no private key for your account. To use it here, run one of:",
   "  wsync keys restore         from your key backup (passphrase or recovery code)",
   "  wsync keys import --text   paste the key (or --file wsync-keys.txt, or --qr FILE.png)",
+  "  wsync device link          from a device where you are signed in (it runs wsync device add)",
   "  wsync keys new --yes       if the key is lost: new keys (history from before is gone, and every channel is told your key changed)",
   "",
 ].join("\n");
@@ -501,6 +520,7 @@ export async function confirmKeys(
   );
   const choice = await chooseBackup({
     loginPassword: o.loginPassword,
+    who: strengthInputsOf(client),
     privateKey: keys.privateKey,
     noneLabel: "I have saved my keys: no backup now (`wsync keys export --qr key.png` writes a copy)",
   });

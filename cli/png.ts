@@ -55,6 +55,17 @@ function toRgba(png: ReturnType<typeof decode>): Uint8ClampedArray {
   return out;
 }
 
+/** Any PNG as RGBA pixels (every colour type and bit depth), e.g. a photo of a QR code. */
+export function readPngImage(path: string): { width: number; height: number; data: Uint8ClampedArray } {
+  let png: ReturnType<typeof decode>;
+  try {
+    png = decode(readFileSync(path));
+  } catch (e) {
+    throw new CliError(`Cannot read ${path} as a PNG: ${(e as Error).message}`, ExitCode.usage);
+  }
+  return { width: png.width, height: png.height, data: toRgba(png) };
+}
+
 /** Reads a Shadow Cipher PNG back into the base64 private key. */
 export function readKeyPng(path: string): string {
   let png: ReturnType<typeof decode>;

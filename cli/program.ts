@@ -3,6 +3,7 @@ import { VERSION } from "../server/version.ts";
 import { registerApiCommand } from "./commands/api.ts";
 import { registerAuthCommands } from "./commands/auth.ts";
 import { registerChannelCommands } from "./commands/channels.ts";
+import { registerDeviceCommands } from "./commands/device.ts";
 import { registerKeyCommands } from "./commands/keys.ts";
 import { registerLinkCommands } from "./commands/link.ts";
 import { registerListenCommand } from "./commands/listen.ts";
@@ -45,6 +46,7 @@ export function buildProgram(): Command {
   registerServeCommand(program);
   registerAuthCommands(program);
   registerKeyCommands(program);
+  registerDeviceCommands(program);
   registerChannelCommands(program);
   registerLinkCommands(program);
   registerMessageCommands(program);

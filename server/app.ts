@@ -1,5 +1,20 @@
+import type { TSchema } from "@sinclair/typebox";
+import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { Elysia } from "elysia";
-import { API_BASE, ApiError, Limits, type RouteName, Routes, WS_PATH } from "../core/protocol/index.ts";
+import {
+  API_BASE,
+  ApiError,
+  CommitV2,
+  CommitV3,
+  DeletionObjectV2,
+  DeletionObjectV3,
+  InviteObjectV2,
+  InviteObjectV3,
+  Limits,
+  type RouteName,
+  Routes,
+  WS_PATH,
+} from "../core/protocol/index.ts";
 import type { Config } from "./config.ts";
 import { readJsonBody } from "./http/body.ts";
 import { mapError } from "./http/errors.ts";
@@ -10,6 +25,7 @@ import { Hub } from "./realtime/hub.ts";
 import { LocalPresence, type Presence } from "./realtime/presence.ts";
 import { AuthService } from "./services/auth-service.ts";
 import { ChannelService } from "./services/channel-service.ts";
+import { DeviceLinkService } from "./services/device-link-service.ts";
 import { EpochService } from "./services/epoch-service.ts";
 import { KeyBackupService } from "./services/key-backup-service.ts";
 import { LoginGuard, type SharedLoginAttempts } from "./services/login-throttle.ts";
@@ -64,6 +80,8 @@ export interface Services {
   epochs: EpochService;
   messages: MessageService;
   keyBackups: KeyBackupService;
+  /** Device-link slots (protocol §8 "Fresh devices"). */
+  deviceLinks: DeviceLinkService;
   weather: ReturnType<typeof createWeatherService>;
   /** Per-user write limits shared by HTTP and WebSocket (services/rate-limit.ts). */
   limits: RateLimiter;
@@ -120,6 +138,7 @@ export function createServices(deps: AppDeps): Services {
     epochs: new EpochService(deps.storage, bus, clock),
     messages: new MessageService(deps.storage, bus, clock),
     keyBackups: new KeyBackupService(deps.storage, clock),
+    deviceLinks: new DeviceLinkService(deps.storage, bus, clock, { pollMs: deps.config.deviceLinkWaitMs }),
     limits: new RateLimiter(clock, deps.config.rateLimits, 200_000, deps.sharedLimits ?? null, log),
     weather: createWeatherService({
       url: deps.config.weather.url,
@@ -133,19 +152,42 @@ export function createServices(deps: AppDeps): Services {
 }
 
 /**
+ * A check of one versioned object of a body (`commit`, `invite`, `deletion`) against the schema of
+ * the version it names, so that a refusal names the field that is wrong ("commit.chains: …") instead
+ * of the union's "Expected union value". Anything that is not an object is left to the body schema.
+ */
+function versioned(field: string, schemas: Record<number, TSchema>, refused: Record<number, string> = {}) {
+  const checks = new Map(
+    Object.entries(schemas).map(([v, schema]) => [Number(v), TypeCompiler.Compile(schema)]),
+  );
+  const known = [...checks.keys()].join(" or ");
+  return (body: unknown) => {
+    const value = (body as Record<string, unknown> | null)?.[field];
+    if (typeof value !== "object" || value === null || Array.isArray(value)) return;
+    const v = (value as { v?: unknown }).v;
+    const why = typeof v === "number" ? refused[v] : undefined;
+    if (why) throw new ApiError("InvalidRequest", `${field}.v: must be ${known}; ${why}`);
+    const check = typeof v === "number" ? checks.get(v) : undefined;
+    if (!check) throw new ApiError("InvalidRequest", `${field}.v: must be ${known}`);
+    if (check.Check(value)) return;
+    const first = check.Errors(value).First();
+    const path = first?.path.replaceAll("/", ".") ?? "";
+    throw new ApiError("InvalidRequest", `${field}${path}: ${first?.message ?? "invalid"}`);
+  };
+}
+
+/**
  * Checks run on a parsed body before schema validation, for refusals that deserve a clearer message
- * than the schema's first error. A v1 commit fails CommitV2 at several fields; say why in one line.
+ * than the schema's first error: a v1 commit, or an object of a known version that is malformed.
  */
 const bodyPrechecks: Partial<Record<RouteName, (body: unknown) => void>> = {
-  createEpoch(body) {
-    const commit = (body as { commit?: unknown } | null)?.commit;
-    if (typeof commit === "object" && commit !== null && (commit as { v?: unknown }).v === 1) {
-      throw new ApiError(
-        "InvalidRequest",
-        "commit.v: must be 2 (protocol v2); version 1 commits are no longer accepted",
-      );
-    }
-  },
+  createEpoch: versioned(
+    "commit",
+    { 2: CommitV2, 3: CommitV3 },
+    { 1: "version 1 commits are no longer accepted (protocol v2)" },
+  ),
+  invite: versioned("invite", { 2: InviteObjectV2, 3: InviteObjectV3 }),
+  deleteMessage: versioned("deletion", { 2: DeletionObjectV2, 3: DeletionObjectV3 }),
 };
 
 /** The calls that answer a new session: their refresh token becomes a cookie for a browser that asks. */
@@ -237,6 +279,7 @@ export function createApp(deps: AppDeps) {
         request: Request;
         auth: Awaited<ReturnType<AuthService["authenticate"]>> | null;
         address: string | null;
+        params: Record<string, string>;
       },
     ) => Promise<unknown>;
     const path = API_BASE + def.path;
@@ -246,11 +289,13 @@ export function createApp(deps: AppDeps) {
       request,
       set,
       server,
+      params,
     }: {
       body: unknown;
       request: Request;
       set: { headers: Record<string, string | number> };
       server: AddressSource | null;
+      params?: Record<string, string>;
     }) => {
       set.headers["cache-control"] = "no-store";
       const auth =
@@ -258,7 +303,13 @@ export function createApp(deps: AppDeps) {
       // Per-user write limits (429 RateLimited with Retry-After), the same buckets as the WebSocket's.
       if (auth && writeKind) await s.limits.check(auth.did, writeKind);
       if (name === "logoutCookie") set.headers["set-cookie"] = clearedRefreshCookie();
-      const result = await handler(s, { body, request, auth, address: addressOf(request, server) });
+      const result = await handler(s, {
+        body,
+        request,
+        auth,
+        address: addressOf(request, server),
+        params: params ?? {},
+      });
       // A browser's refresh token travels only as an HttpOnly cookie (http/session-cookie.ts).
       if (SESSION_ROUTES.has(name) && wantsCookie(request)) {
         const session = result as { refreshJwt: string };

@@ -30,6 +30,11 @@ export interface Config {
   accessTokenTtlSeconds: number;
   /** WSYNC_REFRESH_GRACE_SECONDS: the refresh grace window (default 30; 0 turns it off). */
   refreshGraceSeconds: number;
+  /**
+   * WSYNC_DEVICE_LINK_WAIT_MS: how long `GET /devices/link/{code}` waits for the envelope (default
+   * 25000, 100–60000; tests shorten it).
+   */
+  deviceLinkWaitMs: number;
   /** With Redis: key prefix (WSYNC_REDIS_PREFIX, default "wsync"), presence heartbeat and its expiry. */
   redis: { prefix: string; heartbeatMs: number; ttlMs: number };
 }
@@ -74,6 +79,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const grace = number(env, "WSYNC_REFRESH_GRACE_SECONDS", 30);
   if (!Number.isInteger(grace) || grace < 0 || grace > 300)
     throw new ConfigError("WSYNC_REFRESH_GRACE_SECONDS must be a whole number of seconds from 0 to 300");
+  const linkWait = number(env, "WSYNC_DEVICE_LINK_WAIT_MS", 25_000);
+  if (!Number.isInteger(linkWait) || linkWait < 100 || linkWait > 60_000)
+    throw new ConfigError(
+      "WSYNC_DEVICE_LINK_WAIT_MS must be a whole number of milliseconds from 100 to 60000",
+    );
   return {
     port,
     host: env.HOST || "127.0.0.1",
@@ -94,6 +104,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     trustProxy: env.WSYNC_TRUST_PROXY === "1" || env.WSYNC_TRUST_PROXY === "true",
     accessTokenTtlSeconds: accessTtl,
     refreshGraceSeconds: grace,
+    deviceLinkWaitMs: linkWait,
     redis: { prefix: env.WSYNC_REDIS_PREFIX || "wsync", heartbeatMs, ttlMs },
   };
 }

@@ -118,6 +118,13 @@ export async function startServer(env: Record<string, string | undefined> = proc
   purge();
   const purgeTimer = setInterval(purge, 60 * 60 * 1000);
   purgeTimer.unref();
+  // Device-link slots live 10 minutes; expired ones are never served, and swept every minute.
+  const sweepLinks = () =>
+    services.deviceLinks
+      .sweep()
+      .catch((e) => console.error(`[wsync] device link sweep failed: ${String(e)}`));
+  const linkTimer = setInterval(sweepLinks, 60 * 1000);
+  linkTimer.unref();
   // SIGTERM/SIGINT: stop accepting, close every socket with 1001 so clients reconnect elsewhere,
   // let in-flight requests finish, close the database (a WAL checkpoint), exit 0 — within 5 s
   // whoever is connected. A second signal, or the deadline, exits at once.
@@ -127,6 +134,7 @@ export async function startServer(env: Record<string, string | undefined> = proc
     stopping = true;
     setTimeout(() => process.exit(0), SHUTDOWN_DEADLINE_MS).unref();
     clearInterval(purgeTimer);
+    clearInterval(linkTimer);
     services.hub.closeAll(1001, "server shutting down");
     await app.stop(true).catch(() => undefined);
     await services.presence.close().catch(() => undefined);

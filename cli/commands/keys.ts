@@ -19,6 +19,7 @@ import {
   readKeyFile,
   restoreOnTerminal,
   showRecoveryCode,
+  strengthInputsOf,
 } from "../key-custody.ts";
 import { readKeyPng } from "../png.ts";
 import { ask, confirm, interactive, io } from "../prompt.ts";
@@ -144,7 +145,9 @@ export function registerKeyCommands(program: Command): void {
         io.err("Key backup stored on the server (sealed under this recovery code).\n");
         return;
       }
-      const secret = (await givenSecret(o.passphraseFile, "passphrase")) ?? (await askNewPassphrase());
+      const secret =
+        (await givenSecret(o.passphraseFile, "passphrase")) ??
+        (await askNewPassphrase(undefined, strengthInputsOf(client)));
       await client.saveKeyBackup({ kind: "passphrase", secret });
       io.out("Key backup stored\n");
     });

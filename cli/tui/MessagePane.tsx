@@ -11,6 +11,7 @@ import {
 import { displaySafe } from "../../core/commands/index.ts";
 import {
   deletedText,
+  epochIsWarning,
   epochText,
   missingText,
   notesText,
@@ -51,11 +52,15 @@ function itemSpans(i: TimelineItem): { head: Span[]; body: Span[] } {
         head: [{ text: `${at} ${notifySymbol(i.action)} `, dim: true }],
         body: [{ text: notifyText(i), dim: true }],
       };
-    case "epoch":
+    case "epoch": {
+      // Protocol §8: a key change its previous key did not sign is a warning row, not a neutral one.
+      const warn = epochIsWarning(i);
+      const color = warn ? "yellow" : "cyan";
       return {
-        head: [{ text: `${at} ${Symbols.epoch} `, color: "cyan" }],
-        body: [{ text: epochText(i), color: "cyan" }],
+        head: [{ text: `${at} ${warn ? Symbols.warning : Symbols.epoch} `, color }],
+        body: [{ text: epochText(i), color }],
       };
+    }
     case "missing":
       return {
         head: [{ text: `${at} ${Symbols.missing} `, color: "yellow" }],

@@ -7,6 +7,7 @@ import {
   RouteMeta,
   type RouteName,
   type RouteResponse,
+  routePath,
 } from "../protocol/runtime.ts";
 
 /** Spec §7/§9: the HTTP timeout. */
@@ -45,7 +46,12 @@ export class ApiClient {
   async call<N extends RouteName>(
     name: N,
     body?: RouteBody<N>,
-    opts: { token?: string | null; retry?: boolean } = {},
+    opts: {
+      token?: string | null;
+      retry?: boolean;
+      params?: Record<string, string>;
+      timeoutMs?: number;
+    } = {},
   ): Promise<RouteResponse<N>> {
     const def = RouteMeta[name];
     const token = opts.token !== undefined ? opts.token : this.o.accessToken();
@@ -54,10 +60,11 @@ export class ApiClient {
     if (hasBody) headers["content-type"] = "application/json";
     if (token) headers.authorization = `Bearer ${token}`;
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), this.o.timeoutMs ?? HTTP_TIMEOUT_MS);
+    const timer = setTimeout(() => controller.abort(), opts.timeoutMs ?? this.o.timeoutMs ?? HTTP_TIMEOUT_MS);
     let res: Response;
     try {
-      res = await this.o.fetch(this.o.baseUrl.replace(/\/+$/, "") + API_BASE + def.path, {
+      const path = opts.params ? routePath(def.path, opts.params) : def.path;
+      res = await this.o.fetch(this.o.baseUrl.replace(/\/+$/, "") + API_BASE + path, {
         method: def.method,
         headers,
         body: hasBody ? JSON.stringify(body ?? {}) : undefined,

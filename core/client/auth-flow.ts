@@ -9,6 +9,7 @@ import type { Realtime } from "./realtime.ts";
 import { needsRefresh, type SessionStore } from "./session.ts";
 import { type ClientEvents, type ClientState, resetState } from "./state.ts";
 import type { KeyValueStore } from "./store.ts";
+import type { TrustOrigin } from "./trust.ts";
 
 /** What the authentication flow is given by the client. */
 export interface AuthContext {
@@ -123,7 +124,7 @@ export class AuthFlow {
     const session = this.c.session.current;
     if (!keys || !session) throw new Error("Missing keys or user token");
     // A refused secret must not get as far as publishing the key.
-    if (backup) (await this.backups()).checkSecret(backup);
+    if (backup) await (await this.backups()).checkSecret(backup);
     if (this.c.state.auth.user?.publicKey !== keys.publicKey) {
       await this.c.api.call("savePublicKey", { publicKey: keys.publicKey });
       if (this.c.state.auth.user) this.c.state.auth.user.publicKey = keys.publicKey;
@@ -208,12 +209,19 @@ export class AuthFlow {
   }
 
   /** Stores a checked private key on this device and finishes the key check. */
-  private async installKey(privateKey: string, publicKey: string): Promise<void> {
+  async installKey(
+    privateKey: string,
+    publicKey: string,
+    origin: TrustOrigin = { source: "server", since: this.c.now() },
+  ): Promise<void> {
     try {
       await this.c.keyring.saveIdentity(privateKey);
     } catch {
       throw new Error(CryptoText.privateKeySaveFailed);
     }
+    // Protocol §8 "Fresh devices": a key put on a device that verified nothing itself brings no trust
+    // state with it; the device says so per channel until another member confirms what it sees.
+    if (!(await this.c.keyring.hasVerifiedChains())) await this.c.keyring.trust.setOrigin(origin);
     this.keyInMemory = privateKey;
     await this.afterAuth(this.c.state.auth.user?.publicKey ?? publicKey);
   }
@@ -273,7 +281,15 @@ export class AuthFlow {
     // The new key is this client's before the server announces it, so the key-changed notice that
     // races the answer is recognised as our own; a refused save puts the old key back.
     const previous = await this.c.keyring.vault.snapshotIdentity();
+    // A planned change (this device still holds the account's key): the old key stays to vouch for
+    // the new one in each channel's key-change commit (protocol §8 key-change statement).
+    const old = this.c.keyring.identity;
+    if (old && old.publicKey === this.c.state.auth.user?.publicKey) {
+      await this.c.keyring.retire(old, await this.c.keyring.vault.exportPrivateKey());
+    }
     await this.c.keyring.saveIdentity(keys.privateKey);
+    if (!(await this.c.keyring.hasVerifiedChains()))
+      await this.c.keyring.trust.setOrigin({ source: "server", since: this.c.now() });
     try {
       await this.c.api.call("savePublicKey", { publicKey: keys.publicKey, replace: true });
     } catch (e) {

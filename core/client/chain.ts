@@ -6,7 +6,7 @@ import { type KeyValueStore, readJson } from "./store.ts";
 export interface VerifiedEpoch {
   epochId: string;
   epochNumber: number;
-  v: 1 | 2;
+  v: 1 | 2 | 3;
   createdAt: number;
   creatorDid: string;
   reason: string | null;
@@ -23,6 +23,8 @@ export interface VerifiedEpoch {
   anchor?: boolean;
   /** What changed since the previous verified commit, for the timeline (absent for the first). */
   change?: EpochChange;
+  /** v3: the last number of each sender chain its creator had seen (protocol §8). */
+  chains?: { did: string; device: string; n: number }[];
 }
 
 /** Per channel: what this client verified, so a lying server cannot roll it back (protocol §7). */
@@ -31,9 +33,16 @@ export interface ChainState {
   head: { epochNumber: number; epochId: string } | null;
   /** The number of the channel's first v2 commit this client saw; v1 commits after it are refused. */
   firstV2: number | null;
+  /** The number of the channel's first v3 commit this client saw; v1 and v2 commits after it are refused. */
+  firstV3?: number | null;
   epochs: Record<string, VerifiedEpoch>;
   /** The newest link secret this client knows (the channel's link), or null. */
   linkSecret: string | null;
+  /**
+   * The channel's owner from signed data (protocol §8): the creator of the verified epoch-1 commit,
+   * or as another of the user's devices verified it (a linked or restored trust state).
+   */
+  owner?: string | null;
 }
 
 /** Replay defences that survive a reload (protocol §7): seen (sender, clientMsgId) and epoch order. */
@@ -42,6 +51,12 @@ export interface SeenState {
   pairs: Record<string, number>;
   /** epochNumber → the lowest seq at which a message of that epoch was seen. */
   epochFirstSeq: Record<string, number>;
+  /**
+   * Protocol §8 sender chains: `${senderDid}|${device}` → n → `${clientMsgId}@${seq}` of the verified
+   * message (or valid tombstone) that carried it, so a skipped number shows as withheld and a number
+   * on two different messages as a fork.
+   */
+  chains?: Record<string, Record<string, string>>;
 }
 
 /** How many (sender, clientMsgId) pairs a channel keeps; the oldest go first (see docs/decisions). */
@@ -51,8 +66,10 @@ const chainKey = (channelId: string) => `wsync-chain:${channelId}`;
 const epochKey = (channelId: string, n: number) => `wsync-chain:${channelId}:${n}`;
 
 interface ChainMeta {
+  owner?: string | null;
   head: ChainState["head"];
   firstV2: number | null;
+  firstV3?: number | null;
   linkSecret: string | null;
   numbers: number[];
 }
@@ -60,7 +77,7 @@ const seenKey = (channelId: string) => `wsync-seen:${channelId}`;
 export const CHAIN_INDEX_KEY = "wsync-chain-index";
 
 function emptyChain(): ChainState {
-  return { head: null, firstV2: null, epochs: {}, linkSecret: null };
+  return { head: null, firstV2: null, firstV3: null, epochs: {}, linkSecret: null };
 }
 
 /**
@@ -93,6 +110,8 @@ export class ChainStore {
         if (meta) {
           c.head = meta.head ?? null;
           c.firstV2 = meta.firstV2 ?? null;
+          c.firstV3 = meta.firstV3 ?? null;
+          c.owner = meta.owner ?? null;
           c.linkSecret = meta.linkSecret ?? null;
           for (const n of meta.numbers ?? []) {
             const e = await readJson<VerifiedEpoch>(this.store, epochKey(channelId, n));
@@ -117,6 +136,8 @@ export class ChainStore {
     const meta: ChainMeta = {
       head: c.head,
       firstV2: c.firstV2,
+      firstV3: c.firstV3 ?? null,
+      owner: c.owner ?? null,
       linkSecret: c.linkSecret,
       numbers: Object.keys(c.epochs).map(Number),
     };

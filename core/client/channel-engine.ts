@@ -1,6 +1,7 @@
 import {
   CryptoText,
   decryptMessage,
+  deletionTargetProblem,
   encryptMessage,
   FORWARD_SECRECY_TEXT,
   fingerprint,
@@ -25,7 +26,14 @@ import { NetworkError } from "./api.ts";
 import type { SeenState } from "./chain.ts";
 import type { EngineContext } from "./engine-context.ts";
 import { EpochManager, SendBlockedError } from "./epoch-manager.ts";
-import { checkReplayAndOrder, type MessageFacts, markMissing } from "./integrity.ts";
+import {
+  chainNumbers,
+  checkReplayAndOrder,
+  type MessageFacts,
+  markMissing,
+  markWithheld,
+  withheldRuns,
+} from "./integrity.ts";
 import type { EpochKey } from "./keyring.ts";
 import { SecurityText } from "./security-text.ts";
 import {
@@ -67,6 +75,8 @@ interface Coverage {
 export class ChannelEngine {
   private readonly coverage = new Map<string, Coverage>();
   private readonly gapFills = new Map<string, Promise<void>>();
+  /** The chain number taken for a message not yet stored, by clientMsgId (reused by every retry). */
+  private readonly chainPositions = new Map<string, { device: string; n: number }>();
 
   constructor(
     private readonly c: EngineContext,
@@ -162,6 +172,7 @@ export class ChannelEngine {
         await this.epochs.reconcile(channel.id, info);
       }
       this.epochs.updateLink(channel.id, chain);
+      await this.epochs.markFresh(channel.id);
       live.keysLoaded = true;
       await this.applyPage(live, await history, true);
     } finally {
@@ -236,12 +247,65 @@ export class ChannelEngine {
     const checked = checkReplayAndOrder(view, seen, item, facts);
     // Only a change is written back (one write per page or burst, see ChainStore).
     if (checked.seenChanged) this.c.keyring.chains.markSeenDirty(view.channel.id);
+    if (checked.item.notes?.includes("fork")) {
+      this.epochs.warn(view.channel.id, "withheld", {
+        did: facts.senderDid,
+        handle: this.epochs.handleOf(facts.senderDid),
+        detail: "fork",
+      });
+    }
     return insertItem(view, checked.item);
   }
 
   private refreshMissing(view: ChannelView): void {
     const cov = this.coverage.get(view.channel.id);
     if (cov) markMissing(view, cov.lo, cov.hi, SecurityText.missing);
+    void this.refreshWithheld(view);
+  }
+
+  /**
+   * Protocol §8 "Sender chains": numbers a sender's chain skips, and numbers up to what the newest
+   * verified commit says its creator had seen, are messages the server withheld. Each run is a row in
+   * its place, and the channel says who is affected (check `withheld`).
+   */
+  private async refreshWithheld(view: ChannelView): Promise<void> {
+    const channelId = view.channel.id;
+    const seen = await this.c.keyring.chains.seenState(channelId);
+    const chain = await this.epochs.chain(channelId);
+    const listed: Record<string, { n: number; epochNumber: number }> = {};
+    let newest: { epochNumber: number; chains?: { did: string; device: string; n: number }[] } | null = null;
+    for (const e of Object.values(chain.epochs))
+      if (e.chains && !e.anchor && (!newest || e.epochNumber > newest.epochNumber)) newest = e;
+    for (const c of newest?.chains ?? [])
+      listed[`${c.did}|${c.device}`] = { n: c.n, epochNumber: newest?.epochNumber ?? 0 };
+    // Whether this device held the key of every epoch in a range (it could read all sent there).
+    const held = (from: number, to: number) => {
+      if (!Number.isInteger(from) || !Number.isInteger(to)) return false;
+      for (let n = from; n <= to; n++) {
+        const e = chain.epochs[String(n)];
+        if (!e || e.anchor) return false;
+      }
+      return true;
+    };
+    const cov = this.coverage.get(channelId);
+    const loaded = (from: number, to: number | null) =>
+      cov !== undefined && Number.isFinite(from) && from >= cov.lo && (to === null || (Number.isFinite(to) && to <= cov.hi));
+    const runs = withheldRuns(seen, listed, held, loaded);
+    const before = view.items
+      .filter((i) => i.withheld)
+      .map((i) => i.uri)
+      .join(",");
+    markWithheld(view, runs, (did) => this.epochs.handleOf(did), SecurityText.withheld);
+    for (const r of runs) {
+      this.epochs.warn(channelId, "withheld", { did: r.did, handle: this.epochs.handleOf(r.did) });
+    }
+    if (
+      view.items
+        .filter((i) => i.withheld)
+        .map((i) => i.uri)
+        .join(",") !== before
+    )
+      this.c.changed();
   }
 
   /** The timeline rows of membership changes, from the verified commits this client persisted. */
@@ -328,6 +392,7 @@ export class ChannelEngine {
     const { item, facts } = await this.decryptRecord(channelId, record, isNew);
     const seen = await this.c.keyring.chains.seenState(channelId);
     const placed = this.place(view, seen, item, facts);
+    if (placed && facts?.chain) void this.refreshWithheld(view);
     if (placed) {
       const cov = this.coverage.get(channelId);
       if (fillGaps && cov && record.seq > cov.hi + 1) this.fillGap(channelId, cov.hi);
@@ -352,30 +417,69 @@ export class ChannelEngine {
     const idx = view?.items.findIndex((i) => i.uri === uri) ?? -1;
     if (!view || idx < 0) return;
     const item = view.items[idx] as TimelineItem;
-    const deleted = await this.checkDeletion(view, uri, item.author.did, signed);
+    const pair = item.clientMsgId
+      ? { senderDid: item.author.did, clientMsgId: item.clientMsgId, seq: item.seq, chain: item.chain }
+      : null;
+    const deleted = await this.checkDeletion(view, uri, item.author.did, signed, pair);
     view.items[idx] = deleted.signed
       ? { ...item, text: null, verified: false, state: "success", error: null, deleted }
       : { ...item, deleted };
     this.c.changed();
   }
 
+  /**
+   * "deleted by X" only with X's valid signature (protocol §7), and for a v3 deletion (protocol §8)
+   * only where the tombstone's signed (sender, clientMsgId) is the deletion's target, that pair is not
+   * seen at another seq, and X is the target's author or the owner (the creator of the verified epoch-1
+   * commit, never the server's word). A valid one accounts for the tombstone's chain number.
+   */
   private async checkDeletion(
     view: ChannelView,
     uri: string,
     authorDid: string,
     signed: SignedDeletion | undefined,
+    pair: {
+      senderDid: string;
+      clientMsgId: string;
+      seq: number;
+      chain?: { device: string; n: number };
+      epochNumber?: number;
+    } | null,
   ): Promise<{ did: string; handle: string; signed: boolean }> {
     if (!signed) return { did: "", handle: "the server", signed: false };
     const d = signed.deletion;
     const byDid = d.byDid;
-    const allowed = byDid === authorDid || byDid === view.channel.owner?.did;
+    const channelId = view.channel.id;
+    const owner = await this.epochs.owner(channelId);
+    const handle = this.epochs.handleOf(byDid);
+    if (d.channelId !== channelId) return { did: byDid, handle, signed: false };
+    if (d.v === 3) {
+      const seen = await this.c.keyring.chains.seenState(channelId);
+      const first = pair ? seen.pairs[`${pair.senderDid}|${pair.clientMsgId}`] : undefined;
+      const problem =
+        pair === null || pair.senderDid !== authorDid
+          ? "target"
+          : (deletionTargetProblem(d, pair, owner) ??
+            (first !== undefined && first !== pair.seq ? "target" : null));
+      const key = problem === null ? await this.epochs.keys.authorKey(byDid).catch(() => null) : null;
+      const ok = key !== null && (await verifyDeletion(d, signed.signature, key));
+      if (!ok) {
+        this.epochs.warn(channelId, "deletion", { did: byDid, handle, detail: problem ?? "signature" });
+        return { did: byDid, handle, signed: false };
+      }
+      if (pair?.chain) {
+        // The deleted message's number is accounted for: a deletion is never a withheld message.
+        if (first === undefined) seen.pairs[`${pair.senderDid}|${pair.clientMsgId}`] = pair.seq;
+        const numbers = chainNumbers(seen, pair.senderDid, pair.chain.device);
+        numbers[String(pair.chain.n)] ??= `${pair.clientMsgId}@${pair.seq}@${pair.epochNumber ?? 0}`;
+        this.c.keyring.chains.markSeenDirty(channelId);
+      }
+      return { did: byDid, handle, signed: true };
+    }
+    const allowed = byDid === authorDid || (owner !== null && byDid === owner);
     const key = allowed ? await this.epochs.keys.authorKey(byDid).catch(() => null) : null;
-    const ok =
-      key !== null &&
-      d.uri === uri &&
-      d.channelId === view.channel.id &&
-      (await verifyDeletion(d, signed.signature, key));
-    return { did: byDid, handle: this.epochs.handleOf(byDid), signed: ok };
+    const ok = key !== null && d.uri === uri && (await verifyDeletion(d, signed.signature, key));
+    return { did: byDid, handle, signed: ok };
   }
 
   /**
@@ -394,11 +498,28 @@ export class ChannelEngine {
     const senderKey =
       record.value.$type === "chat.wsync.message" ? this.epochs.keys.authorKey(base.author.did) : null;
     await senderKey?.catch(() => null);
-    const shownAs = (await this.c.keyring.pinnedHandle(base.author.did)) ?? base.author.handle;
+    const pinnedName = await this.c.keyring.pinnedHandle(base.author.did);
+    const isMessage = record.value.$type === "chat.wsync.message";
+    // Protocol §8: a name is the one a verified commit signed; until there is one, the did is shown
+    // with "(unverified name)" (the server's handle is a hint, never shown as the person's name).
+    const shownAs =
+      pinnedName ?? (isMessage ? SecurityText.unverifiedName(base.author.did) : base.author.handle);
     const item: TimelineItem = { ...base, author: { did: base.author.did, handle: shownAs } };
-    if (record.value.$type !== "chat.wsync.message") return { item, facts: null };
+    if (!isMessage) return { item, facts: null };
     const rec = record as MessageRecord;
-    if (shownAs !== rec.value.author.handle) {
+    // A name the server gives this sender that is pinned to someone else: the server passes one
+    // person off as another.
+    const claimedBy =
+      pinnedName === null ? await this.c.keyring.didOfPinnedHandle(rec.value.author.handle) : null;
+    const nameTaken = claimedBy !== null && claimedBy !== rec.value.author.did;
+    if (nameTaken) {
+      this.epochs.warn(channelId, "handle", {
+        did: rec.value.author.did,
+        handle: shownAs,
+        detail: `the server calls them ${rec.value.author.handle}, a name that belongs to someone else`,
+      });
+    }
+    if (pinnedName !== null && shownAs !== rec.value.author.handle) {
       // The server names this person differently from their pin: say so, and never verify it.
       this.epochs.warn(channelId, "handle", {
         did: rec.value.author.did,
@@ -408,8 +529,19 @@ export class ChannelEngine {
     }
     const view = this.view(channelId);
     if (rec.value.deletion || rec.value.content === "") {
+      // A v3 tombstone keeps the deleted message's signed pair and chain in the clear (protocol §8).
+      const t = rec.value.tombstone;
+      const pair = t
+        ? {
+            senderDid: t.senderDid,
+            clientMsgId: t.clientMsgId,
+            seq: rec.seq,
+            chain: t.chain,
+            epochNumber: t.epochNumber,
+          }
+        : null;
       const deleted = view
-        ? await this.checkDeletion(view, rec.uri, rec.value.author.did, rec.value.deletion)
+        ? await this.checkDeletion(view, rec.uri, rec.value.author.did, rec.value.deletion, pair)
         : { did: "", handle: "the server", signed: false };
       return { item: { ...item, state: "success", deleted }, facts: null };
     }
@@ -466,8 +598,21 @@ export class ChannelEngine {
       }
       const stored = Date.parse(rec.indexedAt);
       if (!Number.isNaN(stored) && stored - out.timestamp > skew) notes.push("out-of-order");
-      if (shownAs !== rec.value.author.handle) notes.push("handle-mismatch");
+      if ((pinnedName !== null && shownAs !== rec.value.author.handle) || nameTaken)
+        notes.push("handle-mismatch");
+      // Protocol §8: while a name warning is open for the sender, none of their messages is verified.
+      const nameWarned = view?.warnings.some((w) => w.check === "handle" && w.did === out.senderDid) ?? false;
+      if (nameWarned && !notes.includes("handle-mismatch")) notes.push("handle-mismatch");
       const trusted = notes.every((x) => x === "legacy");
+      // Another member's verified message under the head epoch, signed after this device signed in,
+      // confirms a fresh device's view of the channel (protocol §8).
+      if (
+        out.verified &&
+        trusted &&
+        out.senderDid !== this.c.me().did &&
+        chain.head?.epochId === vk.epoch.epochId
+      )
+        await this.epochs.confirmFresh(channelId, out.timestamp);
       return {
         item: {
           ...item,
@@ -478,12 +623,15 @@ export class ChannelEngine {
           verified: out.verified && trusted,
           signedAt: new Date(out.timestamp).toISOString(),
           ...(notes.length ? { notes } : {}),
+          ...(out.chain ? { chain: out.chain } : {}),
         },
         facts: {
           senderDid: out.senderDid,
           clientMsgId: out.clientMsgId,
           epochNumber: vk.epoch.epochNumber,
           timestamp: out.timestamp,
+          // Only a verified message's number counts (a forged one could fill a withheld gap).
+          ...(out.chain && out.verified && trusted ? { chain: out.chain } : {}),
         },
       };
     } catch (e) {
@@ -492,6 +640,16 @@ export class ChannelEngine {
   }
 
   // ---- sending ----------------------------------------------------------------------------------
+
+  /** Whether the server's current commit lists this user under a key other than the one it holds. */
+  private async listedUnderOldKey(
+    info: { commit: { members: { did: string; fp: string }[] } | null },
+    publicKey: string,
+    me: string,
+  ): Promise<boolean> {
+    const listed = info.commit?.members.find((m) => m.did === me)?.fp;
+    return listed !== undefined && listed !== (await fingerprint(publicKey));
+  }
 
   /**
    * Encrypts under the newest verified epoch and sends, rotating first when the member set changed
@@ -544,13 +702,27 @@ export class ChannelEngine {
       for (let attempt = 0; attempt < MAX_SEND_ATTEMPTS; ) {
         try {
           let info = view.epoch ?? (await this.epochs.refreshEpoch(channelId));
-          const tooOld = info.createdAt !== null && this.c.now() - info.createdAt > Limits.epochMaxAgeMs;
-          // Nothing new is sent under a v1 epoch (its key is not bound to its commit), whatever the
-          // server says about rotation (protocol §7 "Upgrade").
+          // The age of the verified head, never the server's word for it (protocol §8: a device never
+          // sends under a head older than the rotation limit without rotating first).
+          const chainNow = await this.epochs.chain(channelId);
+          const headAt = chainNow.head
+            ? chainNow.epochs[String(chainNow.head.epochNumber)]?.createdAt
+            : undefined;
+          const madeAt = headAt ?? info.createdAt;
+          const tooOld = madeAt != null && this.c.now() - madeAt > Limits.epochMaxAgeMs;
+          // Nothing new is sent under a v1 or v2 epoch (protocol §7 "Upgrade", §8: a v3 client sends
+          // only under a v3 commit, whose members can check every admission and whose messages carry
+          // sender chains), whatever the server says about rotation.
           const chain = await this.epochs.chain(channelId);
-          const legacyHead = chain.head !== null && chain.epochs[String(chain.head.epochNumber)]?.v === 1;
+          const headV = chain.head !== null ? chain.epochs[String(chain.head.epochNumber)]?.v : undefined;
+          const legacyHead = headV !== undefined && headV !== 3;
           if (legacyHead && !info.rotationRequired && info.epochId === chain.head?.epochId) {
             await this.epochs.rotate(channelId, { reason: "manual" });
+            info = view.epoch ?? (await this.epochs.refreshEpoch(channelId));
+          } else if (await this.listedUnderOldKey(info, identity.publicKey, me.did)) {
+            // The current epoch lists this user under a key they replaced (they reset their key): their
+            // own key-change commit comes first (protocol §8); others' epochs went to the old key.
+            await this.epochs.rotate(channelId, { reason: "key-change" });
             info = view.epoch ?? (await this.epochs.refreshEpoch(channelId));
           } else if (info.rotationRequired || tooOld || !info.epochId) {
             await this.epochs.rotate(
@@ -568,7 +740,16 @@ export class ChannelEngine {
           if (typeof head === "string") throw new SendBlockedError(head);
           const vk = await this.epochs.verifiedKey(channelId, head.epochId);
           if (!vk) throw new Error(CryptoText.epochKeysNotLoaded);
+          // The message's number in this device's chain, taken once per clientMsgId: a retry (or a
+          // resend after ✗) carries the same number, so an ack lost on the way never leaves a gap.
+          const chainPos =
+            vk.epoch.v === 3
+              ? (this.chainPositions.get(clientMsgId) ??
+                (await this.c.keyring.senderChains.next(identity.publicKey, channelId)))
+              : undefined;
+          if (chainPos) this.chainPositions.set(clientMsgId, chainPos);
           const enc = await encryptMessage({
+            ...(chainPos ? { chain: chainPos } : {}),
             identity,
             senderDid: me.did,
             channelId,
@@ -595,7 +776,9 @@ export class ChannelEngine {
               clientMsgId,
               ...(opts.body ? richOf(opts.body) : {}),
               signedAt: new Date(enc.content.timestamp).toISOString(),
+              ...(chainPos ? { chain: chainPos } : {}),
             };
+            this.chainPositions.delete(clientMsgId);
             const seen = await this.c.keyring.chains.seenState(channelId);
             const placed =
               this.place(view, seen, item, {
@@ -603,6 +786,7 @@ export class ChannelEngine {
                 clientMsgId,
                 epochNumber: head.epochNumber,
                 timestamp: enc.content.timestamp,
+                ...(chainPos ? { chain: chainPos } : {}),
               }) ??
               view.items.find((i) => i.uri === record.uri) ??
               item;
@@ -639,6 +823,14 @@ export class ChannelEngine {
       }
       throw new Error("Failed to send message");
     } catch (e) {
+      // Refused for good (not a lost answer): the chain number goes back if nothing came after it.
+      const taken = this.chainPositions.get(clientMsgId);
+      if (taken && e instanceof ApiError) {
+        this.chainPositions.delete(clientMsgId);
+        await this.c.keyring.senderChains
+          .giveBack(identity.publicKey, channelId, taken)
+          .catch(() => undefined);
+      }
       const idx = view.items.findIndex((i) => i.uri === pending.uri);
       if (idx >= 0) view.items[idx] = { ...pending, sending: false, state: "failed", error: reasonOf(e) };
       this.c.changed();

@@ -134,6 +134,7 @@ export class WsyncClient {
       parts: () => this.parts(),
       did: () => this.did,
       refreshChannels: () => this.refreshChannels(),
+      applyReadMarker: (m) => this.applyReadMarker(m),
     };
   }
 
@@ -256,6 +257,41 @@ export class WsyncClient {
     return this.auth.exportPrivateKey();
   }
 
+  // ---- device linking (protocol §8 "Fresh devices"; docs/device-linking.md) -------------------
+
+  private linking(privateKey?: string): Promise<import("./device-link-flow.ts").DeviceLinkFlow> {
+    return import("./device-link-flow.ts").then(
+      ({ DeviceLinkFlow }) =>
+        new DeviceLinkFlow({
+          api: this.api,
+          keyring: this.keyring,
+          now: () => Date.now(),
+          me: () => this.me(),
+          accountPublicKey: () => this.state.auth.user?.publicKey ?? null,
+          exportPrivateKey: async () => privateKey ?? (await this.auth.exportPrivateKey()),
+          installKey: (key, publicKey, origin) => this.auth.installKey(key, publicKey, origin),
+        }),
+    );
+  }
+
+  /**
+   * On a new device (signed in, without the key): opens a link slot and returns what to show (the
+   * code with this device's ephemeral key, as text and for a QR image) and `receive`, which waits for
+   * the signed-in device, then gives the six digits and `accept` (after the user compared them).
+   */
+  async linkThisDevice() {
+    return (await this.linking()).offer();
+  }
+
+  /**
+   * On a signed-in device: from the text (or QR) the new device shows, the six digits to compare and
+   * `send`. `privateKey`: where this device cannot export its key (a browser's vault), the key opened
+   * from the backup or a key file for this one hand-over.
+   */
+  async linkOtherDevice(text: string, privateKey?: string) {
+    return (await this.linking(privateKey)).prepare(text);
+  }
+
   /** Spec §4.1: logout clears the user and removes auth and keys, even when the server call fails. */
   logout(): Promise<void> {
     return this.auth.logout();
@@ -280,10 +316,30 @@ export class WsyncClient {
   /** The server's read markers of this user (all their channels). */
   async refreshReadMarkers(): Promise<Record<string, number>> {
     const { markers } = await this.api.call("getReadMarkers", {});
-    for (const m of markers)
-      this.state.readMarkers[m.channelId] = Math.max(this.state.readMarkers[m.channelId] ?? 0, m.seq);
+    for (const m of markers) await this.applyReadMarker(m);
     this.changed();
     return this.state.readMarkers;
+  }
+
+  /**
+   * Protocol §8: a read marker counts only when it verifies under this user's own key and names its
+   * channel; it moves the count forward only up to records this device has loaded (when the channel
+   * is open). Returns whether it changed anything.
+   */
+  async applyReadMarker(m: {
+    channelId: string;
+    marker: { v: 3; channelId: string; seq: number; createdAt: number } | null;
+    signature: string | null;
+  }): Promise<boolean> {
+    const identity = this.keyring.identity;
+    if (!identity || !m.marker || !m.signature || m.marker.channelId !== m.channelId) return false;
+    const { verifyReadMarker } = await actionCrypto();
+    if (!(await verifyReadMarker(m.marker, m.signature, identity.publicKey))) return false;
+    const view = this.state.open[m.channelId];
+    const seq = view ? Math.min(m.marker.seq, view.lastSeq) : m.marker.seq;
+    if (seq <= (this.state.readMarkers[m.channelId] ?? 0)) return false;
+    this.state.readMarkers[m.channelId] = seq;
+    return true;
   }
 
   /**
@@ -297,7 +353,12 @@ export class WsyncClient {
     const uri =
       this.state.open[channelId]?.channel.uri ?? this.state.channels.find((c) => c.id === channelId)?.uri;
     if (!uri) return;
-    const r = await this.api.call("markRead", { channelUri: uri, seq });
+    const identity = this.keyring.identity;
+    if (!identity) return;
+    const { buildReadMarker, signReadMarker } = await actionCrypto();
+    const marker = buildReadMarker({ channelId, seq, createdAt: Date.now() });
+    const signature = await signReadMarker(identity, marker);
+    const r = await this.api.call("markRead", { channelUri: uri, marker, signature });
     if (r.seq > (this.state.readMarkers[channelId] ?? 0)) this.state.readMarkers[channelId] = r.seq;
   }
 
@@ -440,12 +501,30 @@ export class WsyncClient {
     const id = channelIdFromUri(channelId);
     if (!id) throw new Error(CryptoText.invalidChannelUri);
     const target = await this.api.call("resolveUser", { handle: handle.trim() });
-    const { buildInvite, signObject } = await actionCrypto();
-    const invite = buildInvite({
+    const { buildInviteV3, sealInviteLink, signObject } = await actionCrypto();
+    // Protocol §8: into a secret channel the invite seals the link to the invitee, so every member,
+    // however they came in, can check link admissions.
+    const type =
+      this.state.open[id]?.channel.value.type ?? this.state.channels.find((c) => c.id === id)?.value.type;
+    let sealedLink: Awaited<ReturnType<typeof sealInviteLink>> | undefined;
+    if (type === "secret") {
+      const linkSecret = (await this.keyring.chains.chain(id)).linkSecret;
+      if (!linkSecret)
+        throw new Error("This device does not know the channel's secret link, so it cannot invite");
+      if (!target.publicKey) throw new Error(`${target.handle} has no encryption key yet`);
+      sealedLink = await sealInviteLink({
+        channelId: id,
+        inviteeDid: target.did,
+        inviteePublicKey: target.publicKey,
+        linkSecret,
+      });
+    }
+    const invite = buildInviteV3({
       channelId: id,
       inviteeDid: target.did,
       inviterDid: this.me().did,
       createdAt: Date.now(),
+      ...(sealedLink ? { sealedLink } : {}),
     });
     const signature = await signObject(identity, invite);
     await this.api.call("invite", { channelUri: id, handle: target.handle, invite, signature });
@@ -519,7 +598,11 @@ export class WsyncClient {
   async edit(channelId: string, target: TimelineItem, text: string): Promise<TimelineItem> {
     const to = this.refTo(target);
     if (to.did !== this.state.auth.user?.did) throw new Error("Only your own messages can be edited");
-    return (await this.parts()).channels.send(channelId, text, { body: { type: "edit", text, to } });
+    // Protocol §8: the edit names the one it replaces, the end of the signed chain shown now.
+    const items = this.state.open[channelId]?.items ?? [];
+    const { currentEdit } = await import("./rich.ts");
+    const prev = currentEdit(items, to);
+    return (await this.parts()).channels.send(channelId, text, { body: { type: "edit", text, to, prev } });
   }
 
   private refTo(target: TimelineItem): { did: string; clientMsgId: string } {
@@ -550,8 +633,18 @@ export class WsyncClient {
     const inView = Object.values(this.state.open).find((v) => v.items.some((i) => i.uri === uri));
     const id = channelId ? channelIdFromUri(channelId) : (inView?.channel.id ?? null);
     if (!id) throw new Error("Open the message's channel first");
-    const { buildDeletion, signObject } = await actionCrypto();
-    const deletion = buildDeletion({ channelId: id, uri, byDid: this.me().did, createdAt: Date.now() });
+    const { buildDeletion, buildDeletionV3, signObject } = await actionCrypto();
+    // Protocol §8: a deletion names what the author signed, (did, clientMsgId), not the server's uri.
+    const item = inView?.items.find((i) => i.uri === uri);
+    const deletion =
+      item?.clientMsgId && item.author.did
+        ? buildDeletionV3({
+            channelId: id,
+            target: { did: item.author.did, clientMsgId: item.clientMsgId },
+            byDid: this.me().did,
+            createdAt: Date.now(),
+          })
+        : buildDeletion({ channelId: id, uri, byDid: this.me().did, createdAt: Date.now() });
     const signature = await signObject(identity, deletion);
     await this.api.call("deleteMessage", { uri, deletion, signature });
   }

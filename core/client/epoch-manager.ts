@@ -5,19 +5,30 @@ import {
   fingerprint,
   type Identity,
   joinTokenFor,
+  buildKeyChange,
   newLinkSecret,
+  openInviteLink,
+  signKeyChange,
   reasonOf,
   unwrapEpochKey,
+  verifyInvite,
 } from "../crypto/index.ts";
-import { ApiError, type CommitReason, type EpochInfo, type Member } from "../protocol/runtime.ts";
+import { ApiError, type CommitReason, type EpochInfo, type KeyChange, type Member } from "../protocol/runtime.ts";
 import { type ChainState, membersOf, type VerifiedEpoch } from "./chain.ts";
 import type { EngineContext } from "./engine-context.ts";
-import { checkAdmission, type EpochCandidate, type VerifyContext, verifyEpoch } from "./epoch-verify.ts";
+import {
+  checkAdmission,
+  type EpochCandidate,
+  previousVerified,
+  type VerifyContext,
+  verifyEpoch,
+} from "./epoch-verify.ts";
 import { SendBlockedError } from "./errors.ts";
 import type { EpochKey } from "./keyring.ts";
 import { SecurityText } from "./security-text.ts";
 import { SignerKeys } from "./signer-keys.ts";
 import type { ChannelView, EpochChange, SecurityCheck, SecurityWarning } from "./state.ts";
+import { trustDate } from "./trust.ts";
 
 const MAX_ROTATION_ATTEMPTS = 5;
 
@@ -100,8 +111,29 @@ export class EpochManager {
     const identity = this.c.keyring.identity;
     const me = this.c.me().did;
     const offered: { did: string; publicKey: string }[] = [];
+    // Protocol §8: a member the verified chain lists has the key its signed list names; the server's
+    // word for them changes nothing (their own key-change commit does). Only people no commit lists
+    // yet (joiners) are pinned on first sight.
+    const chain = channelId ? await this.chain(channelId) : null;
+    const head = chain?.head ? chain.epochs[String(chain.head.epochNumber)] : undefined;
+    const listed = new Map((head?.v === 3 ? head.members : []).map((m) => [m.did, m.fp]));
     for (const m of members) {
       if (!m.publicKey) continue;
+      const listedFp = listed.get(m.did);
+      if (listedFp !== undefined) {
+        // The server says they have another key: a reset (or a lie). Epochs this client makes still
+        // go to the listed key until their own key-change commit; say so (protocol §8).
+        if (
+          channelId &&
+          m.did !== me &&
+          (await fingerprint(m.publicKey).catch(() => listedFp)) !== listedFp
+        ) {
+          const handle = this.handleOf(m.did, m.handle);
+          this.warn(channelId, "key-changed", { did: m.did, handle, detail: "pending" });
+          this.c.emit("key-changed", { did: m.did, handle, channelId });
+        }
+        continue;
+      }
       // This client's own key is known first-hand: when the server shows it, just keep it pinned
       // (a freshly replaced key races its own key-changed notice). Any other key for us is a warning.
       if (m.did === me && identity?.publicKey === m.publicKey) {
@@ -117,7 +149,7 @@ export class EpochManager {
         this.warn(channelId, "key-changed", { did: m.did, handle: this.handleOf(m.did, m.handle) });
       this.c.emit("key-changed", { did: m.did, handle: m.handle, channelId });
     }
-    await this.pinHandles(channelId, members);
+    // Handles are pinned from verified commits only (protocol §8); the server's are display hints.
   }
 
   /** Pins handles on first sight; a changed handle, or one pinned to someone else, is a warning. */
@@ -129,6 +161,50 @@ export class EpochManager {
         p.problem === "changed" ? `now called ${p.handle}` : `${p.handle} already belongs to someone else`;
       this.warn(channelId, "handle", { did: p.did, handle: p.pinned, detail });
     }
+  }
+
+  /**
+   * Protocol §8 "Fresh devices": the channel stops reading "verified from the server's word" once
+   * another member signed something (a commit, a message under the head epoch) after this device
+   * signed in. `signedAt`: that signature's time.
+   */
+  async confirmFresh(channelId: string, signedAt: number): Promise<void> {
+    const since = await this.c.keyring.trust.freshSince(channelId);
+    if (since === null || signedAt < since) return;
+    await this.c.keyring.trust.confirm(channelId);
+    const view = this.view(channelId);
+    if (view?.warnings.some((w) => w.check === "fresh-device")) {
+      view.warnings = view.warnings.filter((w) => w.check !== "fresh-device");
+      this.c.changed();
+    }
+  }
+
+  /** Shows the fresh-device mark on a channel this device has only the server's word for. */
+  async markFresh(channelId: string): Promise<void> {
+    const since = await this.c.keyring.trust.freshSince(channelId);
+    if (since === null) return;
+    this.warn(channelId, "fresh-device", { detail: trustDate(since) });
+  }
+
+  /**
+   * The channel's owner from signed data (protocol §8): the creator of its verified epoch-1 commit,
+   * or null when this device holds no verified epoch 1 (a newcomer): the server's word never counts.
+   */
+  async owner(channelId: string): Promise<string | null> {
+    const chain = await this.chain(channelId);
+    return chain.epochs["1"]?.creatorDid ?? chain.owner ?? null;
+  }
+
+  /**
+   * The name under which "… is typing" shows (protocol §8): a member of the channel's current verified
+   * commit, under their pinned (signed) name; null for anyone else.
+   */
+  async typingName(channelId: string, did: string): Promise<string | null> {
+    const chain = await this.chain(channelId);
+    const head = chain.head ? chain.epochs[String(chain.head.epochNumber)] : undefined;
+    const m = head?.members.find((x) => x.did === did);
+    if (!m) return null;
+    return this.c.keyring.handleSync(did) ?? m.handle ?? null;
   }
 
   /** The name to show for a did: the handle pinned on first sight, else what the server said. */
@@ -155,6 +231,7 @@ export class EpochManager {
       keyOf: (did) => this.keys.authorKey(did),
       previousKeyOf: (did, fp) => this.keys.previousKey(did, fp),
       handleOf: (did) => this.handleOf(did),
+      keyWithFp: (did, fp) => this.keys.keyWithFp(did, fp),
     };
   }
 
@@ -166,13 +243,6 @@ export class EpochManager {
   private async adopt(channelId: string, cand: EpochCandidate, identity?: Identity): Promise<boolean> {
     const ctx = await this.verifyContext(channelId, identity);
     const commit = cand.commit;
-    // Our own commit names exactly the handles we just pinned from the member list.
-    if (commit.v === 2 && !cand.own) {
-      await this.pinHandles(
-        channelId,
-        commit.members.map((m) => ({ did: m.did, handle: m.handle })),
-      );
-    }
     const result = await verifyEpoch(ctx, cand);
     if (!result.ok) {
       this.warn(channelId, result.check, {
@@ -183,19 +253,64 @@ export class EpochManager {
       });
       return false;
     }
+    // Protocol §8 "Names come from signed data": handles are pinned from verified commits only (a
+    // member's own rename moves their pin); the server's member lists and frames are display hints.
+    if (commit.v !== 1) {
+      const renamed = result.change?.renamed;
+      if (renamed) await this.c.keyring.repinHandle(renamed.did, renamed.to);
+      await this.pinHandles(
+        channelId,
+        commit.members.map((m) => ({ did: m.did, handle: m.handle })),
+      );
+    }
+    const keyChange = result.change?.keyChange;
+    // The member's own key-change commit settles a reset announced by the server's word alone.
+    const view = this.view(channelId);
+    if (keyChange && view) {
+      const pending = (w: SecurityWarning) => w.check === "key-changed" && w.did === keyChange.did && w.epochNumber === null;
+      if (view.warnings.some(pending)) view.warnings = view.warnings.filter((w) => !pending(w));
+    }
+    // This client's own key change needs no warning to itself.
+    if (keyChange && keyChange.did !== this.c.me().did) {
+      // The creator's own key change (verified under the key the commit lists). Signed by the
+      // previous key: the pin moves with it. Otherwise a warning row, and the safety number shows as
+      // changed, not verified, until the user compares and accepts it.
+      const listedFp = commit.members.find((m) => m.did === keyChange.did)?.fp;
+      const newKey = listedFp ? await this.keys.keyWithFp(keyChange.did, listedFp) : null;
+      if (keyChange.signed && newKey) {
+        await this.c.keyring.repin(keyChange.did, newKey);
+        this.keys.forget(keyChange.did);
+      } else {
+        this.warn(channelId, "key-changed", {
+          epochNumber: commit.epochNumber,
+          did: keyChange.did,
+          handle: this.handleOf(keyChange.did, keyChange.handle),
+        });
+        this.c.emit("key-changed", { did: keyChange.did, handle: keyChange.handle, channelId });
+      }
+    }
     const chain = ctx.chain;
     const entry = result.entry;
     chain.epochs[String(entry.epochNumber)] = entry;
     if (entry.v === 2 && (chain.firstV2 === null || entry.epochNumber < chain.firstV2)) {
       chain.firstV2 = entry.epochNumber;
     }
+    if (entry.v === 3 && (chain.firstV3 == null || entry.epochNumber < chain.firstV3)) {
+      chain.firstV3 = entry.epochNumber;
+      if (chain.firstV2 === null || entry.epochNumber < chain.firstV2) chain.firstV2 = entry.epochNumber;
+    }
     if (entry.linkSecret && (!chain.head || entry.epochNumber >= chain.head.epochNumber)) {
       chain.linkSecret = entry.linkSecret;
     }
+    if (entry.epochNumber === 1 && !entry.anchor) chain.owner = entry.creatorDid;
     if (cand.epochKey) {
       if (!chain.head || entry.epochNumber > chain.head.epochNumber) {
         chain.head = { epochNumber: entry.epochNumber, epochId: entry.epochId };
+        await this.c.keyring.trust.bump();
       }
+      // A fresh device (trust from the server alone) is confirmed by another member's commit made
+      // after it signed in (protocol §8).
+      if (entry.creatorDid !== this.c.me().did) await this.confirmFresh(channelId, entry.createdAt);
       await this.c.keyring.addEpochKeys(channelId, [
         { epochId: entry.epochId, epochNumber: entry.epochNumber, key: new Uint8Array(cand.epochKey) },
       ]);
@@ -233,7 +348,10 @@ export class EpochManager {
       const identity = this.c.keyring.identity;
       if (!identity) throw new Error(CryptoText.notInitialized);
       const chain = await this.chain(channelId);
-      const since = chain.head?.epochNumber;
+      // From the head on; a head held without its key (taken from another device's trust state) is
+      // fetched again, with its key.
+      const headEntry = chain.head ? chain.epochs[String(chain.head.epochNumber)] : undefined;
+      const since = chain.head ? chain.head.epochNumber - (headEntry?.anchor ? 1 : 0) : undefined;
       const { epochKeys, epochs } = await this.c.api.call("getEpochKeys", {
         channelUri: channelId,
         ...(since !== undefined ? { sinceEpoch: since } : {}),
@@ -260,12 +378,20 @@ export class EpochManager {
         // Nothing before this client's first verified epoch can be checked keyless (no previous
         // commit to check it against): a newcomer anchors in rotate() instead.
         if (!key && Object.keys(chain.epochs).length === 0) continue;
+        // Nor what followed this user's removal: admissions made while they were away (by links
+        // they never saw) are not theirs to check. Coming back, they anchor anew, as a newcomer.
+        if (
+          !key &&
+          !previousVerified(chain, record.epochNumber)?.members.some((m) => m.did === this.c.me().did)
+        )
+          continue;
         await this.adopt(
           channelId,
           {
             commit: record.commit,
             signature: record.signature,
             admissions: record.admissions,
+            keyChange: record.keyChange ?? null,
             ...(key ? { epochKey: key } : {}),
           },
           identity,
@@ -308,6 +434,7 @@ export class EpochManager {
       commit: info.commit,
       signature: info.signature,
       admissions: info.admissions,
+      keyChange: info.keyChange ?? null,
       anchor: true,
     });
   }
@@ -463,10 +590,72 @@ export class EpochManager {
       }
       const { members } = await this.c.api.call("getMembers", { channelUri: channelId });
       await this.checkMemberKeys(channelId, members);
+      // Protocol §8: an invitee into a secret channel learns the link from its invite's sealedLink,
+      // so it can check link admissions and seal the link in its join commit.
+      if (
+        prev &&
+        !prev.linkSecret &&
+        !chain.linkSecret &&
+        this.view(channelId)?.channel.value.type === "secret"
+      ) {
+        const secret = await this.linkFromInvite(
+          channelId,
+          prev,
+          members.find((m) => m.did === me)?.admission,
+        );
+        if (secret) {
+          chain.linkSecret = secret;
+          prev.linkSecret = secret;
+          await this.chains.saveChain(channelId, prev.epochNumber);
+        }
+      }
       const ctx = await this.verifyContext(channelId);
       const before = new Map((prev?.members ?? []).map((m) => [m.did, m]));
+      const block = (w: SecurityWarning): never => {
+        const view = this.view(channelId);
+        if (view) view.sendBlocked = true;
+        throw new SendBlockedError(w.text);
+      };
       const recipients = [];
       for (const m of members) {
+        // This client, under its own key and name (a key-change or rename commit is its own to make).
+        if (m.did === me) {
+          recipients.push({ did: me, publicKey: identity.publicKey, handle: this.c.me().handle });
+          continue;
+        }
+        const was = before.get(m.did);
+        if (was) {
+          // Protocol §8: a continuing member goes into the new commit exactly as the previous verified
+          // commit lists them, key and name, never as get-members, get-keys or a frame says: only
+          // their own key-change commit changes their key. The key wrapped to is the one whose
+          // fingerprint the signed list names.
+          const key = await this.keys.keyWithFp(m.did, was.fp);
+          const offeredFp = m.publicKey ? await fingerprint(m.publicKey).catch(() => null) : null;
+          if (prev?.anchor && offeredFp !== null && offeredFp !== was.fp) {
+            this.warn(channelId, "member-key", {
+              epochNumber: prev.epochNumber,
+              did: m.did,
+              handle: this.handleOf(m.did, was.handle),
+              detail: "anchor",
+            });
+          }
+          if (!key) {
+            block(
+              this.warn(channelId, "member-key", {
+                epochNumber: prev?.epochNumber ?? null,
+                did: m.did,
+                handle: this.handleOf(m.did, was.handle),
+                detail: "anchor",
+              }),
+            );
+          }
+          recipients.push({
+            did: m.did,
+            publicKey: key as string,
+            handle: was.handle ?? this.handleOf(m.did, m.handle),
+          });
+          continue;
+        }
         const pinned = m.publicKey ? await this.c.keyring.pinned(m.did) : null;
         if (!m.publicKey || !pinned) throw new Error(`${m.handle} has no encryption key`);
         // Never wrap a new epoch key to a key this client has not accepted: a server that swaps a
@@ -474,28 +663,37 @@ export class EpochManager {
         if (pinned !== m.publicKey) {
           throw new Error(`${m.handle}'s encryption key changed; compare safety numbers and accept it first`);
         }
-        // Only members of the previous verified commit and joiners whose evidence checks (§7).
-        if (prev && !before.has(m.did)) {
+        // Only members of the previous verified commit and joiners whose evidence checks (§7, §8).
+        if (prev) {
           const fp = await fingerprint(pinned);
-          const checked = await checkAdmission(ctx, prev, { did: m.did, fp }, m.admission);
+          const checked = await checkAdmission(ctx, prev, { did: m.did, fp }, m.admission, 3);
           if (!checked) {
-            const w = this.warn(channelId, "admission", {
-              epochNumber: info.epochNumber + 1,
-              did: m.did,
-              handle: this.handleOf(m.did, m.handle),
-            });
-            if (this.view(channelId)) (this.view(channelId) as ChannelView).sendBlocked = true;
-            throw new SendBlockedError(w.text);
+            block(
+              this.warn(channelId, "admission", {
+                epochNumber: info.epochNumber + 1,
+                did: m.did,
+                handle: this.handleOf(m.did, m.handle),
+              }),
+            );
           }
         }
+        // A joiner's name: the server's hint, signed by this commit (the first that lists them).
         recipients.push({ did: m.did, publicKey: pinned, handle: this.handleOf(m.did, m.handle) });
       }
-      const reason = opts.reason ?? this.reasonFor(prev, members, me, info);
+      const reason =
+        opts.reason ?? this.reasonFor(prev, members, me, info, await fingerprint(identity.publicKey));
       const makeLink =
         this.view(channelId)?.channel.value.type === "secret" &&
         (info.linkRotationRequired || !!opts.newLink);
       const linkSecret = makeLink ? newLinkSecret() : (prev?.linkSecret ?? chain.linkSecret ?? null);
+      // Protocol §8: every v3 commit of a secret channel seals its link; a device that does not know
+      // it (a v2 invitee) leaves the next commit to a member who does.
+      if (this.view(channelId)?.channel.value.type === "secret" && !linkSecret) {
+        throw new SendBlockedError(SecurityText.linkUnknown);
+      }
       const created = await createEpoch({
+        v: 3,
+        chains: await this.seenChains(channelId),
         identity,
         creatorDid: me,
         channelId,
@@ -506,7 +704,13 @@ export class EpochManager {
         state: { linkSecret },
         createdAt: this.c.now(),
       });
-      const record: EpochCandidate = { commit: created.commit, signature: created.signature, admissions: {} };
+      const keyChange = reason === "key-change" ? await this.keyChangeStatement(channelId, prev, created) : null;
+      const record: EpochCandidate = {
+        commit: created.commit,
+        signature: created.signature,
+        admissions: {},
+        keyChange,
+      };
       this.pending.set(channelId, {
         epochId: created.epochId,
         commitCanon: canon(created.commit),
@@ -519,6 +723,7 @@ export class EpochManager {
           commit: created.commit,
           signature: created.signature,
           wrappedKeys: created.wrappedKeys,
+          ...(keyChange ? { keyChange } : {}),
           ...(makeLink && linkSecret ? { joinToken: await joinTokenFor(linkSecret, channelId) } : {}),
         });
         this.pending.delete(channelId);
@@ -550,20 +755,92 @@ export class EpochManager {
     throw new ApiError("EpochConflict", "Could not create the next epoch: the channel keeps changing");
   }
 
+  /**
+   * The link secret an invite sealed to this user (protocol §8), only from an invite that verifies
+   * under the key the verified commit lists for its inviter: a sealedLink the server made up would
+   * let it admit a ghost under a secret of its own.
+   */
+  private async linkFromInvite(
+    channelId: string,
+    prev: VerifiedEpoch,
+    admission: Member["admission"] | undefined,
+  ): Promise<string | null> {
+    const identity = this.c.keyring.identity;
+    if (!identity || admission?.kind !== "invite") return null;
+    const inv = admission.invite;
+    if (inv.v !== 3 || !("sealedLink" in inv) || !inv.sealedLink) return null;
+    if (inv.channelId !== channelId || inv.inviteeDid !== this.c.me().did) return null;
+    const inviterFp = prev.members.find((m) => m.did === inv.inviterDid)?.fp;
+    const key = inviterFp ? await this.keys.keyWithFp(inv.inviterDid, inviterFp) : null;
+    if (!key || !(await verifyInvite(inv, admission.signature, key))) return null;
+    try {
+      return await openInviteLink({
+        channelId,
+        inviteeDid: inv.inviteeDid,
+        identity,
+        sealedLink: inv.sealedLink,
+      });
+    } catch (e) {
+      this.c.log(`invite link: ${reasonOf(e)}`);
+      return null;
+    }
+  }
+
+  /**
+   * This user's key-change statement (protocol §8): their previous key, when this device still holds
+   * it, signs that it moved to the new one in exactly this commit, so members show a neutral row.
+   */
+  private async keyChangeStatement(
+    channelId: string,
+    prev: VerifiedEpoch | null,
+    created: { epochId: string; commit: { members: { did: string; fp: string }[]; createdAt: number } },
+  ): Promise<KeyChange | null> {
+    const me = this.c.me().did;
+    const oldFp = prev?.members.find((m) => m.did === me)?.fp;
+    const newFp = created.commit.members.find((m) => m.did === me)?.fp;
+    const retired = await this.c.keyring.retired();
+    if (!oldFp || !newFp || !retired || oldFp === newFp || (await fingerprint(retired.publicKey)) !== oldFp) return null;
+    const statement = buildKeyChange({
+      did: me,
+      oldFp,
+      newFp,
+      channelId,
+      epochId: created.epochId,
+      createdAt: created.commit.createdAt,
+    });
+    return { statement, signature: await signKeyChange(retired, statement) };
+  }
+
+  /**
+   * The sender chains this client has seen in the channel, its own included (protocol §8): the last
+   * number of each, for the commit it makes, so a withheld last message shows at the next rotation.
+   */
+  private async seenChains(channelId: string): Promise<{ did: string; device: string; n: number }[]> {
+    const seen = await this.chains.seenState(channelId);
+    const out: { did: string; device: string; n: number }[] = [];
+    for (const [key, numbers] of Object.entries(seen.chains ?? {})) {
+      const [did = "", device = ""] = key.split("|");
+      const n = Math.max(0, ...Object.keys(numbers).map(Number));
+      if (n >= 1) out.push({ did, device, n });
+    }
+    return out;
+  }
+
   /** Why this epoch is made, from what changed since the previous verified commit. */
   private reasonFor(
     prev: VerifiedEpoch | null,
     members: Member[],
     me: string,
     info: EpochInfo,
+    myFp: string | null = null,
   ): CommitReason {
     if (!info.epochId || !prev) return info.epochId ? "join" : "create";
     const before = new Map(prev.members.map((m) => [m.did, m.fp]));
     const now = new Set(members.map((m) => m.did));
     if (!before.has(me)) return "join";
+    if (myFp !== null && before.get(me) !== myFp) return "key-change";
     if (prev.members.some((m) => !now.has(m.did))) return "leave";
     if (members.some((m) => !before.has(m.did))) return "join";
-    if (members.some((m) => m.fingerprint && before.get(m.did) !== m.fingerprint)) return "key-change";
     if (info.linkRotationRequired) return "kick";
     return info.rotationRequired ? "scheduled" : "manual";
   }

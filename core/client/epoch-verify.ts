@@ -4,8 +4,9 @@ import {
   verifyCommit,
   verifyInvite,
   verifyLinkProof,
+  verifyObject,
 } from "../crypto/index.ts";
-import type { Admission, Admissions, ChannelType, Commit } from "../protocol/runtime.ts";
+import type { Admission, Admissions, ChannelType, Commit, KeyChange } from "../protocol/runtime.ts";
 import type { ChainState, VerifiedEpoch } from "./chain.ts";
 import { membersOf } from "./chain.ts";
 import type { AdmissionCheck, EpochChange, SecurityCheck } from "./state.ts";
@@ -27,6 +28,8 @@ export interface EpochCandidate {
    * without a key is still checked in full but for the key (its member list continues the chain).
    */
   anchor?: boolean;
+  /** Protocol §8: the key-change statement stored with a key-change commit, signed by the old key. */
+  keyChange?: KeyChange | null;
 }
 
 export interface VerifyContext {
@@ -45,6 +48,11 @@ export interface VerifyContext {
    */
   previousKeyOf(did: string, fp: string): Promise<string | null>;
   handleOf(did: string): string;
+  /**
+   * Protocol §8: the key of `did` whose fingerprint (computed here) is `fp`, wherever the server
+   * offers it (current or replaced keys); the fingerprint a signed list names is what binds it.
+   */
+  keyWithFp(did: string, fp: string): Promise<string | null>;
 }
 
 export type VerifyResult =
@@ -78,12 +86,16 @@ export async function checkAdmission(
   prev: VerifiedEpoch,
   joiner: { did: string; fp: string },
   admission: Admission | undefined | null,
+  version: 1 | 2 | 3 = 2,
 ): Promise<AdmissionCheck | null> {
   if (ctx.channelType === "public") return "public";
   if (!admission) return null;
   if (admission.kind === "invite") {
     const inv = admission.invite;
     if (inv.channelId !== ctx.channelId || inv.inviteeDid !== joiner.did) return null;
+    // Protocol §8: into a secret channel, a v3 commit admits only by a v3 invite that seals the link
+    // to the invitee (so every member, however they came in, can check link admissions).
+    if (version === 3 && ctx.channelType === "secret" && (inv.v !== 3 || !("sealedLink" in inv))) return null;
     if (!prev.members.some((m) => m.did === inv.inviterDid) || inv.inviterDid === joiner.did) return null;
     const inviterKey = await ctx.keyOf(inv.inviterDid);
     if (!inviterKey || !(await verifyInvite(inv, admission.signature, inviterKey))) return null;
@@ -92,9 +104,12 @@ export async function checkAdmission(
   if (admission.kind === "link" && ctx.channelType === "secret") {
     const p = admission.proof;
     if (p.channelId !== ctx.channelId || p.did !== joiner.did || p.fp !== joiner.fp) return null;
-    const secret = prev.linkSecret;
-    // Without the link secret this device cannot check the MAC: it says so, neutrally (protocol §7).
-    if (!secret) return "link-unchecked";
+    // A keyless epoch (an anchor, or one wrapped to a key this device no longer has) cannot show its
+    // sealed link: the link in force is then the newest this client knows (the one it joined with).
+    const secret = prev.linkSecret ?? (prev.anchor ? ctx.chain.linkSecret : null);
+    // Without the link secret this device cannot check the MAC. Protocol §7 said so neutrally; §8
+    // makes it a failure (a ghost could come in that way): only legacy v2 commits keep the old rule.
+    if (!secret) return version === 3 ? null : "link-unchecked";
     return (await verifyLinkProof(p, secret)) ? "link" : null;
   }
   return null;
@@ -136,11 +151,23 @@ export async function verifyEpoch(ctx: VerifyContext, cand: EpochCandidate): Pro
   if (c.v === 1 && ctx.chain.firstV2 !== null && n > ctx.chain.firstV2) {
     return fail("legacy-after-v2", `v1 commit for epoch ${n}`);
   }
+  const firstV3 = ctx.chain.firstV3 ?? null;
+  if (c.v !== 3 && firstV3 !== null && n > firstV3) {
+    return fail("legacy-after-v2", `v${c.v} commit for epoch ${n} after the first v3 commit`);
+  }
   const hasKey = cand.epochKey !== undefined;
   const isAnchor = !hasKey && cand.anchor === true;
   // (1) signature, under the key pinned for the creator (never a key the commit itself offers), or
   // under a key the creator had before, when the chain says they had it then (earlierCreatorKey).
-  if (!cand.own) {
+  if (!cand.own && c.v === 3) {
+    // Protocol §8: checked under the creator key whose fingerprint the commit lists (a key-change
+    // commit under the new key); the chain below decides whether that key may be theirs.
+    const listed = c.members.find((m) => m.did === c.creatorDid)?.fp;
+    const key = listed ? await ctx.keyWithFp(c.creatorDid, listed) : null;
+    if (!key || !(await verifyCommit(c, cand.signature, key))) {
+      return fail("signature", "commit signature", c.creatorDid, ctx.handleOf(c.creatorDid));
+    }
+  } else if (!cand.own) {
     const creatorKey = await ctx.keyOf(c.creatorDid);
     let ok = creatorKey !== null && (await verifyCommit(c, cand.signature, creatorKey));
     if (!ok) {
@@ -171,7 +198,52 @@ export async function verifyEpoch(ctx: VerifyContext, cand: EpochCandidate): Pro
     const before = new Map(prev.members.map((m) => [m.did, m]));
     const now = new Map(c.members.map((m) => [m.did, m]));
     const creatorWasMember = before.has(c.creatorDid);
-    const creatorJoins = c.v === 2 && c.reason === "join" && now.has(c.creatorDid);
+    const creatorJoins = c.v !== 1 && c.reason === "join" && now.has(c.creatorDid);
+    // Protocol §8 (check member-key): a continuing member's key changes only in their own key-change
+    // commit, their name only in a commit of their own; any other change is a re-key by someone else.
+    let keyChange: EpochChange["keyChange"];
+    let renamed: EpochChange["renamed"];
+    if (c.v === 3) {
+      for (const m of c.members) {
+        const was = before.get(m.did);
+        if (!was) continue;
+        const self = m.did === c.creatorDid;
+        if (was.fp !== m.fp) {
+          if (!self || c.reason !== "key-change") {
+            return fail(
+              "member-key",
+              "a member's key changed in a commit not their own",
+              m.did,
+              ctx.handleOf(m.did),
+            );
+          }
+          keyChange = {
+            did: m.did,
+            handle: m.handle,
+            signed: await keyChangeSigned(ctx, c, was.fp, m.fp, cand.keyChange ?? null),
+          };
+        }
+        if (was.handle !== undefined && was.handle !== m.handle) {
+          if (!self) {
+            return fail(
+              "member-key",
+              "a member's name changed in a commit not their own",
+              m.did,
+              ctx.handleOf(m.did),
+            );
+          }
+          renamed = { did: m.did, from: was.handle, to: m.handle };
+        }
+      }
+      if (c.reason === "key-change" && !keyChange && !creatorWasMember) {
+        return fail(
+          "creator",
+          "key change by someone who is not a member",
+          c.creatorDid,
+          ctx.handleOf(c.creatorDid),
+        );
+      }
+    }
     if (!creatorWasMember && !creatorJoins) {
       return fail("creator", "creator is not a member", c.creatorDid, ctx.handleOf(c.creatorDid));
     }
@@ -182,13 +254,13 @@ export async function verifyEpoch(ctx: VerifyContext, cand: EpochCandidate): Pro
         added.push({ did: m.did, handle: ctx.handleOf(m.did), admission: "none" });
         continue;
       }
-      const checked = await checkAdmission(ctx, prev, m, cand.admissions[m.did]);
+      const checked = await checkAdmission(ctx, prev, m, cand.admissions[m.did], c.v);
       if (!checked) return fail("admission", "no checkable admission", m.did, ctx.handleOf(m.did));
       added.push({ did: m.did, handle: ctx.handleOf(m.did), admission: checked });
     }
     change = {
       epochNumber: n,
-      reason: c.v === 2 ? c.reason : "legacy",
+      reason: c.v !== 1 ? c.reason : "legacy",
       creator: { did: c.creatorDid, handle: ctx.handleOf(c.creatorDid) },
       added,
       removed: prev.members
@@ -198,6 +270,8 @@ export async function verifyEpoch(ctx: VerifyContext, cand: EpochCandidate): Pro
         .filter((m) => before.has(m.did) && before.get(m.did)?.fp !== m.fp)
         .map((m) => ({ did: m.did, handle: ctx.handleOf(m.did) })),
       linkChanged: false,
+      ...(keyChange ? { keyChange } : {}),
+      ...(renamed ? { renamed } : {}),
     };
   }
   // (4) chain: whenever this client holds epoch n − 1, the commit must name it.
@@ -216,10 +290,11 @@ export async function verifyEpoch(ctx: VerifyContext, cand: EpochCandidate): Pro
       ? (ctx.chain.linkSecret ?? prev?.linkSecret ?? null)
       : null;
   let linkChanged = false;
+  let sealedNull = false;
   if (cand.own) {
     linkChanged = cand.own.linkSecret !== null && cand.own.linkSecret !== linkSecret;
     if (cand.own.linkSecret !== null) linkSecret = cand.own.linkSecret;
-  } else if (hasKey && c.v === 2) {
+  } else if (hasKey && c.v !== 1) {
     const epochKey = cand.epochKey as Uint8Array;
     const ok = await checkKeyCommitment({
       channelId: ctx.channelId,
@@ -236,12 +311,23 @@ export async function verifyEpoch(ctx: VerifyContext, cand: EpochCandidate): Pro
         epochKey,
         sealedState: c.sealedState,
       });
+      sealedNull = state.linkSecret === null;
       if (state.linkSecret !== null) {
         linkChanged = state.linkSecret !== linkSecret;
         linkSecret = state.linkSecret;
       }
     } catch {
       return fail("key-commitment", "sealed state does not open under the committed key");
+    }
+    // Protocol §8: in a secret channel every v3 commit seals the link, so every member can check
+    // link admissions (before the channel's first v3 commit a v2 null is legacy).
+    if (c.v === 3 && ctx.channelType === "secret" && sealedNull) {
+      return fail(
+        "admission",
+        "a secret channel's commit without its link",
+        c.creatorDid,
+        ctx.handleOf(c.creatorDid),
+      );
     }
   }
   if (change) change.linkChanged = linkChanged && prev !== null;
@@ -251,7 +337,7 @@ export async function verifyEpoch(ctx: VerifyContext, cand: EpochCandidate): Pro
     v: c.v,
     createdAt: c.createdAt,
     creatorDid: c.creatorDid,
-    reason: c.v === 2 ? c.reason : null,
+    reason: c.v !== 1 ? c.reason : null,
     members: membersOf(c),
     linkSecret: linkSecret ?? null,
     linkChanged,
@@ -259,6 +345,35 @@ export async function verifyEpoch(ctx: VerifyContext, cand: EpochCandidate): Pro
     // never used to decrypt or send.
     ...(!hasKey ? { anchor: true } : {}),
     ...(change ? { change } : {}),
+    ...(c.v === 3 ? { chains: c.chains } : {}),
   };
   return { ok: true, entry, change };
+}
+
+/**
+ * Protocol §8: a key-change commit may carry a statement signed by the member's previous key; it
+ * counts only when it names exactly this change (did, both fingerprints, channel and epoch) and
+ * verifies under the key the previous commit listed.
+ */
+async function keyChangeSigned(
+  ctx: VerifyContext,
+  c: Commit,
+  oldFp: string,
+  newFp: string,
+  kc: KeyChange | null,
+): Promise<boolean> {
+  if (!kc) return false;
+  const st = kc.statement;
+  if (
+    st.v !== 3 ||
+    st.did !== c.creatorDid ||
+    st.channelId !== ctx.channelId ||
+    st.epochId !== c.epochId ||
+    st.oldFp !== oldFp ||
+    st.newFp !== newFp
+  ) {
+    return false;
+  }
+  const oldKey = await ctx.keyWithFp(c.creatorDid, oldFp);
+  return oldKey !== null && (await verifyObject(st, kc.signature, oldKey));
 }

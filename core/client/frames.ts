@@ -22,6 +22,12 @@ export interface FrameContext {
   emit<K extends keyof ClientEvents>(event: K, payload: ClientEvents[K]): void;
   /** Reloads the channel list and invites (after this user left a channel). */
   refreshChannels(): Promise<unknown>;
+  /** Applies a read marker only when it verifies under this user's own key (protocol §8). */
+  applyReadMarker(m: {
+    channelId: string;
+    marker: { v: 3; channelId: string; seq: number; createdAt: number } | null;
+    signature: string | null;
+  }): Promise<boolean>;
 }
 
 /** One frame the server pushed over the WebSocket, applied to the client's state. */
@@ -114,21 +120,21 @@ export async function handleFrame(c: FrameContext, f: ServerFrame): Promise<void
     }
     case WsEvent.readMarker: {
       const d = f.data as ServerFrame<typeof WsEvent.readMarker>["data"];
-      if ((c.state.readMarkers[d.channelId] ?? 0) < d.seq) {
-        c.state.readMarkers[d.channelId] = d.seq;
-        c.changed();
-      }
+      // Only a marker signed by this user's own key counts (protocol §8): the server cannot clear an
+      // unread count by itself.
+      if (await c.applyReadMarker(d)) c.changed();
       return;
     }
     case WsEvent.typing: {
       const d = f.data as ServerFrame<typeof WsEvent.typing>["data"];
       if (d.did === c.did()) return;
+      // Protocol §8: typing only for members of the channel's current verified commit, under their
+      // pinned name (the frame's handle is the server's word).
+      const shown = await (await c.parts()).epochs.typingName(d.channelId, d.did);
+      if (shown === null) return;
       const now = c.now();
       const others = (c.state.typing[d.channelId] ?? []).filter((x) => x.did !== d.did && x.until > now);
-      c.state.typing[d.channelId] = [
-        ...others,
-        { did: d.did, handle: d.handle, until: now + TYPING_SHOWN_MS },
-      ];
+      c.state.typing[d.channelId] = [...others, { did: d.did, handle: shown, until: now + TYPING_SHOWN_MS }];
       c.changed();
       return;
     }

@@ -14,7 +14,12 @@ export interface MessageFacts {
   clientMsgId: string;
   epochNumber: number;
   timestamp: number;
+  /** A v3 message's (or valid tombstone's) place in its sender device's chain (protocol §8). */
+  chain?: { device: string; n: number };
 }
+
+/** A fork of a sender's chain: two different messages under one (sender, device, n) (protocol §8). */
+export const FORKED_TEXT = "Not verified: another message carries the same number in this sender's chain";
 
 const pairKey = (f: MessageFacts) => `${f.senderDid}|${f.clientMsgId}`;
 
@@ -66,6 +71,11 @@ export function checkReplayAndOrder(
       break;
     }
   }
+  if (facts.chain && out.kind === "message") {
+    const forked = recordChain(view, seen, facts, item.seq);
+    if (forked.changed) seenChanged = true;
+    if (forked.twin) out = { ...withNote(out, "fork"), verified: false };
+  }
   const known = seen.epochFirstSeq[String(facts.epochNumber)];
   if (known === undefined || item.seq < known) {
     seen.epochFirstSeq[String(facts.epochNumber)] = item.seq;
@@ -115,7 +125,7 @@ function neighbour(items: TimelineItem[], seq: number, dir: -1 | 1): TimelineIte
  * claim to be complete) with no record is one the server withheld (protocol §7).
  */
 export function markMissing(view: ChannelView, lo: number, hi: number, text: string): void {
-  view.items = view.items.filter((i) => i.kind !== "missing");
+  view.items = view.items.filter((i) => i.kind !== "missing" || i.withheld !== undefined);
   if (hi < lo) return;
   const present = new Set<number>();
   for (const i of view.items)
@@ -147,5 +157,134 @@ export function markMissing(view: ChannelView, lo: number, hi: number, text: str
     )
       at--;
     view.items.splice(at, 0, item);
+  }
+}
+
+/** The numbers seen of one sender chain, n → `${clientMsgId}@${seq}@${epochNumber}` (made on first use). */
+export function chainNumbers(seen: SeenState, did: string, device: string): Record<string, string> {
+  const chains = seen.chains ?? {};
+  seen.chains = chains;
+  const key = `${did}|${device}`;
+  const numbers = chains[key] ?? {};
+  chains[key] = numbers;
+  return numbers;
+}
+
+/**
+ * Records a message's chain number (protocol §8). The same (sender, device, n) on another message
+ * is a fork: the item already shown is marked too, and neither is verified.
+ */
+function recordChain(
+  view: ChannelView,
+  seen: SeenState,
+  facts: MessageFacts,
+  seq: number,
+): { changed: boolean; twin: boolean } {
+  const chain = facts.chain as { device: string; n: number };
+  const numbers = chainNumbers(seen, facts.senderDid, chain.device);
+  const mark = `${facts.clientMsgId}@${seq}@${facts.epochNumber}`;
+  const held = numbers[String(chain.n)];
+  if (held === undefined) {
+    numbers[String(chain.n)] = mark;
+    return { changed: true, twin: false };
+  }
+  const [heldId] = held.split("@");
+  if (heldId === facts.clientMsgId) return { changed: false, twin: false };
+  for (let i = 0; i < view.items.length; i++) {
+    const it = view.items[i] as TimelineItem;
+    if (it.clientMsgId === heldId && it.author.did === facts.senderDid && it.kind === "message") {
+      view.items[i] = { ...withNote(it, "fork"), verified: false };
+    }
+  }
+  return { changed: false, twin: true };
+}
+
+/** A run of a sender's chain numbers that no verified message or tombstone accounts for. */
+export interface WithheldRun {
+  did: string;
+  device: string;
+  from: number;
+  to: number;
+  /** Where the run stands: just before the message with the next number (or after the last one). */
+  beforeSeq: number | null;
+}
+
+/**
+ * The numbers missing from each sender chain (protocol §8): every gap between two numbers seen, and
+ * the numbers after the highest up to what a verified commit says its creator had seen of that chain
+ * (`listed`, with the commit's epoch). A gap is claimed only where this device held every epoch from
+ * the message before it to the one after (`held`): a member who was away (left and came back, or was
+ * removed) could not have read what was sent meanwhile, and only inside the range of records loaded
+ * (`loaded`; null: up to the newest). Below the lowest number seen nothing is claimed (older messages
+ * may not be loaded, or predate this device in the channel).
+ */
+export function withheldRuns(
+  seen: SeenState,
+  listed: Record<string, { n: number; epochNumber: number }>,
+  held: (fromEpoch: number, toEpoch: number) => boolean,
+  /** Whether every record between two seqs was loaded here (a gap must lie inside what was read). */
+  loaded: (fromSeq: number, toSeq: number | null) => boolean,
+): WithheldRun[] {
+  const runs: WithheldRun[] = [];
+  for (const [key, numbers] of Object.entries(seen.chains ?? {})) {
+    const [did = "", device = ""] = key.split("|");
+    const ns = Object.keys(numbers)
+      .map(Number)
+      .sort((a, b) => a - b);
+    if (ns.length === 0) continue;
+    const part = (n: number, i: number) => Number(numbers[String(n)]?.split("@")[i] ?? Number.NaN);
+    for (let i = 1; i < ns.length; i++) {
+      const a = ns[i - 1] as number;
+      const b = ns[i] as number;
+      if (b > a + 1 && held(part(a, 2), part(b, 2)) && loaded(part(a, 1), part(b, 1)))
+        runs.push({ did, device, from: a + 1, to: b - 1, beforeSeq: part(b, 1) });
+    }
+    const last = ns.at(-1) as number;
+    const claimed = listed[key];
+    if (
+      claimed !== undefined &&
+      claimed.n > last &&
+      held(part(last, 2), claimed.epochNumber - 1) &&
+      loaded(part(last, 1), null)
+    )
+      runs.push({ did, device, from: last + 1, to: claimed.n, beforeSeq: null });
+  }
+  return runs;
+}
+
+/** Replaces the view's chain rows ("{k} message(s) from {handle} missing") with `runs`. */
+export function markWithheld(
+  view: ChannelView,
+  runs: WithheldRun[],
+  handleOf: (did: string) => string,
+  text: (count: number, handle: string) => string,
+): void {
+  view.items = view.items.filter((i) => !(i.kind === "missing" && i.withheld));
+  const lastSeq = view.items.reduce((m, i) => (Number.isInteger(i.seq) && i.seq > m ? i.seq : m), 0);
+  for (const r of runs) {
+    const handle = handleOf(r.did);
+    const count = r.to - r.from + 1;
+    const at = r.beforeSeq !== null && Number.isFinite(r.beforeSeq) ? r.beforeSeq - 0.4 : lastSeq + 0.4;
+    const line = text(count, handle);
+    const item: TimelineItem = {
+      uri: `withheld:${r.did}:${r.device}:${r.from}-${r.to}`,
+      seq: at,
+      kind: "missing",
+      author: { did: r.did, handle },
+      createdAt: "",
+      text: line,
+      state: "failed",
+      verified: false,
+      error: line,
+      withheld: { did: r.did, handle, device: r.device, from: r.from, to: r.to },
+    };
+    let idx = view.items.length;
+    while (
+      idx > 0 &&
+      ((view.items[idx - 1] as TimelineItem).seq === 0 ||
+        (view.items[idx - 1] as TimelineItem).seq > item.seq)
+    )
+      idx--;
+    view.items.splice(idx, 0, item);
   }
 }

@@ -52,11 +52,22 @@ export class KeyBackupFlow {
     return user;
   }
 
-  /** Refuses a secret that may not seal a backup (too short, or the login password). */
-  checkSecret(input: { kind: BackupSecretKind; secret: string; loginPassword?: string }): void {
-    if (input.kind === "passphrase") {
-      checkPassphrase(input.secret, input.loginPassword ?? this.c.registrationPassword() ?? undefined);
-    }
+  /**
+   * Refuses a secret that may not seal a backup: too short, the login password, or too easy to guess
+   * offline (passphrase-strength.ts, loaded here: its word lists stay out of every other path).
+   * Generated recovery codes (120 random bits) need no estimate.
+   */
+  async checkSecret(input: {
+    kind: BackupSecretKind;
+    secret: string;
+    loginPassword?: string;
+  }): Promise<void> {
+    if (input.kind !== "passphrase") return;
+    const loginPassword = input.loginPassword ?? this.c.registrationPassword() ?? undefined;
+    checkPassphrase(input.secret, loginPassword);
+    const { checkPassphraseStrength } = await import("./passphrase-strength.ts");
+    const user = this.c.state.auth.user;
+    checkPassphraseStrength(input.secret, { handle: user?.handle, email: user?.email, loginPassword });
   }
 
   /** The account's backup on the server, or null when it has none. */
@@ -83,7 +94,7 @@ export class KeyBackupFlow {
     loginPassword?: string;
   }): Promise<{ updatedAt: number }> {
     const user = this.user();
-    this.checkSecret(input);
+    await this.checkSecret(input);
     const privateKey =
       input.privateKey !== undefined
         ? (await checkPrivateKey(input.privateKey, this.c.accountKey())).privateKey

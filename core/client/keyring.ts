@@ -1,8 +1,12 @@
 import type { Bytes } from "../crypto/bytes.ts";
 import type { Identity } from "../crypto/identity.ts";
-import { ChainStore } from "./chain.ts";
+import { CHAIN_INDEX_KEY, ChainStore } from "./chain.ts";
+import { SenderChains } from "./sender-chain.ts";
 import { type KeyValueStore, readJson, StoreKeys } from "./store.ts";
+import { TrustStore } from "./trust.ts";
 import { type SecretVault, StoreVault } from "./vault.ts";
+
+const RETIRED_KEY = "wsync-retired-key";
 
 /** Spec §3 "Stored epoch key (local)": one entry per epoch in a per-channel store. */
 export interface StoredEpochKey {
@@ -43,6 +47,10 @@ export class Keyring {
   generation = 0;
   /** What this client verified per channel (protocol §7); wiped with the keys. */
   readonly chains: ChainStore;
+  /** This device's sender chains (protocol §8): its device id and per-channel message numbers. */
+  readonly senderChains: SenderChains;
+  /** Where this device's trust came from, and its export and import (protocol §8 "Fresh devices"). */
+  readonly trust: TrustStore;
 
   readonly vault: SecretVault;
 
@@ -51,7 +59,31 @@ export class Keyring {
     vault?: SecretVault,
   ) {
     this.chains = new ChainStore(store);
+    this.senderChains = new SenderChains(store);
+    this.trust = new TrustStore(store, this);
     this.vault = vault ?? new StoreVault(store);
+  }
+
+  /**
+   * The key this device replaced with `keys new` while it still held it (protocol §8): it signs the
+   * key-change statement beside this user's key-change commits, so members see the change vouched
+   * for by the previous key. In memory; where the private key lives in this store anyway (the CLI),
+   * also kept there until logout.
+   */
+  private retiredIdentity: Identity | null = null;
+
+  async retire(identity: Identity, privateKey: string | null): Promise<void> {
+    this.retiredIdentity = identity;
+    if (privateKey && this.vault instanceof StoreVault) await this.store.set(RETIRED_KEY, privateKey);
+  }
+
+  async retired(): Promise<Identity | null> {
+    if (this.retiredIdentity) return this.retiredIdentity;
+    const text = this.vault instanceof StoreVault ? await this.store.get(RETIRED_KEY) : null;
+    if (!text) return null;
+    const { importIdentity } = await import("../crypto/identity.ts");
+    this.retiredIdentity = await importIdentity(text).catch(() => null);
+    return this.retiredIdentity;
   }
 
   async loadIdentity(): Promise<Identity | null> {
@@ -69,6 +101,8 @@ export class Keyring {
   /** Spec §4.3: clearing all key data wipes in-memory epoch keys and the key pair. */
   async clear(channelIds: Iterable<string>): Promise<void> {
     this.identity = null;
+    this.retiredIdentity = null;
+    await this.store.delete(RETIRED_KEY);
     this.generation++;
     // Every channel that ever stored epoch keys on this device, not only the ones opened since load.
     const indexed = (await readJson<string[]>(this.store, StoreKeys.epochIndex)) ?? [];
@@ -83,6 +117,8 @@ export class Keyring {
     this.handles = null;
     this.handleOwners = new Map();
     await this.chains.clear(channelIds);
+    await this.senderChains.clear();
+    await this.trust.clear();
     await this.store.delete(StoreKeys.handles);
     await this.store.delete(StoreKeys.epochIndex);
     await this.vault.deleteIdentity();
@@ -192,6 +228,38 @@ export class Keyring {
     return (await this.loadHandles())[did] ?? null;
   }
 
+  /** Whether this device verified any channel itself (its own trust, not the server's word). */
+  async hasVerifiedChains(): Promise<boolean> {
+    return ((await readJson<string[]>(this.store, CHAIN_INDEX_KEY)) ?? []).length > 0;
+  }
+
+  /** Every pinned key (a trust state for the user's other devices). */
+  async allPins(): Promise<Record<string, string>> {
+    return { ...(await this.loadPins()) };
+  }
+
+  /** Every pinned handle. */
+  async allHandles(): Promise<Record<string, string>> {
+    return { ...(await this.loadHandles()) };
+  }
+
+  /** Pins from the user's own other device (device link, backup): they win over what is here. */
+  async importPins(pins: Record<string, string>, handles: Record<string, string>): Promise<void> {
+    const p = await this.loadPins();
+    Object.assign(p, pins);
+    await this.store.set(StoreKeys.pins, JSON.stringify(p));
+    const h = await this.loadHandles();
+    Object.assign(h, handles);
+    this.handleOwners = new Map(Object.entries(h).map(([d, x]) => [x, d]));
+    await this.store.set(StoreKeys.handles, JSON.stringify(h));
+  }
+
+  /** The did a handle is pinned to, if any (a name the server gives someone else is then a lie). */
+  async didOfPinnedHandle(handle: string): Promise<string | null> {
+    await this.loadHandles();
+    return this.handleOwners.get(handle) ?? null;
+  }
+
   /** Synchronous read of the handle pins already loaded (for display paths). */
   handleSync(did: string): string | null {
     return this.handles?.[did] ?? null;
@@ -226,6 +294,16 @@ export class Keyring {
     }
     if (added) await this.store.set(StoreKeys.handles, JSON.stringify(pins));
     return problems;
+  }
+
+  /** A member renamed themselves in a verified commit of their own (protocol §8): move the pin. */
+  async repinHandle(did: string, handle: string): Promise<void> {
+    const pins = await this.loadHandles();
+    const old = pins[did];
+    if (old !== undefined && this.handleOwners.get(old) === did) this.handleOwners.delete(old);
+    pins[did] = handle;
+    this.handleOwners.set(handle, did);
+    await this.store.set(StoreKeys.handles, JSON.stringify(pins));
   }
 
   /** The user accepted a changed key (after comparing safety numbers): pin the new one. */

@@ -33,7 +33,21 @@ export const SecurityText = {
       case "handle":
         return `${who}'s name does not match the one pinned for them${o.detail ? ` (${o.detail})` : ""}: their messages are not shown as verified.`;
       case "key-changed":
-        return `${who}'s encryption key changed. Compare safety numbers before trusting their messages.`;
+        if (o.detail === "pending")
+          return `${who} reset their key: they will read new messages once they are back. Compare safety numbers when they are.`;
+        return `${who}'s key changed: compare safety numbers. Until you verify them again, their safety number shows as changed, not verified.`;
+      case "member-key":
+        return o.detail === "anchor"
+          ? `The server shows a different key for ${who} than the channel's signed member list: no key is shared with the server's one, and messages in this channel are not being sent until it shows the listed key.`
+          : `The server offered an epoch${epoch} that changes ${who}'s key or name without ${who} making that change: its key is not used, and messages in this channel are not being sent under it.`;
+      case "withheld":
+        return o.detail === "fork"
+          ? `Two different messages from ${who} carry the same number in their sender chain: neither is shown as verified.`
+          : `The server is withholding messages from ${who} (their sender chain skips numbers): the gap is shown where it is.`;
+      case "deletion":
+        return `A signed deletion by ${who} is shown on a message it does not name, or by someone who may not delete it: that message is not shown as deleted by them.`;
+      case "fresh-device":
+        return `This device has no trust state from your other devices: this channel is verified from the server's word${o.detail ? ` since ${o.detail}` : ""} until another member's signed message or commit arrives. Link this device from another one to carry its trust over.`;
     }
   },
   note: {
@@ -43,10 +57,26 @@ export const SecurityText = {
     "not-a-member": "sender is not in this epoch's signed member list",
     "outside-epoch": "signed time is outside its epoch",
     "handle-mismatch": "the server's name for the sender differs from the pinned one",
+    fork: "another message carries the same number in this sender's chain",
   } satisfies Record<IntegrityNote, string>,
   missing: "missing (withheld by the server)",
+  /** Protocol §8: "{k} message(s) from {handle} missing (withheld by the server)". */
+  withheld: (count: number, handle: string) =>
+    `${count} message${count === 1 ? "" : "s"} from ${handle} missing (withheld by the server)`,
+  /** Protocol §8: a did no verified commit has named yet. */
+  unverifiedName: (did: string) => `${did} (unverified name)`,
+  /** Protocol §8: a device whose trust state comes from the server alone. */
+  serverWord: (date: string) => `verified from the server's word since ${date}`,
+  /** Protocol §8: a member reset their key; epochs made by others are wrapped to the old key meanwhile. */
+  keyResetPending: (handle: string) =>
+    `${handle} reset their key: they will read new messages once they are back`,
+  /** Protocol §8: the server shows a key for a member other than the one the signed member list names. */
+  anchorKeyDiffers: (handle: string) =>
+    `the server shows a different key for ${handle} than the channel's signed member list`,
   deletedBy: (handle: string) => `deleted by ${handle}`,
   deletedUnsigned: "removed by the server (no valid signature)",
+  linkUnknown:
+    "This device does not know this secret channel's link, so it cannot make the channel's next key: a member who knows the link will.",
   sendBlocked: "Messages in this channel are not being sent: a security check failed (see the warning).",
   /** "alice's client added bob, removed carol" from a signed commit. */
   epochChange(e: EpochChange): string {
@@ -57,8 +87,16 @@ export const SecurityText = {
         : a.handle;
     if (e.added.length) parts.push(`added ${e.added.map(admitted).join(", ")}`);
     if (e.removed.length) parts.push(`removed ${e.removed.map((r) => r.handle).join(", ")}`);
-    if (e.rekeyed.length) parts.push(`took the new key of ${e.rekeyed.map((r) => r.handle).join(", ")}`);
+    if (e.rekeyed.length && !e.keyChange)
+      parts.push(`took the new key of ${e.rekeyed.map((r) => r.handle).join(", ")}`);
     if (e.linkChanged) parts.push("made a new secret link");
+    if (e.keyChange) {
+      // Protocol §8: a warning row unless the previous key signed the change.
+      return e.keyChange.signed
+        ? `${e.keyChange.handle} moved to a new key, signed by the previous one (epoch ${e.epochNumber})`
+        : `${e.keyChange.handle}'s key changed: compare safety numbers (epoch ${e.epochNumber})`;
+    }
+    if (e.renamed) parts.push(`renamed: ${e.renamed.from} is now ${e.renamed.to}`);
     if (parts.length === 0) parts.push("rotated the key");
     return `${e.creator.handle}'s client ${parts.join(", ")} (epoch ${e.epochNumber})`;
   },

@@ -36,7 +36,18 @@ export type SecurityCheck =
   /** A handle that changed, or a handle already pinned to another person. */
   | "handle"
   /** A member's encryption key differs from the one pinned for them. */
-  | "key-changed";
+  | "key-changed"
+  /**
+   * Protocol §8: a commit changed a continuing member's key or name without being that member's own
+   * key-change commit, or the server shows a key for someone other than the one the signed list names.
+   */
+  | "member-key"
+  /** Protocol §8: a sender's chain skips numbers (messages withheld), or repeats one (a fork). */
+  | "withheld"
+  /** Protocol §8: a signed deletion does not name the message it is shown on, or is not the author's or owner's. */
+  | "deletion"
+  /** Protocol §8: this device's trust state comes from the server alone (a fresh sign-in). */
+  | "fresh-device";
 
 export interface SecurityWarning {
   check: SecurityCheck;
@@ -63,7 +74,9 @@ export type IntegrityNote =
   /** Its signed time is outside its epoch's lifetime. */
   | "outside-epoch"
   /** The server's handle for the sender is not the handle pinned for them. */
-  | "handle-mismatch";
+  | "handle-mismatch"
+  /** Protocol §8: another message carries the same (sender, device, n): a fork of the sender's chain. */
+  | "fork";
 
 /** A change of members between two consecutive verified commits (protocol §7), shown in the timeline. */
 export interface EpochChange {
@@ -77,6 +90,13 @@ export interface EpochChange {
   rekeyed: { did: string; handle: string }[];
   /** True when this epoch also set a new secret link. */
   linkChanged: boolean;
+  /**
+   * Protocol §8: the creator changed their own key in this commit (reason key-change). `signed`: a
+   * statement signed by their previous key vouches for it (a neutral row); otherwise a warning row.
+   */
+  keyChange?: { did: string; handle: string; signed: boolean };
+  /** Protocol §8: the creator renamed themselves in this commit ("{old} is now {new}"). */
+  renamed?: { did: string; from: string; to: string };
 }
 
 /** How a member's admission was checked: by an invite, by the link, public, or not checkable here. */
@@ -115,6 +135,8 @@ export interface TimelineItem {
     to?: { did: string; clientMsgId: string };
     emoji?: string;
     remove?: boolean;
+    /** An edit's predecessor in its signed chain (protocol §8): null for the first edit. */
+    prev?: string | null;
   };
   /** An own message still on its way (spec: TRANSMITTING). */
   sending?: boolean;
@@ -135,6 +157,13 @@ export interface TimelineItem {
   epoch?: EpochChange;
   /** kind "missing": the first and last seq the server withheld. */
   missing?: { from: number; to: number };
+  /**
+   * kind "missing" from a sender's chain (protocol §8): how many of their messages are withheld, whose,
+   * and which numbers of their device's chain.
+   */
+  withheld?: { did: string; handle: string; device: string; from: number; to: number };
+  /** A v3 message's place in its sender device's chain (protocol §8). */
+  chain?: { device: string; n: number };
 }
 
 export interface ChannelView {

@@ -6,10 +6,32 @@ export interface KeyValueStore {
   get(key: string): Promise<string | null>;
   set(key: string, value: string): Promise<void>;
   delete(key: string): Promise<void>;
+  /**
+   * One read-modify-write that no other process or tab sharing the store interleaves with (a
+   * device's sender-chain counter, protocol §8). Stores used by one process at a time may omit it.
+   */
+  update?(key: string, change: (current: string | null) => string): Promise<string>;
+}
+
+/** `store.update` where the store has one, else get-then-set (one process, one event loop turn apart). */
+export async function updateValue(
+  store: KeyValueStore,
+  key: string,
+  change: (current: string | null) => string,
+): Promise<string> {
+  if (store.update) return store.update(key, change);
+  const next = change(await store.get(key));
+  await store.set(key, next);
+  return next;
 }
 
 export class MemoryStore implements KeyValueStore {
   readonly data = new Map<string, string>();
+  async update(key: string, change: (current: string | null) => string) {
+    const next = change(this.data.get(key) ?? null);
+    this.data.set(key, next);
+    return next;
+  }
   async get(key: string) {
     return this.data.get(key) ?? null;
   }

@@ -71,5 +71,6 @@ export function richOf(p: Plaintext): Pick<TimelineItem, "rich"> {
   if (p.type === "unknown") return { rich: { type: "unknown" } };
   if (p.type === "reaction")
     return { rich: { type: "reaction", to: p.to, emoji: p.emoji, ...(p.remove ? { remove: true } : {}) } };
+  if (p.type === "edit" && p.prev !== undefined) return { rich: { type: p.type, to: p.to, prev: p.prev } };
   return { rich: { type: p.type, to: p.to } };
 }

@@ -1,4 +1,12 @@
-import type { Commit, CommitMember, CommitReason, CommitV1, CommitV2 } from "../protocol/runtime.ts";
+import type {
+  ChainEntry,
+  Commit,
+  CommitMember,
+  CommitReason,
+  CommitV1,
+  CommitV2,
+  CommitV3,
+} from "../protocol/runtime.ts";
 import { CommitReasons, isDid } from "../protocol/runtime.ts";
 import { fromBase64, toBase64 } from "./base64.ts";
 import { utf8 } from "./bytes.ts";
@@ -35,7 +43,13 @@ const COMMIT_KEYS_V2 = [
   "sealedState",
   "v",
 ];
+const COMMIT_KEYS_V3 = [...COMMIT_KEYS_V2, "chains"];
 const HANDLE = /^[a-z0-9.-]{1,253}$/;
+/** The most chains one commit lists (the schema's CommitChainsMax). */
+const CHAINS_MAX = 4096;
+
+/** The reason `commitProblem` gives for chains that are not strictly ascending by did, then device. */
+export const CHAINS_ORDER = "chains-order";
 
 export interface BuildCommitInput {
   channelId: string;
@@ -51,20 +65,49 @@ export interface BuildCommitInput {
   createdAt: number;
 }
 
+/** The version of a commit to build, and what a v3 commit adds. */
+export interface CommitVersionInput {
+  /** 2 (the default) or 3 (protocol §8). */
+  v?: 2 | 3;
+  /**
+   * v3 only: the last `n` the creator has seen of each sender chain in the channel, in any order
+   * (the builder sorts them); [] when it has seen none. Omitted means [] for v3.
+   */
+  chains?: readonly ChainEntry[];
+}
+
 function invalid(detail: string): never {
   throw new CryptoError("invalid-commit", CryptoText.invalidCommit(detail));
 }
 
+/** Code-unit order of two strings (what `<` compares), as protocol §8 sorts dids and devices. */
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Chains in the order a v3 commit lists them: by did, then device (code-unit order). */
+export function sortChains(chains: readonly ChainEntry[]): ChainEntry[] {
+  return chains
+    .map((c) => ({ did: c.did, device: c.device, n: c.n }))
+    .sort((a, b) => compare(a.did, b.did) || compare(a.device, b.device));
+}
+
 /**
- * A v2 commit exactly as protocol §7 shapes it: only the listed fields (the signature covers every
- * field, and the server refuses extras), members reduced to {did, fp, handle} and sorted by did, so
- * the creator and every verifier canonicalise the same bytes. Clients make only v2 commits.
+ * A commit exactly as protocol §7 (v2) or §8 (v3) shapes it: only the listed fields (the signature
+ * covers every field, and the server refuses extras), members reduced to {did, fp, handle} and sorted
+ * by did, a v3 commit's chains reduced to {did, device, n} and sorted by did then device, so the
+ * creator and every verifier canonicalise the same bytes. A chain listed twice is refused.
  */
-export function buildCommit(input: BuildCommitInput): CommitV2 {
+export function buildCommit(input: BuildCommitInput & CommitVersionInput & { v: 3 }): CommitV3;
+export function buildCommit(input: BuildCommitInput & { v?: 2 }): CommitV2;
+export function buildCommit(input: BuildCommitInput & CommitVersionInput): CommitV2 | CommitV3;
+export function buildCommit(input: BuildCommitInput & CommitVersionInput): CommitV2 | CommitV3 {
+  const version = input.v ?? 2;
+  if (version !== 2 && version !== 3) invalid("unsupported version");
+  if (version === 2 && input.chains !== undefined) invalid("chains only in a v3 commit");
   const members = input.members.map((m) => ({ did: m.did, fp: m.fp, handle: m.handle }));
-  members.sort((a, b) => (a.did < b.did ? -1 : a.did > b.did ? 1 : 0));
-  const commit: CommitV2 = {
-    v: 2,
+  members.sort((a, b) => compare(a.did, b.did));
+  const base = {
     channelId: input.channelId,
     epochNumber: input.epochNumber,
     epochId: input.epochId,
@@ -76,6 +119,10 @@ export function buildCommit(input: BuildCommitInput): CommitV2 {
     sealedState: input.sealedState,
     createdAt: input.createdAt,
   };
+  const commit: CommitV2 | CommitV3 =
+    version === 2
+      ? { v: 2, ...base }
+      : { v: 3, ...base, chains: sortChains(Array.isArray(input.chains) ? input.chains : []) };
   const problem = commitProblem(commit);
   if (problem) invalid(problem);
   return commit;
@@ -94,16 +141,41 @@ function hasExactKeys(object: object, keys: readonly string[]): boolean {
 
 const MEMBER_KEYS_V1 = ["did", "fp"] as const;
 const MEMBER_KEYS_V2 = ["did", "fp", "handle"] as const;
+const CHAIN_KEYS = ["did", "device", "n"] as const;
+
+/**
+ * Why a v3 commit's chains are not well formed, or null: each exactly {did, device, n} with n >= 1,
+ * strictly ascending by did then device (so none repeated): otherwise `chains-order`.
+ */
+function chainsProblem(chains: unknown): string | null {
+  if (!Array.isArray(chains) || chains.length > CHAINS_MAX) return "bad chains";
+  let previous: ChainEntry | null = null;
+  for (const chain of chains as unknown[]) {
+    if (typeof chain !== "object" || chain === null || !hasExactKeys(chain, CHAIN_KEYS)) return "bad chain";
+    const c = chain as ChainEntry;
+    if (typeof c.did !== "string" || !isDid(c.did)) return "bad chain did";
+    if (typeof c.device !== "string" || !HEX32.test(c.device)) return "bad chain device";
+    if (!Number.isSafeInteger(c.n) || c.n < 1) return "bad chain n";
+    if (previous && (compare(previous.did, c.did) || compare(previous.device, c.device)) >= 0) {
+      return CHAINS_ORDER;
+    }
+    previous = c;
+  }
+  return null;
+}
+
+const KEYS_BY_VERSION = { 1: COMMIT_KEYS_V1, 2: COMMIT_KEYS_V2, 3: COMMIT_KEYS_V3 } as const;
 
 /**
  * Why a commit is not well formed, or null. Shared by builder and verifier so both apply one rule.
  * Version 1 commits are still checked (they are read as legacy history); version 2 adds the reason,
- * the members' handles, the key commitment and the sealed state.
+ * the members' handles, the key commitment and the sealed state; version 3 the sorted `chains`
+ * (`chains-order` when they are out of order or repeated).
  */
 export function commitProblem(commit: Commit): string | null {
   if (typeof commit !== "object" || commit === null) return "not an object";
-  if (commit.v !== 1 && commit.v !== 2) return "unsupported version";
-  if (!hasExactKeys(commit, commit.v === 1 ? COMMIT_KEYS_V1 : COMMIT_KEYS_V2)) return "unexpected fields";
+  if (commit.v !== 1 && commit.v !== 2 && commit.v !== 3) return "unsupported version";
+  if (!hasExactKeys(commit, KEYS_BY_VERSION[commit.v])) return "unexpected fields";
   if (!isCryptoChannelId(commit.channelId)) return "bad channelId";
   if (!Number.isSafeInteger(commit.epochNumber) || commit.epochNumber < 1) return "bad epochNumber";
   if (typeof commit.epochId !== "string" || !HEX32.test(commit.epochId)) return "bad epochId";
@@ -117,12 +189,16 @@ export function commitProblem(commit: Commit): string | null {
   if (commit.epochNumber > 1 && commit.prevEpochId === null) return "missing prevEpochId";
   if (!Number.isSafeInteger(commit.createdAt) || commit.createdAt < 0) return "bad createdAt";
   if (typeof commit.creatorDid !== "string" || !isDid(commit.creatorDid)) return "bad creatorDid";
-  if (commit.v === 2) {
+  if (commit.v !== 1) {
     if (!(CommitReasons as readonly string[]).includes(commit.reason)) return "bad reason";
     if (typeof commit.keyCommitment !== "string" || !B64.test(commit.keyCommitment))
       return "bad keyCommitment";
     if (commit.keyCommitment.length !== 44) return "bad keyCommitment";
     if (typeof commit.sealedState !== "string" || !B64.test(commit.sealedState)) return "bad sealedState";
+  }
+  if (commit.v === 3) {
+    const problem = chainsProblem(commit.chains);
+    if (problem) return problem;
   }
   if (!Array.isArray(commit.members) || commit.members.length === 0) return "no members";
   let previous = "";
@@ -132,7 +208,7 @@ export function commitProblem(commit: Commit): string | null {
     if (typeof member.did !== "string" || !isDid(member.did)) return "bad member did";
     if (typeof member.fp !== "string" || !HEX32.test(member.fp)) return "bad member fingerprint";
     if (
-      commit.v === 2 &&
+      commit.v !== 1 &&
       (typeof (member as CommitMember).handle !== "string" || !HANDLE.test((member as CommitMember).handle))
     )
       return "bad member handle";

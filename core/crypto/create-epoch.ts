@@ -1,4 +1,4 @@
-import type { CommitReason, CommitV2, WrappedEpochKey } from "../protocol/runtime.ts";
+import type { ChainEntry, CommitReason, CommitV2, CommitV3, WrappedEpochKey } from "../protocol/runtime.ts";
 import type { Bytes } from "./bytes.ts";
 import { resolveChannelId } from "./channel-id.ts";
 import { buildCommit, signCommit } from "./commit.ts";
@@ -27,23 +27,30 @@ export interface CreateEpochInput {
   /** The members-only state sealed under the new key (protocol §7). */
   state: EpochState;
   createdAt: number;
+  /** The commit's version: 2 (the default) or 3 (protocol §8). Wraps and bindings are the same. */
+  v?: 2 | 3;
+  /** v3 only: the sender chains the creator has seen (any order; the commit lists them sorted). */
+  chains?: readonly ChainEntry[];
 }
 
 /** Everything `create-epoch` sends, plus the new key for the creator's own store. */
-export interface CreatedEpoch {
+export interface CreatedEpoch<C extends CommitV2 | CommitV3 = CommitV2 | CommitV3> {
   epochKey: Bytes;
   epochId: string;
-  commit: CommitV2;
+  commit: C;
   signature: string;
   wrappedKeys: WrappedEpochKey[];
 }
 
 /**
- * A new v2 epoch for a member set (protocol §7): a random key and id, a commit listing each member's
+ * A new epoch for a member set (protocol §7; with `v: 3` the §8 commit, listing `chains`): a random key and id, a commit listing each member's
  * fingerprint and handle, committing to the key and sealing the channel state under it, the
  * creator's signature, and one wrap per member. Every member who opens the key checks it against the
  * commitment, so a key the server substitutes is never used.
  */
+export async function createEpoch(input: CreateEpochInput & { v: 3 }): Promise<CreatedEpoch<CommitV3>>;
+export async function createEpoch(input: CreateEpochInput & { v?: 2 }): Promise<CreatedEpoch<CommitV2>>;
+export async function createEpoch(input: CreateEpochInput): Promise<CreatedEpoch>;
 export async function createEpoch(input: CreateEpochInput): Promise<CreatedEpoch> {
   if (!input.identity?.signingKey) {
     throw new CryptoError("key-pair-not-initialized", CryptoText.keyPairNotInitialized);
@@ -82,6 +89,8 @@ export async function createEpoch(input: CreateEpochInput): Promise<CreatedEpoch
     keyCommitment: commitment,
     sealedState,
     createdAt: input.createdAt,
+    v: input.v,
+    chains: input.chains,
   });
   const [signature, wrappedKeys] = await Promise.all([
     signCommit(input.identity, commit),

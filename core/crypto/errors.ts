@@ -24,6 +24,10 @@ export const CryptoText = {
   invalidPublicKey: "Invalid public key",
   /** Not in the spec: a commit that cannot be built as protocol §5 requires (a caller or server bug). */
   invalidCommit: (detail: string) => `Invalid commit: ${detail}`,
+  /** Not in the spec: an invite's sealed link secret (protocol §8) that cannot be made or opened. */
+  sealedLinkInvalid: (detail: string) => `Invalid sealed link: ${detail}`,
+  /** Not in the spec: a device-link envelope (protocol §8) that cannot be made or opened. */
+  deviceLinkInvalid: (detail: string) => `Invalid device link: ${detail}`,
   noKeys: "No encryption keys found. Please validate your keys or register.",
   storedKeysInvalid: "Failed to initialize crypto service with stored keys. Please validate your keys again.",
   keysNotFoundAfterAuth: "Keys not found in localStorage after auth",
@@ -51,6 +55,8 @@ export type CryptoErrorCode =
   | "invalid-private-key"
   | "invalid-commit"
   | "invalid-link-secret"
+  | "sealed-link-invalid"
+  | "device-link-invalid"
   | "key-pair-not-initialized"
   | "invalid-iv-length"
   | "encrypted-too-short"

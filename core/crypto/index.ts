@@ -7,6 +7,24 @@ export * from "./canon.ts";
 export * from "./channel-id.ts";
 export * from "./commit.ts";
 export * from "./create-epoch.ts";
+export {
+  DEVICE_LINK_CODE_ALPHABET,
+  DEVICE_LINK_CODE_LENGTH,
+  deviceLinkInfo,
+  formatDeviceLinkCode,
+  isDeviceLinkCode,
+  isDeviceLinkEnvelope,
+  type LinkEphemeral,
+  linkConfirmation,
+  newDeviceLinkCode,
+  newLinkEphemeral,
+  normalizeDeviceLinkCode,
+  type OpenDeviceLinkInput,
+  openDeviceLink,
+  type SealDeviceLinkInput,
+  type SealedDeviceLink,
+  sealDeviceLink,
+} from "./device-link.ts";
 export * from "./epoch.ts";
 export {
   checkKeyCommitment,
@@ -19,14 +37,32 @@ export {
 export * from "./errors.ts";
 export * from "./fingerprint.ts";
 export * from "./identity.ts";
+export {
+  inviteLinkInfo,
+  isSealedLinkShape,
+  type OpenInviteLinkInput,
+  openInviteLink,
+  type SealInviteLinkInput,
+  sealInviteLink,
+} from "./invite-link.ts";
 export * from "./link.ts";
-export * from "./message.ts";
+export {
+  type DecryptedMessage,
+  type DecryptMessageInput,
+  decryptMessage,
+  type EncryptedMessage,
+  type EncryptMessageInput,
+  encryptMessage,
+} from "./message.ts";
 export {
   type AadFields,
+  isChain,
+  type MessageChain,
   type MessageRef,
   messageAad,
   messageSigningBytes,
   newClientMsgId,
+  newDeviceId,
   type Plaintext,
   REACTION_RE,
   type RichPlaintext,
@@ -35,4 +71,14 @@ export {
 export * from "./public-key.ts";
 export * from "./random.ts";
 export * from "./signed.ts";
-export * from "./wrap.ts";
+export * from "./v3.ts";
+export {
+  epochKeyInfo,
+  type LabelVersion,
+  unwrapEpochKey,
+  type WrapContext,
+  type WrapEpochKeyInput,
+  type WrapRecipient,
+  wrapEpochKey,
+  wrapEpochKeyForMembers,
+} from "./wrap.ts";

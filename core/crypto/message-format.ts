@@ -29,7 +29,12 @@ export interface MessageRef {
 export type RichPlaintext =
   | { type: "reply"; text: string; to: MessageRef }
   | { type: "reaction"; to: MessageRef; emoji: string; remove?: true }
-  | { type: "edit"; to: MessageRef; text: string };
+  /**
+   * `prev` (protocol §8): the clientMsgId of the edit this one replaces, or null for the first, so the
+   * current text is the end of a signed chain, never "the newest by seq" (the server's order).
+   * Absent only in edits from before v3.
+   */
+  | { type: "edit"; to: MessageRef; text: string; prev?: string | null };
 
 /** A well-formed plaintext of a type this client does not know (a newer client's). */
 export interface UnknownPlaintext {
@@ -56,11 +61,15 @@ function isRef(v: unknown): v is MessageRef {
 
 /** The rich plaintext, checked field by field; null when malformed. */
 export function checkRich(value: Record<string, unknown>): RichPlaintext | null {
-  const { type, text, to, emoji, remove } = value;
+  const { type, text, to, emoji, remove, prev } = value;
   if (!isRef(to)) return null;
   const ref = { did: to.did, clientMsgId: to.clientMsgId };
   if (type === "reply" && typeof text === "string") return { type, text, to: ref };
-  if (type === "edit" && typeof text === "string") return { type, text, to: ref };
+  if (type === "edit" && typeof text === "string") {
+    if (prev === undefined) return { type, text, to: ref };
+    if (prev === null || (typeof prev === "string" && HEX32.test(prev))) return { type, text, to: ref, prev };
+    return null;
+  }
   if (
     type === "reaction" &&
     typeof emoji === "string" &&
@@ -76,30 +85,70 @@ export function newClientMsgId(): string {
   return toHex(randomBytes(16));
 }
 
+/** A v3 message's place in its sender device's chain (protocol §8). */
+export interface MessageChain {
+  /** 16 random bytes, hex: made once per device and identity, kept. */
+  device: string;
+  /** This device's message count in the channel, from 1, across epochs. */
+  n: number;
+}
+
 export interface AadFields {
-  /** The content's `v`: 1 for legacy history, 2 for everything sent now (protocol §7 labels). */
-  v?: 1 | 2;
+  /** The content's `v`: 1 for legacy history, 2 for v2 messages, 3 with a sender chain. */
+  v?: 1 | 2 | 3;
   channelId: string;
   epochId: string;
   senderDid: string;
   clientMsgId: string;
   timestamp: number;
+  /** Required when v is 3 (and only then). */
+  chain?: MessageChain;
 }
 
 /**
  * `"wsync/v1/msg|" + channelId + "|" + epochId + "|" + senderDid + "|" + clientMsgId + "|" + timestamp`
- * (protocol §5). Binding these makes a ciphertext fail to open when replayed into another channel or
- * epoch, or relabelled with another sender, id or time, even by a member who holds the epoch key.
+ * (protocol §5; label v2 in §7), and for v3 (§8) `"wsync/v3/msg|…|" + timestamp + "|" + device + "|" + n`.
+ * Binding these makes a ciphertext fail to open when replayed into another channel or epoch, or
+ * relabelled with another sender, id, time or chain number, even by a member who holds the epoch key.
  */
 export function messageAad(f: AadFields): string {
-  return `wsync/v${f.v ?? 2}/msg|${f.channelId}|${f.epochId}|${f.senderDid}|${f.clientMsgId}|${f.timestamp}`;
+  const v = f.v ?? 2;
+  const base = `wsync/v${v}/msg|${f.channelId}|${f.epochId}|${f.senderDid}|${f.clientMsgId}|${f.timestamp}`;
+  if (v !== 3) {
+    if (f.chain !== undefined) throw new RangeError("messageAad: a chain only in v3");
+    return base;
+  }
+  if (!isChain(f.chain)) throw new RangeError("messageAad: v3 needs a chain");
+  return `${base}|${f.chain.device}|${f.chain.n}`;
+}
+
+/**
+ * A new sender-chain device id (protocol §8): 16 random bytes as hex, made once per device and
+ * identity and kept; a linked or restored device makes its own and starts its chains at 1.
+ */
+export function newDeviceId(): string {
+  return toHex(randomBytes(16));
+}
+
+/** `{device: 32 lowercase hex, n: safe integer >= 1}` with no other keys. */
+export function isChain(value: unknown): value is MessageChain {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const { device, n, ...rest } = value as Record<string, unknown>;
+  return (
+    Object.keys(rest).length === 0 &&
+    typeof device === "string" &&
+    HEX32.test(device) &&
+    Number.isSafeInteger(n) &&
+    (n as number) >= 1
+  );
 }
 
 /**
  * The bytes a message signature covers: utf8(canon({v, channelId, epochId, epochNumber, iv, encrypted,
- * senderDid, clientMsgId, timestamp})), with iv and encrypted exactly as transmitted. When a received
- * content has no epochNumber (the shared v1 vectors omit it) the key is left out, so the signature
- * then covers the eight remaining fields; canon's sorted keys keep the two forms distinct.
+ * senderDid, clientMsgId, timestamp})), with iv and encrypted exactly as transmitted; v3 adds `chain:
+ * {device, n}` (nested, protocol §8). When a received content has no epochNumber (the shared v1
+ * vectors omit it) the key is left out, so the signature then covers the remaining fields; canon's
+ * sorted keys keep the two forms distinct.
  */
 export function messageSigningBytes(
   channelId: string,
@@ -116,6 +165,7 @@ export function messageSigningBytes(
     timestamp: c.timestamp,
   };
   if (c.epochNumber !== undefined) signed.epochNumber = c.epochNumber;
+  if (c.chain !== undefined) signed.chain = { device: c.chain.device, n: c.chain.n };
   return utf8(canon(signed));
 }
 
@@ -134,10 +184,14 @@ const CONTENT_KEYS = new Set([
   "senderDid",
   "clientMsgId",
   "timestamp",
+  "chain",
   "signature",
 ]);
 
-/** Structural checks on a received content; every field but epochNumber is required (see signing). */
+/**
+ * Structural checks on a received content; every field but epochNumber is required (see signing),
+ * and `chain` is required at v 3 and refused below it.
+ */
 export function parseContent(input: { contentJson?: string; content?: unknown }): ReceivedContent {
   let value: unknown = input.content;
   if (input.contentJson !== undefined) {
@@ -151,7 +205,9 @@ export function parseContent(input: { contentJson?: string; content?: unknown })
   const c = value as Record<string, unknown>;
   // Unknown fields are refused: the signature does not cover them, so nothing may rely on them.
   if (Object.keys(c).some((k) => !CONTENT_KEYS.has(k))) decryptFailed("malformed content");
-  if (c.v !== 1 && c.v !== 2) decryptFailed("unsupported content version");
+  if (c.v !== 1 && c.v !== 2 && c.v !== 3) decryptFailed("unsupported content version");
+  // v3 signs a sender chain (protocol §8); earlier versions have none to sign, so none is accepted.
+  if (c.v === 3 ? !isChain(c.chain) : c.chain !== undefined) decryptFailed("malformed content");
   const strings = ["epochId", "iv", "encrypted", "senderDid", "clientMsgId", "signature"] as const;
   for (const k of strings) if (typeof c[k] !== "string") decryptFailed("malformed content");
   if (!HEX32.test(c.epochId as string) || !HEX32.test(c.clientMsgId as string)) {

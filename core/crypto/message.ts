@@ -1,7 +1,7 @@
 import type { EncryptedContent } from "../protocol/runtime.ts";
 import { isDid, Limits } from "../protocol/runtime.ts";
 import { fromBase64, toBase64 } from "./base64.ts";
-import { utf8 } from "./bytes.ts";
+import { ownBytes, utf8 } from "./bytes.ts";
 import { canon } from "./canon.ts";
 import { resolveChannelId } from "./channel-id.ts";
 import { type EpochKeyInput, importEpochKey } from "./epoch.ts";
@@ -10,6 +10,8 @@ import type { Identity } from "./identity.ts";
 import {
   decryptFailed,
   HEX32,
+  isChain,
+  type MessageChain,
   messageAad,
   messageSigningBytes,
   newClientMsgId,
@@ -40,6 +42,11 @@ export interface EncryptMessageInput {
   timestamp?: number;
   /** A reply, reaction or edit (docs/protocol-extensions.md); without it the plaintext is text. */
   body?: RichPlaintext;
+  /**
+   * This device's sender chain (protocol §8): with it the content is v3 (chain signed and in the
+   * AAD), without it v2 exactly as before.
+   */
+  chain?: MessageChain;
 }
 
 export interface EncryptedMessage {
@@ -54,6 +61,25 @@ function encryptFailed(reason: string): never {
 }
 
 export async function encryptMessage(input: EncryptMessageInput): Promise<EncryptedMessage> {
+  return encryptWith(input, null);
+}
+
+/**
+ * encryptMessage with a given IV. Not exported from the crypto index: only known-answer tests call it
+ * (an IV must never be chosen twice for one epoch key, which encryptMessage's random IV guarantees).
+ */
+export async function encryptMessageWithIv(
+  input: EncryptMessageInput,
+  iv: Uint8Array,
+): Promise<EncryptedMessage> {
+  if (iv.length !== IV_LENGTH) throw new RangeError("encryptMessage: the IV is 12 bytes");
+  return encryptWith(input, iv);
+}
+
+async function encryptWith(
+  input: EncryptMessageInput,
+  fixedIv: Uint8Array | null,
+): Promise<EncryptedMessage> {
   if (!input.identity?.signingKey) {
     throw new CryptoError("key-pair-not-initialized", CryptoText.keyPairNotInitialized);
   }
@@ -67,14 +93,17 @@ export async function encryptMessage(input: EncryptMessageInput): Promise<Encryp
   if (!HEX32.test(clientMsgId)) encryptFailed("invalid clientMsgId");
   const timestamp = input.timestamp ?? Date.now();
   if (!Number.isSafeInteger(timestamp) || timestamp < 0) encryptFailed("invalid timestamp");
+  const chain = input.chain === undefined ? undefined : { device: input.chain.device, n: input.chain.n };
+  if (chain !== undefined && !isChain(chain)) encryptFailed("invalid chain");
+  const v = chain === undefined ? (2 as const) : (3 as const);
   // A fresh random 96-bit IV per message; with at most 10,000 messages per epoch (then rotation)
   // the chance of an IV collision under one key is negligible.
-  const iv = randomBytes(IV_LENGTH);
+  const iv = fixedIv ? ownBytes(fixedIv) : randomBytes(IV_LENGTH);
 
   const key = await importEpochKey(input.epochKey);
   // A rich message (reply, reaction, edit) carries its own fields; a plain one is `{type: "text", text}`.
   const plaintext = utf8(canon(input.body ?? { type: "text", text }));
-  const aad = messageAad({ v: 2, channelId, epochId, senderDid, clientMsgId, timestamp });
+  const aad = messageAad({ v, channelId, epochId, senderDid, clientMsgId, timestamp, chain });
   let encrypted: string;
   try {
     const sealed = await crypto.subtle.encrypt(
@@ -86,8 +115,8 @@ export async function encryptMessage(input: EncryptMessageInput): Promise<Encryp
   } catch (error) {
     encryptFailed(reasonOf(error));
   }
-  const unsigned = {
-    v: 2 as const,
+  const unsigned: Omit<EncryptedContent, "signature"> = {
+    v,
     epochId,
     epochNumber,
     iv: toBase64(iv),
@@ -96,6 +125,7 @@ export async function encryptMessage(input: EncryptMessageInput): Promise<Encryp
     clientMsgId,
     timestamp,
   };
+  if (chain !== undefined) unsigned.chain = chain;
   let signature: string;
   try {
     const sig = await crypto.subtle.sign(
@@ -127,10 +157,11 @@ export interface DecryptMessageInput {
   /** The record author's pinned public key (base64 raw), or null when none is pinned yet. */
   senderPublicKey: string | null;
   /**
-   * The version of the epoch's commit. A message must carry its epoch's version (protocol §7): a
-   * v1-labelled message under a v2 epoch is refused. Omitted only by callers without a commit.
+   * The version of the epoch's commit. A message must carry its epoch's version (protocol §7, §8): a
+   * v1-labelled message under a v2 epoch, or a v2 one under a v3 epoch, is refused. Omitted only by
+   * callers without a commit.
    */
-  epochVersion?: 1 | 2;
+  epochVersion?: 1 | 2 | 3;
 }
 
 export interface DecryptedMessage {
@@ -147,8 +178,10 @@ export interface DecryptedMessage {
   epochNumber: number | null;
   clientMsgId: string;
   timestamp: number;
-  /** 1 for legacy history (shown as "legacy key binding"), 2 for protocol v2 messages. */
-  v: 1 | 2;
+  /** 1 for legacy history (shown as "legacy key binding"), 2 for protocol v2, 3 for v3 messages. */
+  v: 1 | 2 | 3;
+  /** The signed sender chain of a v3 message (protocol §8); absent below v3. */
+  chain?: MessageChain;
 }
 
 /**
@@ -189,6 +222,7 @@ export async function decryptMessage(input: DecryptMessageInput): Promise<Decryp
     senderDid: c.senderDid,
     clientMsgId: c.clientMsgId,
     timestamp: c.timestamp,
+    chain: c.chain,
   });
   let plainBytes: Uint8Array;
   try {
@@ -209,7 +243,7 @@ export async function decryptMessage(input: DecryptMessageInput): Promise<Decryp
     verified = await crypto.subtle.verify(SIGN, verifyKey, signature, messageSigningBytes(channelId, c));
     if (!verified) decryptFailed("signature does not match the sender's key");
   }
-  return {
+  const result: DecryptedMessage = {
     plaintext,
     verified,
     senderDid: c.senderDid,
@@ -219,4 +253,6 @@ export async function decryptMessage(input: DecryptMessageInput): Promise<Decryp
     timestamp: c.timestamp,
     v: c.v,
   };
+  if (c.chain !== undefined) result.chain = { device: c.chain.device, n: c.chain.n };
+  return result;
 }

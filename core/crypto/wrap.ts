@@ -1,12 +1,12 @@
 import type { WrappedEpochKey } from "../protocol/runtime.ts";
 import { isDid } from "../protocol/runtime.ts";
 import { fromBase64, toBase64 } from "./base64.ts";
-import { type Bytes, utf8 } from "./bytes.ts";
+import { type Bytes, ownBytes, utf8 } from "./bytes.ts";
 import { resolveChannelId } from "./channel-id.ts";
 import { checkEpochKeyBytes, EPOCH_KEY_LENGTH } from "./epoch.ts";
 import { CryptoError, CryptoText } from "./errors.ts";
 import type { Identity } from "./identity.ts";
-import { generateEcdhKeyPair } from "./keypair.ts";
+import { type EcdhKeyPair, generateEcdhKeyPair } from "./keypair.ts";
 import {
   importEcdhPublicKey,
   publicJwkFromRaw,
@@ -18,12 +18,16 @@ import { randomBytes } from "./random.ts";
 const IV_LENGTH = 12;
 const HEX32 = /^[0-9a-f]{32}$/;
 
-/** The protocol version whose labels a construction uses: 1 for legacy history, 2 for everything new. */
-export type LabelVersion = 1 | 2;
+/**
+ * The version of the commit whose epoch key is wrapped: 1 for legacy history, 2 and 3 for everything
+ * new. Protocol §8 keeps §7's wrap label for v3 commits, so 3 wraps exactly as 2 does.
+ */
+export type LabelVersion = 1 | 2 | 3;
 
 /**
  * `"wsync/v{n}/epoch-key|" + channelId + "|" + epochNumber + "|" + recipientDid` (protocol §5; §7
- * moves every label to v2). The version comes from the epoch's commit, never from the wrap itself.
+ * moves every label to v2; §8 keeps it at v2). The version comes from the epoch's commit, never from
+ * the wrap itself.
  */
 export function epochKeyInfo(
   channelId: string,
@@ -31,7 +35,7 @@ export function epochKeyInfo(
   recipientDid: string,
   version: LabelVersion = 2,
 ): string {
-  return `wsync/v${version}/epoch-key|${channelId}|${epochNumber}|${recipientDid}`;
+  return `wsync/v${version === 1 ? 1 : 2}/epoch-key|${channelId}|${epochNumber}|${recipientDid}`;
 }
 
 /**
@@ -92,14 +96,16 @@ async function wrapOne(
   ctx: WrapContext,
   recipientDid: string,
   recipientPublicKey: string,
+  fixed?: FixedWrapRandomness,
 ): Promise<WrappedEpochKey> {
   if (!isDid(recipientDid)) throw new RangeError("bad recipientDid");
   const recipientRaw = rawPublicKeyFromBase64(recipientPublicKey);
-  const iv = randomBytes(IV_LENGTH);
+  if (fixed && fixed.iv.length !== IV_LENGTH) throw new RangeError("wrap: the IV is 12 bytes");
+  const iv = fixed ? ownBytes(fixed.iv) : randomBytes(IV_LENGTH);
   // A fresh ephemeral key per recipient and per epoch: nothing links two wraps, and the ephemeral
   // private key is non-extractable and dropped as soon as this function returns.
   const [ephemeral, recipientKey] = await Promise.all([
-    generateEcdhKeyPair(false),
+    fixed ? fixed.ephemeral : generateEcdhKeyPair(false),
     importEcdhPublicKey(recipientRaw),
   ]);
   const z = await crypto.subtle.deriveBits({ name: "ECDH", public: recipientKey }, ephemeral.privateKey, 256);
@@ -125,6 +131,24 @@ async function wrapOne(
 export async function wrapEpochKey(input: WrapEpochKeyInput): Promise<WrappedEpochKey> {
   const { channelId, epochKey } = checkContext(input);
   return wrapOne(channelId, epochKey, input, input.recipientDid, input.recipientPublicKey);
+}
+
+/** A given ephemeral key pair and IV in place of fresh ones: known-answer tests only. */
+export interface FixedWrapRandomness {
+  ephemeral: EcdhKeyPair;
+  iv: Uint8Array;
+}
+
+/**
+ * wrapEpochKey with a given ephemeral pair and IV. Not exported from the crypto index: only
+ * known-answer tests call it (a reused ephemeral or IV would tie two wraps together).
+ */
+export async function wrapEpochKeyWith(
+  input: WrapEpochKeyInput,
+  fixed: FixedWrapRandomness,
+): Promise<WrappedEpochKey> {
+  const { channelId, epochKey } = checkContext(input);
+  return wrapOne(channelId, epochKey, input, input.recipientDid, input.recipientPublicKey, fixed);
 }
 
 /**

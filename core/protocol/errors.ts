@@ -12,6 +12,8 @@ export const ErrorStatus = {
   EpochConflict: 409,
   RotationRequired: 409,
   KeyExists: 409,
+  /** Extension (device link): the code names a slot that is already open, or already filled. */
+  LinkExists: 409,
   TooLarge: 413,
   InvalidRequest: 422,
   WeakPassword: 422,

@@ -8,6 +8,7 @@ import {
   ChannelTypeSchema,
   ChannelUri,
   CommitV2,
+  CommitV3,
   DeletionObject,
   Did,
   EpochInfo,
@@ -15,20 +16,36 @@ import {
   Hex32,
   Invite,
   InviteObject,
+  KeyChange,
   LinkProof,
   Member,
   PublicKeyRecord,
+  ReadMarkerObject,
   Session,
   TimelineRecord,
   User,
   Weather,
   WrappedEpochKey,
 } from "./models.ts";
-import { type RouteAuth, RouteMeta } from "./routes.ts";
+import { DeviceLink, type RouteAuth, RouteMeta } from "./routes.ts";
 
 const strict = { additionalProperties: false } as const;
 const Empty = Type.Object({}, strict);
 const Success = Type.Object({ success: Type.Literal(true) });
+
+/**
+ * A stored read marker: the seq the server keeps (raised only, capped at the channel's last seq) and
+ * the signed marker that set it (protocol §8), or nulls for a marker stored before v3.
+ */
+export const ReadMarkerEntry = Type.Object({
+  channelId: ChannelId,
+  seq: Type.Integer(),
+  marker: Type.Union([ReadMarkerObject, Type.Null()]),
+  signature: Type.Union([Type.String(), Type.Null()]),
+});
+export type ReadMarkerEntry = Static<typeof ReadMarkerEntry>;
+
+const LinkCode = Type.String({ pattern: DeviceLink.codePattern });
 
 interface RouteDef<B extends TSchema | null, R extends TSchema> {
   method: "GET" | "POST" | "PUT" | "DELETE";
@@ -166,18 +183,14 @@ export const Routes = {
   }),
   markRead: route({
     ...RouteMeta.markRead,
-    body: Type.Object(
-      { channelUri: ChannelUri, seq: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }) },
-      strict,
-    ),
-    response: Type.Object({ channelId: ChannelId, seq: Type.Integer() }),
+    /** Protocol §8: the marker is signed by the caller's key and names the channel of `channelUri`. */
+    body: Type.Object({ channelUri: ChannelUri, marker: ReadMarkerObject, signature: Base64(128) }, strict),
+    response: ReadMarkerEntry,
   }),
   getReadMarkers: route({
     ...RouteMeta.getReadMarkers,
     body: Empty,
-    response: Type.Object({
-      markers: Type.Array(Type.Object({ channelId: ChannelId, seq: Type.Integer() })),
-    }),
+    response: Type.Object({ markers: Type.Array(ReadMarkerEntry) }),
   }),
   getInvites: route({
     ...RouteMeta.getInvites,
@@ -226,8 +239,11 @@ export const Routes = {
     body: Type.Object(
       {
         channelUri: ChannelUri,
-        commit: CommitV2,
+        // v2 until a channel has a v3 epoch, then only v3 (protocol §8).
+        commit: Type.Union([CommitV2, CommitV3]),
         signature: Base64(128),
+        /** v3: the old key's statement beside the caller's own `key-change` commit. */
+        keyChange: Type.Optional(KeyChange),
         wrappedKeys: Type.Array(WrappedEpochKey, { minItems: 1, maxItems: Limits.membersPerChannel }),
         /** A new secret link's join token (protocol §7); required when the link was voided. */
         joinToken: Type.Optional(Type.String({ pattern: Patterns.base64url, minLength: 43, maxLength: 43 })),
@@ -308,6 +324,31 @@ export const Routes = {
     ...RouteMeta.keyBackupDelete,
     body: null,
     response: Success,
+  }),
+  deviceLinkOpen: route({
+    ...RouteMeta.deviceLinkOpen,
+    /** `ephemeralPublicKey`: base64 of the new device's 65-byte uncompressed ephemeral P-256 point. */
+    body: Type.Object({ code: LinkCode, ephemeralPublicKey: Base64(120) }, strict),
+    response: Type.Object({ success: Type.Literal(true), expiresAt: Type.Integer() }),
+  }),
+  deviceLinkLookup: route({
+    ...RouteMeta.deviceLinkLookup,
+    body: Type.Object({ code: LinkCode }, strict),
+    response: Type.Object({ ephemeralPublicKey: Type.String(), expiresAt: Type.Integer() }),
+  }),
+  deviceLinkComplete: route({
+    ...RouteMeta.deviceLinkComplete,
+    // A JSON object of at most DeviceLink.envelopeMaxBytes (checked by the service: 413 above it).
+    body: Type.Object({ code: LinkCode, envelope: Type.Record(Type.String(), Type.Unknown()) }, strict),
+    response: Success,
+  }),
+  deviceLinkFetch: route({
+    ...RouteMeta.deviceLinkFetch,
+    body: null,
+    /** The envelope once the slot is filled (the slot is then gone), or null when the wait ran out. */
+    response: Type.Object({
+      envelope: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+    }),
   }),
 } as const;
 

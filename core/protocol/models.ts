@@ -4,6 +4,8 @@ import { Patterns } from "./ids.ts";
 import { ChannelTypes, Collections, CommitReasons, Limits, NotifyActions } from "./limits.ts";
 
 const strict = { additionalProperties: false } as const;
+/** The largest device-link ciphertext (base64 characters): an identity key and its trust state. */
+export const DeviceLinkEnvelopeMaxChars = 4 * 1024 * 1024;
 
 export const Did = Type.String({ pattern: Patterns.did, maxLength: 32 });
 export const ChannelId = Type.String({ pattern: Patterns.channelId });
@@ -69,11 +71,53 @@ export const Channel = Type.Object({
 });
 export type Channel = Static<typeof Channel>;
 
+export const EcPublicJwk = Type.Object(
+  {
+    kty: Type.Literal("EC"),
+    crv: Type.Literal("P-256"),
+    x: Type.String({ pattern: Patterns.base64url, maxLength: 64 }),
+    y: Type.String({ pattern: Patterns.base64url, maxLength: 64 }),
+  },
+  strict,
+);
+export type EcPublicJwk = Static<typeof EcPublicJwk>;
+
 /** A signed invite (protocol §7): the inviter, a member, names the invitee of one channel. */
-export const InviteObject = Type.Object(
+export const InviteObjectV2 = Type.Object(
   { v: Type.Literal(2), channelId: ChannelId, inviteeDid: Did, inviterDid: Did, createdAt: Timestamp },
   strict,
 );
+export type InviteObjectV2 = Static<typeof InviteObjectV2>;
+
+/**
+ * The link secret wrapped to an invitee (protocol §8): ephemeral ECDH with the invitee's key, HKDF
+ * label `wsync/v3/invite-link|{channelId}|{inviteeDid}`, AES-256-GCM over the secret's 16 raw bytes.
+ */
+export const SealedLink = Type.Object(
+  { ephemeralPublicKey: EcPublicJwk, iv: Base64(24), encryptedKey: Base64(96) },
+  strict,
+);
+export type SealedLink = Static<typeof SealedLink>;
+
+/**
+ * A v3 invite (protocol §8): into a secret channel it carries `sealedLink` (so every member can check
+ * link admissions), into an invite channel it carries none.
+ */
+export const InviteObjectV3 = Type.Object(
+  {
+    v: Type.Literal(3),
+    channelId: ChannelId,
+    inviteeDid: Did,
+    inviterDid: Did,
+    createdAt: Timestamp,
+    sealedLink: Type.Optional(SealedLink),
+  },
+  strict,
+);
+export type InviteObjectV3 = Static<typeof InviteObjectV3>;
+
+/** Any invite a client may sign or a server may hold: v2 or v3. */
+export const InviteObject = Type.Union([InviteObjectV2, InviteObjectV3]);
 export type InviteObject = Static<typeof InviteObject>;
 
 /** A secret-channel admission made by the joiner from the link (protocol §7); `mac` needs linkSecret. */
@@ -112,17 +156,6 @@ export const Member = Type.Object({
   admission: Type.Union([Admission, Type.Null()]),
 });
 export type Member = Static<typeof Member>;
-
-export const EcPublicJwk = Type.Object(
-  {
-    kty: Type.Literal("EC"),
-    crv: Type.Literal("P-256"),
-    x: Type.String({ pattern: Patterns.base64url, maxLength: 64 }),
-    y: Type.String({ pattern: Patterns.base64url, maxLength: 64 }),
-  },
-  strict,
-);
-export type EcPublicJwk = Static<typeof EcPublicJwk>;
 
 export const CommitMemberV1 = Type.Object({ did: Did, fp: Hex32 }, strict);
 
@@ -173,8 +206,38 @@ export const CommitV2 = Type.Object(
 );
 export type CommitV2 = Static<typeof CommitV2>;
 
-/** Any commit a server may hold: v1 (legacy history) or v2. */
-export const Commit = Type.Union([CommitV1, CommitV2]);
+/**
+ * One sender chain a commit's creator has seen (protocol §8): the last `n` of `(did, device)` in the
+ * channel. A commit's `chains` are sorted strictly ascending by did, then device.
+ */
+export const ChainEntry = Type.Object({ did: Did, device: Hex32, n: Type.Integer({ minimum: 1 }) }, strict);
+export type ChainEntry = Static<typeof ChainEntry>;
+
+/** The most chains one commit lists (a device per member is the common case; several is allowed). */
+export const CommitChainsMax = 4096;
+
+/** A version 3 commit (protocol §8): v2's commit with `v: 3` and the creator's seen `chains`. */
+export const CommitV3 = Type.Object(
+  {
+    v: Type.Literal(3),
+    channelId: ChannelId,
+    epochNumber: Type.Integer({ minimum: 1 }),
+    epochId: Hex32,
+    prevEpochId: Type.Union([Hex32, Type.Null()]),
+    creatorDid: Did,
+    reason: CommitReasonSchema,
+    members: Type.Array(CommitMember, { minItems: 1, maxItems: Limits.membersPerChannel }),
+    chains: Type.Array(ChainEntry, { maxItems: CommitChainsMax }),
+    keyCommitment: Base64(44),
+    sealedState: Base64(1024),
+    createdAt: Timestamp,
+  },
+  strict,
+);
+export type CommitV3 = Static<typeof CommitV3>;
+
+/** Any commit a server may hold: v1 (legacy history), v2 or v3. */
+export const Commit = Type.Union([CommitV1, CommitV2, CommitV3]);
 export type Commit = Static<typeof Commit>;
 
 export const WrappedEpochKey = Type.Object(
@@ -195,6 +258,27 @@ export type WrappedEpochKey = Static<typeof WrappedEpochKey>;
 export const Admissions = Type.Record(Type.String(), Admission);
 export type Admissions = Static<typeof Admissions>;
 
+/**
+ * A key-change statement (protocol §8): signed by the member's **old** key, beside that member's own
+ * `key-change` commit, so readers see the move as vouched for by the previous key.
+ */
+export const KeyChangeStatement = Type.Object(
+  {
+    v: Type.Literal(3),
+    did: Did,
+    oldFp: Hex32,
+    newFp: Hex32,
+    channelId: ChannelId,
+    epochId: Hex32,
+    createdAt: Timestamp,
+  },
+  strict,
+);
+export type KeyChangeStatement = Static<typeof KeyChangeStatement>;
+
+export const KeyChange = Type.Object({ statement: KeyChangeStatement, signature: Base64(128) }, strict);
+export type KeyChange = Static<typeof KeyChange>;
+
 /** One stored epoch as the server returns it: the signed commit and the evidence of who it added. */
 export const EpochRecord = Type.Object({
   epochId: Hex32,
@@ -203,6 +287,8 @@ export const EpochRecord = Type.Object({
   commit: Commit,
   signature: Type.String(),
   admissions: Admissions,
+  /** v3: the old key's statement beside a `key-change` commit, when its creator sent one. */
+  keyChange: Type.Optional(KeyChange),
 });
 export type EpochRecord = Static<typeof EpochRecord>;
 
@@ -221,14 +307,21 @@ export const EpochInfo = Type.Object({
    * the next create-epoch must carry a new joinToken.
    */
   linkRotationRequired: Type.Boolean(),
+  /** v3: the current epoch's key-change statement, when its commit carried one. */
+  keyChange: Type.Optional(KeyChange),
 });
 export type EpochInfo = Static<typeof EpochInfo>;
+
+/** A v3 message's place in its sender device's chain (protocol §8): `n` counts from 1 per channel. */
+export const ContentChain = Type.Object({ device: Hex32, n: Type.Integer({ minimum: 1 }) }, strict);
+export type ContentChain = Static<typeof ContentChain>;
 
 /** What a message record's `content` string parses to (protocol §5). Never holds plaintext. */
 export const EncryptedContent = Type.Object(
   {
-    // 1: legacy history (read only); 2: what clients send (the server accepts only 2 on send).
-    v: Type.Union([Type.Literal(1), Type.Literal(2)]),
+    // 1: legacy history (read only); 2: v2 clients; 3: with `chain` (required at v 3, refused below:
+    // the crypto parser enforces that, this schema only bounds the shape).
+    v: Type.Union([Type.Literal(1), Type.Literal(2), Type.Literal(3)]),
     epochId: Hex32,
     // Optional: the independent implementation behind the shared vectors omits it (and then does
     // not sign it). This project always writes and signs it; the server only needs epochId.
@@ -238,6 +331,7 @@ export const EncryptedContent = Type.Object(
     senderDid: Did,
     clientMsgId: Hex32,
     timestamp: Timestamp,
+    chain: Type.Optional(ContentChain),
     signature: Base64(128),
   },
   strict,
@@ -247,7 +341,7 @@ export type EncryptedContent = Static<typeof EncryptedContent>;
 export const Author = Type.Object({ did: Did, handle: Type.String() });
 
 /** A signed deletion (protocol §7), by the message's author or the channel's owner. */
-export const DeletionObject = Type.Object(
+export const DeletionObjectV2 = Type.Object(
   {
     v: Type.Literal(2),
     channelId: ChannelId,
@@ -257,10 +351,50 @@ export const DeletionObject = Type.Object(
   },
   strict,
 );
+export type DeletionObjectV2 = Static<typeof DeletionObjectV2>;
+
+/** The message a v3 deletion names: what its author signed, not the server's uri (protocol §8). */
+export const DeletionTarget = Type.Object({ did: Did, clientMsgId: Hex32 }, strict);
+export type DeletionTarget = Static<typeof DeletionTarget>;
+
+/** A v3 deletion (protocol §8): names the target by `(did, clientMsgId)`, signed by `byDid`. */
+export const DeletionObjectV3 = Type.Object(
+  { v: Type.Literal(3), channelId: ChannelId, target: DeletionTarget, byDid: Did, createdAt: Timestamp },
+  strict,
+);
+export type DeletionObjectV3 = Static<typeof DeletionObjectV3>;
+
+/** Any deletion: v2 (by uri) or v3 (by the target's signed pair). */
+export const DeletionObject = Type.Union([DeletionObjectV2, DeletionObjectV3]);
 export type DeletionObject = Static<typeof DeletionObject>;
 
 export const SignedDeletion = Type.Object({ deletion: DeletionObject, signature: Base64(128) }, strict);
 export type SignedDeletion = Static<typeof SignedDeletion>;
+
+/** A read marker (protocol §8), signed by the reader's own key; other devices apply only a valid one. */
+export const ReadMarkerObject = Type.Object(
+  { v: Type.Literal(3), channelId: ChannelId, seq: Type.Integer({ minimum: 1 }), createdAt: Timestamp },
+  strict,
+);
+export type ReadMarkerObject = Static<typeof ReadMarkerObject>;
+
+export const SignedReadMarker = Type.Object({ marker: ReadMarkerObject, signature: Base64(128) }, strict);
+export type SignedReadMarker = Static<typeof SignedReadMarker>;
+
+/**
+ * The device-link envelope (protocol §8; docs/protocol-extensions.md "Device link envelope (v3)"):
+ * the payload sealed by the existing device to the new device's ephemeral key. The server only relays it.
+ */
+export const DeviceLinkEnvelope = Type.Object(
+  {
+    v: Type.Literal(3),
+    ephemeralPublicKey: EcPublicJwk,
+    iv: Base64(24),
+    ciphertext: Base64(DeviceLinkEnvelopeMaxChars),
+  },
+  strict,
+);
+export type DeviceLinkEnvelope = Static<typeof DeviceLinkEnvelope>;
 
 export const MessageRecord = Type.Object({
   uri: Type.String(),
@@ -278,6 +412,18 @@ export const MessageRecord = Type.Object({
      * so its seq is accounted for (a missing seq means the server withheld a record).
      */
     deletion: Type.Optional(SignedDeletion),
+    /**
+     * Protocol §8: a v3 tombstone keeps the deleted message's signed (senderDid, clientMsgId) and
+     * chain in the clear, so readers can check the deletion names it and count its chain number.
+     */
+    tombstone: Type.Optional(
+      Type.Object({
+        senderDid: Did,
+        clientMsgId: Hex32,
+        chain: Type.Optional(ContentChain),
+        epochNumber: Type.Optional(Type.Integer({ minimum: 1 })),
+      }),
+    ),
   }),
 });
 export type MessageRecord = Static<typeof MessageRecord>;

@@ -1,5 +1,38 @@
 import { Limits } from "./limits.ts";
 
+/**
+ * Device-link limits and names (docs/protocol-extensions.md "Device link"). The frame name lives here,
+ * not in events.ts, with the rest of the device-link constants.
+ */
+export const DeviceLink = {
+  /** What a code may be: 8–64 characters of `[a-z0-9-]` (the new device makes it at random). */
+  codePattern: "^[a-z0-9-]{8,64}$",
+  /** A slot lives this long from its opening, filled or not; then it is gone. */
+  ttlMs: 10 * 60 * 1000,
+  /** The longest one `GET /devices/link/{code}` waits for the envelope before answering `{envelope: null}`. */
+  pollMs: 25_000,
+  /**
+   * The envelope (a JSON object), as JSON text, in bytes: room for the trust state of a user in many
+   * channels (their heads, signed member lists and newest seen messages).
+   */
+  envelopeMaxBytes: 1024 * 1024,
+  /** An envelope up to this size also rides the `device:linked` frame; a larger one is fetched only. */
+  envelopeFrameMaxBytes: 128 * 1024,
+  /** Slots one account may hold open at once. */
+  openSlotsMax: 5,
+  /** Server → client frame to the account's sockets when a slot is filled: `{code, envelope}`. */
+  linkedEvent: "device:linked",
+} as const;
+
+/** A route's path with its `:name` parameters filled in (URI-encoded), e.g. `/devices/link/{code}`. */
+export function routePath(path: string, params: Record<string, string> = {}): string {
+  return path.replace(/:([A-Za-z]+)/g, (_, name: string) => {
+    const value = params[name];
+    if (value === undefined) throw new Error(`routePath: missing parameter ${name}`);
+    return encodeURIComponent(value);
+  });
+}
+
 /** How a route authenticates: an access token, the refresh token, or nothing. */
 export type RouteAuth = "access" | "refresh" | "none";
 
@@ -57,6 +90,21 @@ export const RouteMeta = {
   keyBackupPut: { method: "PUT", path: "/keys/backup", auth: "access", maxBytes: 4096 },
   keyBackupGet: { method: "GET", path: "/keys/backup", auth: "access" },
   keyBackupDelete: { method: "DELETE", path: "/keys/backup", auth: "access" },
+  /**
+   * Device linking (protocol §8 "Fresh devices"; docs/protocol-extensions.md "Device link"): the new
+   * device opens a slot under its code, an existing device of the same account looks up the new
+   * device's ephemeral key and fills the slot with the encrypted envelope, the new device fetches it
+   * (long poll; `:code` is the slot's code, see `routePath`).
+   */
+  deviceLinkOpen: { method: "POST", path: "/devices/link", auth: "access" },
+  deviceLinkLookup: { method: "POST", path: "/devices/link/lookup", auth: "access" },
+  deviceLinkComplete: {
+    method: "POST",
+    path: "/devices/link/complete",
+    auth: "access",
+    maxBytes: DeviceLink.envelopeMaxBytes + 1024,
+  },
+  deviceLinkFetch: { method: "GET", path: "/devices/link/:code", auth: "access" },
 } as const satisfies Record<string, RouteMetaDef>;
 
 export const API_BASE = "/api";

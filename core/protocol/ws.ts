@@ -5,6 +5,7 @@ import {
   Channel,
   ChannelId,
   ChannelUri,
+  ContentChain,
   Did,
   EpochInfo,
   ErrorBodySchema,
@@ -13,9 +14,11 @@ import {
   Member,
   MessageRecord,
   NotifyRecord,
+  ReadMarkerObject,
   SignedDeletion,
   type TimelineRecord,
 } from "./models.ts";
+import { DeviceLink } from "./routes.ts";
 
 const strict = { additionalProperties: false } as const;
 
@@ -79,6 +82,15 @@ export const ServerFrames = {
     uri: Type.String(),
     /** Extension: the signed deletion (protocol §7), so clients can show who deleted it. */
     deletion: Type.Optional(SignedDeletion),
+    /** v3: what the tombstone keeps of the message (as MessageRecord's `value.tombstone`). */
+    tombstone: Type.Optional(
+      Type.Object({
+        senderDid: Did,
+        clientMsgId: Hex32,
+        chain: Type.Optional(ContentChain),
+        epochNumber: Type.Optional(Type.Integer({ minimum: 1 })),
+      }),
+    ),
   }),
   [WsEvent.epochCreated]: Type.Object({
     channelId: ChannelId,
@@ -87,8 +99,23 @@ export const ServerFrames = {
     epochId: Hex32,
   }),
   [WsEvent.invited]: Type.Object({ channel: Channel, from: Author }),
-  [WsEvent.readMarker]: Type.Object({ channelId: ChannelId, seq: Type.Integer() }),
+  /** The stored seq and the signed marker that set it (nulls for a marker stored before v3). */
+  [WsEvent.readMarker]: Type.Object({
+    channelId: ChannelId,
+    seq: Type.Integer(),
+    marker: Type.Union([ReadMarkerObject, Type.Null()]),
+    signature: Type.Union([Type.String(), Type.Null()]),
+  }),
   [WsEvent.typing]: Type.Object({ channelId: ChannelId, did: Did, handle: Type.String() }),
+  /**
+   * Extension (device link): a slot of this account was filled; to every socket of the account. The
+   * envelope is encrypted to the new device's ephemeral key; `GET /devices/link/{code}` still removes it.
+   */
+  [DeviceLink.linkedEvent]: Type.Object({
+    code: Type.String(),
+    ephemeralPublicKey: Type.String(),
+    envelope: Type.Record(Type.String(), Type.Unknown()),
+  }),
 } satisfies Record<string, TSchema>;
 export type ServerFrameType = keyof typeof ServerFrames;
 export type ServerFrameData<T extends ServerFrameType> = Static<(typeof ServerFrames)[T]>;

@@ -11,6 +11,8 @@ interface Args<N extends RouteName> {
   auth: AuthContext | null;
   /** The client's address (app.ts: the TCP peer, or a trusted proxy's X-Forwarded-For). */
   address: string | null;
+  /** The path's `:name` parameters (raw, as the router decoded them). */
+  params: Record<string, string>;
 }
 
 type Handler<N extends RouteName> = (s: Services, a: Args<N>) => Promise<RouteResponse<N>>;
@@ -66,6 +68,10 @@ export const handlers: { [N in RouteName]: Handler<N> } = {
   getMessages: (s, a) => s.messages.list(caller(a), a.body),
   send: (s, a) => s.messages.send(caller(a), a.body),
   deleteMessage: (s, a) => s.messages.delete(caller(a), a.body),
+  deviceLinkOpen: (s, a) => s.deviceLinks.open(caller(a), a.body),
+  deviceLinkLookup: (s, a) => s.deviceLinks.lookup(caller(a), a.body),
+  deviceLinkComplete: (s, a) => s.deviceLinks.complete(caller(a), a.body),
+  deviceLinkFetch: (s, a) => s.deviceLinks.fetch(caller(a), a.params.code ?? "", a.request.signal),
   weather: async (s) => ({ data: await s.weather.get() }),
   health: async () => ({ ok: true as const, version: VERSION }),
 };

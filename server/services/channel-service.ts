@@ -1,4 +1,4 @@
-import { verifyInvite } from "../../core/crypto/index.ts";
+import { verifyInvite, verifyObject } from "../../core/crypto/index.ts";
 import {
   type Admission,
   ApiError,
@@ -6,11 +6,19 @@ import {
   channelIdFromUri,
   Limits,
   type Member,
+  type ReadMarkerEntry,
   type RouteBody,
   WsEvent,
 } from "../../core/protocol/index.ts";
 import { type Bus, frame } from "../realtime/bus.ts";
-import type { AccountRow, ChannelRow, MembershipChange, Storage } from "../storage/types.ts";
+import type {
+  AccountRow,
+  ChannelRow,
+  InviteRow,
+  MembershipChange,
+  ReadMarkerRow,
+  Storage,
+} from "../storage/types.ts";
 import type { Clock } from "../util/clock.ts";
 import { cleanDisplayText } from "../util/display-text.ts";
 import { newChannelId } from "../util/ids.ts";
@@ -186,6 +194,16 @@ export class ChannelService {
     );
   }
 
+  /** Whether the channel has a v3 epoch (protocol §8): the current epoch is v3 exactly then. */
+  private async hasV3Epoch(channelId: string): Promise<boolean> {
+    return (await this.d.storage.epochs.state(channelId)).current?.commit.v === 3;
+  }
+
+  private async inviteStillAdmits(channel: ChannelRow, invite: InviteRow): Promise<boolean> {
+    if (invite.signed?.invite.v !== 2 || channel.type !== "secret") return true;
+    return !(await this.hasV3Epoch(channel.id));
+  }
+
   /** The evidence a non-member joins with, or the refusal (protocol §3 "Joining", §7). */
   private async admissionFor(
     channel: ChannelRow,
@@ -197,8 +215,10 @@ export class ChannelService {
       return { kind: "public" };
     }
     const invite = await this.d.storage.channels.invite(channel.id, ctx.did);
-    // Only a signed v2 invite admits: an invite stored before v2 has nothing members could check.
-    if (invite?.signed) {
+    // Only a signed invite admits: an invite stored before v2 has nothing members could check, and
+    // a v2 invite into a secret channel that has a v3 epoch carries no sealed link, so its invitee
+    // could never make the join commit every member requires (protocol §8): ask for a new one.
+    if (invite?.signed && (await this.inviteStillAdmits(channel, invite))) {
       await this.requireKey(ctx);
       return { kind: "invite", invite: invite.signed.invite, signature: invite.signed.signature };
     }
@@ -299,6 +319,28 @@ export class ChannelService {
     if (Math.abs(invite.createdAt - now) > SIGNED_OBJECT_WINDOW_MS) {
       throw new ApiError("InvalidRequest", "invite.createdAt: must be within 24 hours of the server's time");
     }
+    // Protocol §8: a v3 invite into a secret channel carries the link secret sealed to the invitee,
+    // and one into any other channel carries none (there is no link to seal).
+    if (invite.v === 3) {
+      if (channel.type === "secret" && invite.sealedLink === undefined) {
+        throw new ApiError(
+          "InvalidRequest",
+          "invite.sealedLink: required in an invite into a secret channel",
+        );
+      }
+      if (channel.type !== "secret" && invite.sealedLink !== undefined) {
+        throw new ApiError(
+          "InvalidRequest",
+          "invite.sealedLink: only an invite into a secret channel carries one",
+        );
+      }
+    } else if (channel.type === "secret" && (await this.hasV3Epoch(channel.id))) {
+      // A v2 invite has no sealed link: its invitee could not make the join commit (see join).
+      throw new ApiError(
+        "InvalidRequest",
+        "invite.v: must be 3: this secret channel has a v3 epoch, and an invite into it carries sealedLink",
+      );
+    }
     const inviter = await this.d.storage.accounts.byDid(ctx.did);
     if (!inviter?.publicKey || !(await verifyInvite(invite, signature, inviter.publicKey))) {
       throw new ApiError("InvalidRequest", "signature: does not verify under the inviter's public key");
@@ -340,25 +382,32 @@ export class ChannelService {
   /**
    * Moves the caller's read marker in a channel they belong to (never back; capped at the channel's
    * last seq) and tells their other sockets, so reading on one device clears the count on the others.
+   * Protocol §8: the marker is signed by the caller's current key and names this channel (422
+   * otherwise, nothing stored); the signed marker is stored with the seq it set and sent along, so
+   * the user's other devices apply only what their own key signed.
    */
-  async markRead(ctx: AuthContext, body: RouteBody<"markRead">): Promise<{ channelId: string; seq: number }> {
+  async markRead(ctx: AuthContext, body: RouteBody<"markRead">): Promise<ReadMarkerEntry> {
     const { channel } = await requireMember(this.d.storage, ctx, body.channelUri);
-    const seq = await this.d.storage.channels.setReadMarker(
-      ctx.did,
-      channel.id,
-      body.seq,
-      this.d.clock.now(),
+    const { marker, signature } = body;
+    if (marker.channelId !== channel.id) {
+      throw new ApiError("InvalidRequest", "marker.channelId: must be the channel of channelUri");
+    }
+    const account = await this.d.storage.accounts.byDid(ctx.did);
+    if (!account?.publicKey || !(await verifyObject(marker, signature, account.publicKey))) {
+      throw new ApiError("InvalidRequest", "signature: does not verify under your public key");
+    }
+    const stored = toReadMarker(
+      await this.d.storage.channels.setReadMarker(ctx.did, channel.id, marker.seq, this.d.clock.now(), {
+        marker,
+        signature,
+      }),
     );
-    await this.d.bus.publish({
-      kind: "user",
-      did: ctx.did,
-      frame: frame(WsEvent.readMarker, { channelId: channel.id, seq }),
-    });
-    return { channelId: channel.id, seq };
+    await this.d.bus.publish({ kind: "user", did: ctx.did, frame: frame(WsEvent.readMarker, stored) });
+    return stored;
   }
 
-  async readMarkers(ctx: AuthContext): Promise<{ markers: { channelId: string; seq: number }[] }> {
-    return { markers: await this.d.storage.channels.readMarkers(ctx.did) };
+  async readMarkers(ctx: AuthContext): Promise<{ markers: ReadMarkerEntry[] }> {
+    return { markers: (await this.d.storage.channels.readMarkers(ctx.did)).map(toReadMarker) };
   }
 
   /** Relays "typing" to the channel's members (ephemeral: nothing is stored). */
@@ -376,4 +425,13 @@ export class ChannelService {
     const { channel } = await requireMember(this.d.storage, ctx, body.channelUri);
     return { members: await this.memberList(channel.id) };
   }
+}
+
+function toReadMarker(r: ReadMarkerRow): ReadMarkerEntry {
+  return {
+    channelId: r.channelId,
+    seq: r.seq,
+    marker: r.signed?.marker ?? null,
+    signature: r.signed?.signature ?? null,
+  };
 }

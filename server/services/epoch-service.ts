@@ -1,10 +1,12 @@
-import { verifyCommit } from "../../core/crypto/index.ts";
+import { verifyCommit, verifyObject } from "../../core/crypto/index.ts";
 import {
   type Admissions,
   ApiError,
   type ChannelType,
   type CommitV2,
+  type CommitV3,
   type EpochInfo,
+  type KeyChange,
   type RouteBody,
   type WrappedEpochKey,
   WsEvent,
@@ -62,14 +64,17 @@ export class EpochService {
   }
 
   /**
-   * Accepts a member's new epoch only when it is a v2 commit signed by the caller, numbered current
-   * + 1, chained to the current epoch, and addressed to exactly the current member set under their
-   * current keys and handles (protocol §5, §7); in invite and secret channels every member the epoch
-   * adds must have stored admission evidence; a secret channel whose link is void or unset must get
-   * a new joinToken with it. The member version read here is checked again inside the insert
-   * transaction, so a join or leave (or a kick that voids the link) that lands meanwhile turns the
-   * insert into an EpochConflict instead of an epoch that misses someone, includes a leaver, or was
-   * judged against stale evidence: admissions change only with the member set.
+   * Accepts a member's new epoch only when it is a v2 or v3 commit signed by the caller, numbered
+   * current + 1, chained to the current epoch, and addressed to exactly the current member set
+   * (protocol §5, §7, §8); once a channel has a v3 epoch only v3 commits follow. Each member's `fp`
+   * follows §8 "Key changes on the server": the creator and members new to the epoch under their
+   * current key, every continuing member under the fp the previous commit lists for them (a replaced
+   * key takes effect only in its owner's own `key-change` commit). In invite and secret channels every
+   * member the epoch adds must have stored admission evidence; a secret channel whose link is void
+   * or unset must get a new joinToken with it. The member version read here is checked again inside
+   * the insert transaction, so a join or leave (or a kick that voids the link) that lands meanwhile
+   * turns the insert into an EpochConflict instead of an epoch that misses someone, includes a
+   * leaver, or was judged against stale evidence: admissions change only with the member set.
    *
    * Any member may set a new link (joinToken) with an epoch, not only the owner: the secret is sealed
    * in the commit for every member, who all could share the old link anyway, and the owner's kick
@@ -77,10 +82,10 @@ export class EpochService {
    */
   async create(ctx: AuthContext, body: RouteBody<"createEpoch">) {
     const { channel } = await requireMember(this.storage, ctx, body.channelUri);
-    const { wrappedKeys, signature, joinToken } = body;
-    // The route schema admits only v2; this guards any other caller of the service.
-    const commit = body.commit as CommitV2;
-    if (commit.v !== 2) throw new ApiError("InvalidRequest", "commit.v: must be 2");
+    const { wrappedKeys, signature, joinToken, keyChange } = body;
+    // The route schema admits v2 and v3; this guards any other caller of the service.
+    const commit = body.commit as CommitV2 | CommitV3;
+    if (commit.v !== 2 && commit.v !== 3) throw new ApiError("InvalidRequest", "commit.v: must be 3");
     // Only a secret channel has a link; a token elsewhere would be a join gate nobody checks.
     if (joinToken !== undefined && channel.type !== "secret") {
       throw new ApiError("InvalidRequest", "joinToken: only a secret channel has a join token");
@@ -91,6 +96,14 @@ export class EpochService {
       throw new ApiError("InvalidRequest", "commit.creatorDid: must be the caller");
 
     const state = await this.storage.epochs.state(channel.id);
+    // Protocol §8: no v2 commit after a channel's first v3 commit (as no v1 after v2). Every later
+    // epoch is v3 too, so the current one tells.
+    if (commit.v === 2 && state.current?.commit.v === 3) {
+      throw new ApiError(
+        "InvalidRequest",
+        "commit.v: must be 3: this channel has a v3 epoch, and version 2 commits no longer follow it",
+      );
+    }
     const currentNumber = state.current?.epochNumber ?? 0;
     if (commit.epochNumber !== currentNumber + 1) throw conflict(`Epoch ${currentNumber + 1} is next`);
     if (commit.prevEpochId !== (state.current?.epochId ?? null)) {
@@ -98,15 +111,53 @@ export class EpochService {
     }
 
     const members = await this.storage.channels.members(channel.id);
-    const expected = new Map(members.map((m) => [m.did, m.fingerprint]));
+    const current = new Map(members.map((m) => [m.did, m.fingerprint]));
     const dids = commit.members.map((m) => m.did);
     for (let i = 1; i < dids.length; i++) {
       if ((dids[i - 1] as string) >= (dids[i] as string)) {
         throw new ApiError("InvalidRequest", "commit.members: must be sorted by did without duplicates");
       }
     }
-    if (dids.length !== expected.size || commit.members.some((m) => expected.get(m.did) !== m.fp)) {
-      throw conflict("commit.members is not the current member set with their current keys");
+    if (commit.v === 3) {
+      // Protocol §8: strictly ascending by did, then device (code unit order; both are ASCII).
+      const keys = commit.chains.map((c) => [c.did, c.device] as const);
+      for (let i = 1; i < keys.length; i++) {
+        const [a, b] = [keys[i - 1] as readonly [string, string], keys[i] as readonly [string, string]];
+        if (a[0] > b[0] || (a[0] === b[0] && a[1] >= b[1])) {
+          throw new ApiError(
+            "InvalidRequest",
+            `commit.chains.${i}: must be sorted by did, then device, without duplicates`,
+          );
+        }
+      }
+    }
+    // Protocol §8 "Key changes on the server": the fp each member must be listed under.
+    const previousFp = new Map<string, string>(
+      (state.current?.commit.members ?? []).map((m: { did: string; fp: string }) => [m.did, m.fp]),
+    );
+    const expectedFp = (did: string): string | null | undefined =>
+      did === commit.creatorDid || !previousFp.has(did) ? current.get(did) : previousFp.get(did);
+    if (dids.length !== current.size || commit.members.some((m) => !current.has(m.did))) {
+      throw conflict("commit.members is not the current member set");
+    }
+    commit.members.forEach((m, i) => {
+      if (m.fp === expectedFp(m.did)) return;
+      if (m.did !== commit.creatorDid && previousFp.has(m.did) && m.fp === current.get(m.did)) {
+        // A continuing member's new key, listed by someone else: only its owner's commit moves it
+        // (422, not 409: fetching again would give the same key and the same refusal).
+        throw new ApiError(
+          "InvalidRequest",
+          `commit.members.${i}.fp: ${m.did} replaced their key; until their own key-change commit, list the fp of the previous epoch's commit`,
+        );
+      }
+      throw conflict("commit.members is not the current member set with their keys");
+    });
+    const creatorMoved = previousFp.has(ctx.did) && previousFp.get(ctx.did) !== current.get(ctx.did);
+    if (commit.v === 3 && creatorMoved && commit.reason !== "key-change") {
+      throw new ApiError(
+        "InvalidRequest",
+        "commit.reason: must be key-change: your key changed since the previous epoch",
+      );
     }
     // Clients pin a did's handle from signed commits (protocol §7 "Names"): a commit must never
     // carry a handle the account does not have.
@@ -116,7 +167,7 @@ export class EpochService {
         throw new ApiError("InvalidRequest", `commit.members.${i}.handle: must be that member's handle`);
       }
     });
-    checkWrappedKeys(wrappedKeys, commit.epochId, commit.epochNumber, expected);
+    checkWrappedKeys(wrappedKeys, commit.epochId, commit.epochNumber, current);
     const admissions = admissionsFor(channel.type, commit, state.current, byDid);
 
     // A voided (kick, upgrade) or never-set link is replaced only by a new one that members know.
@@ -131,6 +182,9 @@ export class EpochService {
     if (!creator?.publicKey || !(await verifyCommit(commit, signature, creator.publicKey))) {
       throw new ApiError("InvalidRequest", "signature: does not verify under the creator's public key");
     }
+    if (keyChange !== undefined) {
+      await this.checkKeyChange(keyChange, commit, previousFp.get(ctx.did), creator.fingerprint);
+    }
 
     const row: EpochRow = {
       channelId: channel.id,
@@ -142,6 +196,7 @@ export class EpochService {
       creatorDid: ctx.did,
       memberVersion: state.memberVersion,
       admissions,
+      ...(keyChange ? { keyChange } : {}),
     };
     const result = await this.storage.epochs.insert(
       row,
@@ -171,6 +226,36 @@ export class EpochService {
     });
     return { success: true as const, epochInfo };
   }
+
+  /**
+   * A key-change statement (protocol §8) travels only with its signer's own v3 `key-change` commit
+   * and must say exactly that move: the caller, this channel and epoch, from the fp the previous
+   * commit lists for them to the key they hold now, signed by that old key (kept in the account's
+   * key history). The server stores it for readers, who check it again under their pinned key.
+   */
+  private async checkKeyChange(
+    keyChange: KeyChange,
+    commit: CommitV2 | CommitV3,
+    oldFp: string | undefined,
+    currentFp: string | null,
+  ): Promise<void> {
+    const bad = (why: string) => new ApiError("InvalidRequest", `keyChange${why}`);
+    if (commit.v !== 3 || commit.reason !== "key-change")
+      throw bad(": only with a v3 commit whose reason is key-change");
+    const s = keyChange.statement;
+    if (s.did !== commit.creatorDid) throw bad(".statement.did: must be the caller");
+    if (s.channelId !== commit.channelId) throw bad(".statement.channelId: must be this channel");
+    if (s.epochId !== commit.epochId) throw bad(".statement.epochId: must be the commit's epochId");
+    if (s.newFp !== currentFp) throw bad(".statement.newFp: must be the fingerprint of your current key");
+    if (oldFp === undefined || s.oldFp !== oldFp) {
+      throw bad(".statement.oldFp: must be the fp the previous epoch's commit lists for you");
+    }
+    if (s.oldFp === s.newFp) throw bad(".statement: oldFp and newFp are the same key");
+    const old = (await this.storage.accounts.previousKeys([s.did])).find((k) => k.fingerprint === s.oldFp);
+    if (!old || !(await verifyObject(s, keyChange.signature, old.publicKey))) {
+      throw bad(".signature: does not verify under your previous key");
+    }
+  }
 }
 
 /**
@@ -182,7 +267,7 @@ export class EpochService {
  */
 function admissionsFor(
   type: ChannelType,
-  commit: CommitV2,
+  commit: CommitV2 | CommitV3,
   previous: EpochRow | null,
   members: Map<string, MemberRow>,
 ): Admissions {

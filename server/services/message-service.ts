@@ -11,7 +11,7 @@ import {
   WsEvent,
 } from "../../core/protocol/index.ts";
 import { type Bus, frame } from "../realtime/bus.ts";
-import type { AppendMessageResult, MessageRow, Storage } from "../storage/types.ts";
+import type { AppendMessageResult, MessageRow, MessageTombstone, Storage } from "../storage/types.ts";
 import type { Clock } from "../util/clock.ts";
 import { newRkey } from "../util/ids.ts";
 import type { AuthContext } from "./auth-service.ts";
@@ -45,11 +45,27 @@ export interface SentMessage {
 }
 
 export class MessageService {
+  /**
+   * Channels known to have a v3 epoch (protocol §8). Once a channel has one, every later epoch is v3
+   * too (create-epoch refuses v2 after v3), so a channel never leaves this set; only v2 content needs
+   * the answer, and after the first look it costs no query.
+   */
+  private readonly v3Channels = new Set<string>();
+
   constructor(
     private readonly storage: Storage,
     private readonly bus: Bus,
     private readonly clock: Clock,
   ) {}
+
+  /** Whether the channel has a v3 epoch (the current one is v3 exactly then), and the current epoch id. */
+  async channelVersion(channelId: string): Promise<{ v3: boolean; epochId: string | null }> {
+    if (this.v3Channels.has(channelId)) return { v3: true, epochId: null };
+    const current = (await this.storage.epochs.state(channelId)).current;
+    const v3 = current?.commit.v === 3;
+    if (v3) this.v3Channels.add(channelId);
+    return { v3, epochId: current?.epochId ?? null };
+  }
 
   async list(ctx: AuthContext, body: RouteBody<"getMessages">) {
     const { channel } = await requireMember(this.storage, ctx, body.channelUri);
@@ -118,12 +134,19 @@ export class MessageService {
       );
     }
     // Version 1 content is legacy history only (protocol §7): nothing new is sent with v1 labels.
-    if (content.v !== 2) throw new ApiError("InvalidRequest", "content.v: must be 2");
+    if (content.v !== 2 && content.v !== 3) throw new ApiError("InvalidRequest", "content.v: must be 2 or 3");
+    if (content.v === 3 && content.chain === undefined) {
+      throw new ApiError("InvalidRequest", "content.chain: required in v3 content (protocol §8)");
+    }
+    if (content.v === 2 && content.chain !== undefined) {
+      throw new ApiError("InvalidRequest", "content.chain: only v3 content carries a chain");
+    }
     if (content.senderDid !== ctx.did)
       throw new ApiError("InvalidRequest", "content.senderDid: must be the sender");
     if (content.clientMsgId !== body.clientMsgId) {
       throw new ApiError("InvalidRequest", "content.clientMsgId: must equal clientMsgId");
     }
+    if (content.v === 2) await this.checkV2Content(ctx, channel.id, content.epochId, body.clientMsgId);
     const now = this.clock.now();
     // A retry of a message that was committed (but whose ack was lost) is answered "duplicate" with
     // the first record, even if an epoch rotation happened since (the store checks that first).
@@ -140,6 +163,28 @@ export class MessageService {
       content.epochId,
     );
     return { sent: committed.then((result) => this.settle(ctx, result, channel.id, chUri)) };
+  }
+
+  /**
+   * Protocol §8: content below v3 is refused (422) once the channel has a v3 epoch. v2 content is
+   * taken only under the epoch that is current now and is v2: naming any other epoch is answered as
+   * the commit would answer it (409 EpochConflict), so a v3 epoch made between this look and the
+   * commit can never carry v2 content. A retry of a message committed earlier is left to the store,
+   * which returns the first record (idempotency wins, as over rotation).
+   */
+  private async checkV2Content(
+    ctx: AuthContext,
+    channelId: string,
+    epochId: string,
+    clientMsgId: string,
+  ): Promise<void> {
+    const { v3, epochId: currentEpochId } = await this.channelVersion(channelId);
+    if (!v3 && epochId === currentEpochId) return;
+    if (await this.storage.timeline.byClientMsgId(ctx.did, clientMsgId)) return;
+    if (v3) {
+      throw new ApiError("InvalidRequest", "content.v: must be 3: this channel has a v3 epoch (protocol §8)");
+    }
+    throw new ApiError("EpochConflict", "content.epochId: not the current epoch; fetch epoch keys and retry");
   }
 
   /** The channel of `uri` if the caller is a member (else NotFound or Forbidden, as for any call). */
@@ -221,7 +266,25 @@ export class MessageService {
       throw new ApiError("Forbidden", "Only the author or a channel owner can delete a message");
     }
     // Authorization first (above): who may not see the message learns nothing from the body checks.
-    if (deletion.uri !== body.uri) throw new ApiError("InvalidRequest", "deletion.uri: must equal uri");
+    if (deletion.v === 3) {
+      // Protocol §8: a v3 deletion names what the author signed, the target's (did, clientMsgId).
+      if (deletion.target.did !== row.authorDid || deletion.target.clientMsgId !== row.clientMsgId) {
+        throw new ApiError(
+          "InvalidRequest",
+          "deletion.target: must be the message's author did and clientMsgId",
+        );
+      }
+    } else {
+      if (deletion.uri !== body.uri) throw new ApiError("InvalidRequest", "deletion.uri: must equal uri");
+      // A v2 deletion names a uri the server assigned; once the channel is v3, readers accept only
+      // deletions that name the target's signed pair.
+      if ((await this.channelVersion(channel.id)).v3) {
+        throw new ApiError(
+          "InvalidRequest",
+          "deletion.v: must be 3: this channel has a v3 epoch (protocol §8)",
+        );
+      }
+    }
     if (deletion.byDid !== ctx.did)
       throw new ApiError("InvalidRequest", "deletion.byDid: must be the caller");
     if (deletion.channelId !== channel.id) {
@@ -238,13 +301,40 @@ export class MessageService {
       throw new ApiError("InvalidRequest", "signature: does not verify under your public key");
     }
     const signed = { deletion, signature };
-    if (await this.storage.timeline.deleteMessage(row.rkey, signed)) {
+    const tombstone = tombstoneOf(row.content);
+    if (await this.storage.timeline.deleteMessage(row.rkey, signed, tombstone)) {
       await this.bus.publish({
         kind: "channel",
         channelId: channel.id,
-        frame: frame(WsEvent.messageDeleted, { channelUri: uriOf(channel), uri: body.uri, deletion: signed }),
+        frame: frame(WsEvent.messageDeleted, {
+          channelUri: uriOf(channel),
+          uri: body.uri,
+          deletion: signed,
+          ...(tombstone ? { tombstone } : {}),
+        }),
       });
     }
     return { success: true };
   }
+}
+
+/**
+ * What a tombstone keeps of its message (protocol §8): the fields its EncryptedContent carried in the
+ * clear that readers need to match a deletion's target and count the sender's chain. Null for content
+ * that is not an envelope (nothing stored by this server is).
+ */
+export function tombstoneOf(contentJson: string): MessageTombstone | null {
+  let content: unknown;
+  try {
+    content = JSON.parse(contentJson);
+  } catch {
+    return null;
+  }
+  if (!contentCheck.Check(content)) return null;
+  return {
+    senderDid: content.senderDid,
+    clientMsgId: content.clientMsgId,
+    ...(content.chain ? { chain: { device: content.chain.device, n: content.chain.n } } : {}),
+    ...(content.epochNumber !== undefined ? { epochNumber: content.epochNumber } : {}),
+  };
 }

@@ -2,7 +2,16 @@ import { ApiError } from "../../core/protocol/index.ts";
 import type { Clock } from "../util/clock.ts";
 
 /** The kinds of write a user is limited on; each has its own bucket per user. */
-export type WriteKind = "channel" | "invite" | "message" | "epoch" | "key" | "backup" | "read" | "typing";
+export type WriteKind =
+  | "channel"
+  | "invite"
+  | "message"
+  | "epoch"
+  | "key"
+  | "backup"
+  | "read"
+  | "typing"
+  | "link";
 
 /** A token bucket: up to `burst` at once, refilled at `perMinute`. */
 export interface Rate {
@@ -32,6 +41,8 @@ export const DEFAULT_RATES: Record<WriteKind, Rate> = {
   read: { burst: 60, perMinute: 120 },
   /** typing indicators (a client sends at most one per few seconds per channel) */
   typing: { burst: 10, perMinute: 40 },
+  /** device linking: open, look up, complete and fetch (a fetch waits up to 25 s) */
+  link: { burst: 30, perMinute: 30 },
 };
 
 /** Channels one user may own (created, or inherited as longest-standing member) at once. */
@@ -149,4 +160,8 @@ export const WRITE_KINDS: Readonly<Record<string, WriteKind>> = {
   "channel:join": "channel",
   "channel:leave": "channel",
   "channel:message": "message",
+  deviceLinkOpen: "link",
+  deviceLinkLookup: "link",
+  deviceLinkComplete: "link",
+  deviceLinkFetch: "link",
 };

@@ -67,6 +67,7 @@ export function toEpochRecord(e: EpochRow): EpochRecord {
     commit: e.commit,
     signature: e.signature,
     admissions: e.admissions,
+    ...(e.keyChange ? { keyChange: e.keyChange } : {}),
   };
 }
 
@@ -81,6 +82,7 @@ export function toEpochInfo(state: EpochState): EpochInfo {
     rotationRequired: state.rotationRequired,
     admissions: e?.admissions ?? {},
     linkRotationRequired: state.linkRotationRequired,
+    ...(e?.keyChange ? { keyChange: e.keyChange } : {}),
   };
 }
 
@@ -97,6 +99,7 @@ export function toMessageRecord(r: MessageRow, chUri: string): MessageRecord {
       // A tombstone: content "" and, when deleted under v2, the signed deletion (protocol §7).
       content: r.content,
       ...(r.deletion ? { deletion: r.deletion } : {}),
+      ...(r.tombstone ? { tombstone: r.tombstone } : {}),
     },
   };
 }

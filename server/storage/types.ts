@@ -4,8 +4,10 @@ import type {
   ChannelType,
   Commit,
   InviteObject,
+  KeyChange,
   NotifyAction,
   SignedDeletion,
+  SignedReadMarker,
   WrappedEpochKey,
 } from "../../core/protocol/index.ts";
 
@@ -196,11 +198,25 @@ export interface ChannelStore {
   /**
    * Read markers (docs/protocol-extensions.md "Read markers"): an opaque seq per (user, channel), no
    * content. Raises the marker, never lowers it, and caps it at the channel's last seq; returns the
-   * stored value.
+   * stored value. `signed` (protocol §8) is stored with it whenever the stored seq rises (or first
+   * gets one), so the stored signed marker is always the one that set the stored seq.
    */
-  setReadMarker(did: string, channelId: string, seq: number, at: number): Promise<number>;
+  setReadMarker(
+    did: string,
+    channelId: string,
+    seq: number,
+    at: number,
+    signed?: SignedReadMarker | null,
+  ): Promise<ReadMarkerRow>;
   /** The user's markers in the channels they belong to now. */
-  readMarkers(did: string): Promise<{ channelId: string; seq: number }[]>;
+  readMarkers(did: string): Promise<ReadMarkerRow[]>;
+}
+
+export interface ReadMarkerRow {
+  channelId: string;
+  seq: number;
+  /** The signed marker that set `seq`; null for markers stored before protocol v3. */
+  signed: SignedReadMarker | null;
 }
 
 export interface EpochRow {
@@ -220,6 +236,8 @@ export interface EpochRow {
    * are absent. `{}` for epochs stored before v2.
    */
   admissions: Admissions;
+  /** v3: the old key's statement beside its creator's own `key-change` commit (absent otherwise). */
+  keyChange?: KeyChange;
 }
 
 export interface EpochState {
@@ -268,6 +286,20 @@ export interface MessageRow {
    * has content "" and no deletion.
    */
   deletion?: SignedDeletion;
+  /**
+   * Set on a tombstone deleted since protocol v3: what its EncryptedContent carried in the clear
+   * (protocol §8), kept when the ciphertext is wiped so readers can match the deletion's target and
+   * account for the chain number.
+   */
+  tombstone?: MessageTombstone;
+}
+
+/** The deleted message's signed sender, clientMsgId and, for v3 content, chain (and epoch number). */
+export interface MessageTombstone {
+  senderDid: string;
+  clientMsgId: string;
+  chain?: { device: string; n: number };
+  epochNumber?: number;
 }
 
 export interface NotifyRow {
@@ -312,9 +344,61 @@ export interface TimelineStore {
   byRkey(rkey: string): Promise<TimelineRow | null>;
   /**
    * Turns a live message into a tombstone: wipes its content and keeps the signed deletion (null only
-   * for callers without one). Returns false when there was no live message with that rkey.
+   * for callers without one) and `tombstone` (what the content carried in the clear). Returns false
+   * when there was no live message with that rkey.
    */
-  deleteMessage(rkey: string, deletion?: SignedDeletion | null): Promise<boolean>;
+  deleteMessage(
+    rkey: string,
+    deletion?: SignedDeletion | null,
+    tombstone?: MessageTombstone | null,
+  ): Promise<boolean>;
+}
+
+/**
+ * A device-link slot (docs/protocol-extensions.md "Device link"): opened by a new device under a
+ * code, bound to its account, filled once by another device of that account with an envelope the
+ * server cannot read, removed when fetched or when it expires. Only the code's SHA-256 is stored.
+ */
+export interface DeviceLinkRow {
+  codeHash: string;
+  did: string;
+  /** The new device's ephemeral public key: base64 of the 65-byte uncompressed P-256 point. */
+  ephemeralPublicKey: string;
+  createdAt: number;
+  expiresAt: number;
+  /** The envelope as the JSON text it was given; null until filled. */
+  envelope: string | null;
+  filledAt: number | null;
+}
+
+export type DeviceLinkOpenResult = "ok" | "exists" | "too-many";
+export type DeviceLinkFillResult = "ok" | "not-found" | "filled";
+
+export interface DeviceLinkStore {
+  /**
+   * Opens a slot, atomically: "exists" when a live (unexpired) slot has that code, from any account;
+   * "too-many" when the account already holds `maxOpen` live slots. An expired slot under the same
+   * code is replaced.
+   */
+  open(
+    row: Omit<DeviceLinkRow, "envelope" | "filledAt">,
+    now: number,
+    maxOpen: number,
+  ): Promise<DeviceLinkOpenResult>;
+  /** The live slot of that code, or null (none, expired). */
+  get(codeHash: string, now: number): Promise<DeviceLinkRow | null>;
+  /**
+   * Fills the live slot of `did` with that code, once: "not-found" when there is none (none,
+   * expired, or another account's), "filled" when it already holds an envelope.
+   */
+  fill(codeHash: string, did: string, envelope: string, now: number): Promise<DeviceLinkFillResult>;
+  /**
+   * The envelope of the live, filled slot of `did` with that code, deleting the slot in the same
+   * statement (so it is handed out once); null when there is none or it is not filled yet.
+   */
+  take(codeHash: string, did: string, now: number): Promise<string | null>;
+  /** Removes every slot that expired at or before `now`; how many. */
+  purge(now: number): Promise<number>;
 }
 
 export interface Storage {
@@ -323,6 +407,7 @@ export interface Storage {
   channels: ChannelStore;
   epochs: EpochStore;
   timeline: TimelineStore;
+  deviceLinks: DeviceLinkStore;
   close(): Promise<void>;
 }
 

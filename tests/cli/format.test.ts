@@ -13,7 +13,7 @@ import {
   warningKey,
   warningLine,
 } from "../../cli/format.ts";
-import { SecurityText } from "../../core/client/index.ts";
+import { SecurityText, type TimelineItem } from "../../core/client/index.ts";
 import {
   ALICE,
   BOB,
@@ -44,6 +44,7 @@ const ITEM_KEYS = [
   "text",
   "uri",
   "verified",
+  "withheld",
 ];
 const WARNING_KEYS = ["channelId", "check", "did", "epochNumber", "handle", "text", "type"];
 const keysOf = (o: object) => Object.keys(o).sort();
@@ -269,5 +270,91 @@ describe("replies, reactions and edits", () => {
     expect(lines).toHaveLength(2);
     expect(lines[0]).toEndWith(`${ALICE.handle} ✓ lunch at one? (edited) [👍 1]`);
     expect(lines[1]).toEndWith(`${BOB.handle} ✓ ↳ alice: "lunch at one?" yes`);
+  });
+});
+
+describe("protocol v3 rows and checks (read, tail, listen)", () => {
+  const keyChange = (signed: boolean): TimelineItem => ({
+    ...fixtures.epoch,
+    uri: "epoch:5",
+    epoch: {
+      ...EPOCH,
+      epochNumber: 5,
+      reason: "key-change",
+      added: [],
+      removed: [],
+      linkChanged: false,
+      rekeyed: [BOB],
+      creator: BOB,
+      keyChange: { ...BOB, signed },
+    },
+  });
+  const withheld = {
+    ...fixtures.missing,
+    uri: `withheld:${BOB.did}:ab12:4-5`,
+    missing: undefined,
+    author: BOB,
+    text: SecurityText.withheld(2, BOB.handle),
+    error: SecurityText.withheld(2, BOB.handle),
+    withheld: { ...BOB, device: "ab12", from: 4, to: 5 },
+  };
+
+  test("a key change its old key did not sign is a ⚠ row; a signed one is a neutral ⟳ row", () => {
+    const at = `[${time(fixtures.epoch.createdAt)}]`;
+    expect(itemLine(keyChange(false))).toBe(
+      `${at} ⚠ bob.test's key changed: compare safety numbers (epoch 5)`,
+    );
+    expect(itemLine(keyChange(true))).toBe(
+      `${at} ⟳ bob.test moved to a new key, signed by the previous one (epoch 5)`,
+    );
+    expect(itemJson(keyChange(false)).epoch).toMatchObject({
+      reason: "key-change",
+      keyChange: { ...BOB, signed: false },
+      renamed: null,
+    });
+    expect(itemJson(fixtures.epoch).epoch).toMatchObject({ keyChange: null, renamed: null });
+  });
+
+  test("withheld chain numbers: the row in place, with who and how many; JSON has `withheld`", () => {
+    expect(itemLine(withheld)).toBe(
+      "[---------- --:--] ⋯ 2 messages from bob.test missing (withheld by the server)",
+    );
+    const json = itemJson(withheld);
+    expect(keysOf(json)).toEqual(ITEM_KEYS);
+    expect(json).toMatchObject({
+      kind: "missing",
+      missing: null,
+      withheld: { ...BOB, device: "ab12", from: 4, to: 5 },
+      text: "2 messages from bob.test missing (withheld by the server)",
+    });
+    expect(itemJson(fixtures.missing).withheld).toBeNull();
+    const lines = viewLines([fixtures.verified, withheld], { warnings: [], sendBlocked: false });
+    expect(lines[1]).toContain("2 messages from bob.test missing");
+  });
+
+  test("every v3 check is named in JSON; fresh-device, withheld and deletion do not explain a blocked send", () => {
+    for (const check of ["member-key", "withheld", "deletion", "fresh-device"] as const) {
+      const w = {
+        check,
+        channelId: CHANNEL_ID,
+        epochNumber: 4,
+        did: BOB.did,
+        handle: BOB.handle,
+        text: SecurityText.warning(check, { epochNumber: 4, handle: BOB.handle, detail: "2026-11-22" }),
+      };
+      expect(warningJson(w)).toMatchObject({ type: "warning", check, text: w.text });
+      expect(warningLine(w)).toBe(`⚠ ${w.text}`);
+    }
+    const fresh = {
+      check: "fresh-device" as const,
+      channelId: CHANNEL_ID,
+      epochNumber: null,
+      did: null,
+      handle: null,
+      text: SecurityText.warning("fresh-device", { detail: "2026-11-22" }),
+    };
+    expect(fresh.text).toContain("verified from the server's word since 2026-11-22");
+    const memberKey = { ...fresh, check: "member-key" as const, text: "member-key text" };
+    expect(sendBlockedText({ warnings: [memberKey, fresh] })).toBe("member-key text");
   });
 });

@@ -63,6 +63,7 @@ const ITEM_KEYS = [
   "text",
   "uri",
   "verified",
+  "withheld",
 ];
 
 const keysOf = (o: object) => Object.keys(o).sort();

@@ -57,7 +57,8 @@ test("tail prints a key change as it arises; read shows it after", async () => {
       "type",
     ]);
     expect(warning).toMatchObject({ type: "warning", check: "key-changed", channelId, did: carol.did });
-    expect(warning.text).toContain("encryption key changed");
+    // Protocol §8: the server says carol reset her key; her own key-change commit is still to come.
+    expect(warning.text).toContain("reset their key");
     const text = await humanOut.waitFor((l) => l.startsWith("⚠ "), 15_000, "the ⚠ line");
     expect(text).toBe(`⚠ ${warning.text}`);
     // Every stdout line of --json is one JSON object, and the warning is printed once.

@@ -6,7 +6,8 @@
 import { expect } from "bun:test";
 import type { Page } from "playwright-core";
 import { ok } from "../server/harness.ts";
-import { createChannel, person, rotate, seal } from "../server/people.ts";
+import { createChannel, person } from "../server/people.ts";
+import { device, rotate3, seal3 } from "../server/v3-people.ts";
 import {
   browserTest,
   e2eServer,
@@ -156,9 +157,11 @@ browserTest(
       const box = document.querySelector<HTMLTextAreaElement>('textarea[aria-label="Message"]');
       return box?.value === "" && !box.disabled;
     });
-    const epoch = await rotate(t.url, bob, plaza.channel);
+    // bob's own client (protocol v3: a v3 commit, and v3 content in his device's sender chain).
+    const epoch = await rotate3(t.url, bob, plaza.channel);
     expect(epoch.res.status).toBe(200);
-    await ok(t.url, "send", await seal(bob, plaza.channel, epoch, "hello phone, from the desk"), bob.token);
+    const desk = device();
+    await ok(t.url, "send", await seal3(bob, plaza.channel, epoch, "hello phone, from the desk", desk.next()), bob.token);
     await expectMessage(page, bob.name, "hello phone, from the desk");
     await inViewport(page, ".composer");
     await shot(page, "mobile-chat");

@@ -118,6 +118,11 @@ browserTest(
     await alice.page.getByRole("button", { name: "enable notifications" }).click();
     await alice.page.waitForFunction(() => (window as unknown as { __asked: number }).__asked === 1);
     await alice.page.getByRole("button", { name: "enable notifications" }).waitFor({ state: "detached" });
+    // Notifications show the sender only by default (docs/decisions/notification-content.md); this
+    // test reads the text in them, so it asks for it.
+    const content = alice.page.getByRole("combobox", { name: "What notifications show" });
+    expect(await content.inputValue()).toBe("name");
+    await content.selectOption("name-and-message");
 
     // Typing, seen by the other member.
     await bob.page.getByRole("textbox", { name: "Message" }).pressSequentially("thinking", { delay: 20 });

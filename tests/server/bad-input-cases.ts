@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import type { TSchema } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { SignJWT } from "jose";
-import { newLinkSecret } from "../../core/crypto/index.ts";
+import { newLinkSecret, signObject } from "../../core/crypto/index.ts";
 import {
   API_BASE,
   ClientFrames,
@@ -158,13 +158,17 @@ export function randomJson(rng: Rng, depth = 0): unknown {
 
 export type BodyRoute = Exclude<
   RouteName,
-  "session" | "refresh" | "weather" | "health" | "keyBackupGet" | "keyBackupDelete"
+  "session" | "refresh" | "weather" | "health" | "keyBackupGet" | "keyBackupDelete" | "deviceLinkFetch"
 >;
 export const ROUTE_NAMES = Object.keys(Routes) as RouteName[];
 export const BODY_ROUTES = ROUTE_NAMES.filter((n) => Routes[n].body !== null) as BodyRoute[];
 export const POST_ROUTES = ROUTE_NAMES.filter((n) => Routes[n].method === "POST");
 export const GET_ROUTES = ROUTE_NAMES.filter((n) => Routes[n].method === "GET");
 export const ACCESS_ROUTES = ROUTE_NAMES.filter((n) => Routes[n].auth === "access");
+/** Paths followed by a parameter segment in some route (`/devices/link` of `/devices/link/:code`). */
+export const PARAM_PREFIXES = ROUTE_NAMES.map((n) => Routes[n].path)
+  .filter((p) => p.includes("/:"))
+  .map((p) => p.slice(0, p.indexOf("/:")));
 export const checks = Object.fromEntries(
   BODY_ROUTES.map((n) => [n, TypeCompiler.Compile(Routes[n].body as TSchema)]),
 ) as Record<BodyRoute, ReturnType<typeof TypeCompiler.Compile>>;
@@ -188,6 +192,8 @@ export const MUTATING = new Set<RouteName>([
   "deleteMessage",
   "logoutCookie",
   "keyBackupPut",
+  "deviceLinkOpen",
+  "deviceLinkComplete",
 ]);
 
 /** The field a JSON pointer names, the way a client reads it in `message` ("commit.members.0.did"). */
@@ -286,6 +292,10 @@ export interface World {
   /** The victim's genuinely signed invite of the fuzzer to the invite channel, and deletion of messageUri. */
   signedInvite: { invite: unknown; signature: string };
   signedDeletion: { deletion: unknown; signature: string };
+  /** The fuzzer's own signed read marker for the invite channel (it is no member there). */
+  signedMarker: { marker: unknown; signature: string };
+  /** A P-256 public key, base64 of the raw point (a device link's ephemeral key). */
+  ephemeralKey: string;
   /** A link proof for the secret channel, as the fuzzer would make it (with a wrong link secret). */
   linkProof: unknown;
   /** Bad tokens by name; `expired` must answer ExpiredToken, the rest Unauthorized. */
@@ -304,7 +314,7 @@ export function baseBodies(w: World): Record<BodyRoute, Record<string, unknown>>
     getKeys: { dids: [w.victim.session.did, w.fuzzer.session.did] },
     getChannels: {},
     getInvites: {},
-    markRead: { channelUri, seq: 1 },
+    markRead: { channelUri, ...w.signedMarker },
     getReadMarkers: {},
     createChannel: { name: "fuzz", description: "d", type: "public" },
     joinChannel: { channelUri, joinToken: "tok", admission: w.linkProof },
@@ -322,6 +332,9 @@ export function baseBodies(w: World): Record<BodyRoute, Record<string, unknown>>
     logoutCookie: { did: w.fuzzer.session.did },
     // Any value passes the schema; the server's own check (parseKeyBackup) refuses this one.
     keyBackupPut: { backup: { v: 1 } },
+    deviceLinkOpen: { code: "fuzz-link-0001", ephemeralPublicKey: w.ephemeralKey },
+    deviceLinkLookup: { code: "fuzz-link-0001" },
+    deviceLinkComplete: { code: "fuzz-link-0001", envelope: { v: 1, box: "AAAA" } },
   };
 }
 
@@ -1202,7 +1215,8 @@ export function buildHttpCases(w: World, rng: Rng): HttpCase[] {
       `/zz-${segs.join("/")}`,
       `/auth/zz-${segs[0]}`,
       `/channel/zz-${segs[0]}`,
-      `${rng.pick(POST_ROUTES.map((n) => Routes[n].path))}/zz-${segs[0]}`,
+      // Not under a path whose next segment is a route's parameter (`/devices/link/:code`).
+      `${rng.pick(POST_ROUTES.map((n) => Routes[n].path).filter((p) => !PARAM_PREFIXES.includes(p)))}/zz-${segs[0]}`,
       `/${segs[0]}-zz`,
     ]);
     cases.push({
@@ -1628,6 +1642,14 @@ export function snapshot(t: TestServer): Record<string, string> {
   }
 }
 
+/** A fresh ephemeral P-256 public key as base64 of its 65-byte raw point (a device link's). */
+export async function ephemeralKey(): Promise<string> {
+  const pair = (await crypto.subtle.generateKey({ name: "ECDH", namedCurve: "P-256" }, true, [
+    "deriveBits",
+  ])) as CryptoKeyPair;
+  return Buffer.from(await crypto.subtle.exportKey("raw", pair.publicKey)).toString("base64");
+}
+
 /** The people, channels, tokens and signed bodies the barrage aims at (a fresh server, `clock` its clock). */
 export async function buildWorld(t: TestServer, clock: ManualClock): Promise<World> {
   // A session that will be 16 minutes old: its access token is expired during the barrage.
@@ -1686,6 +1708,11 @@ export async function buildWorld(t: TestServer, clock: ManualClock): Promise<Wor
       await deletionBody(victim, invite.channel, sent.record.uri),
     ),
     linkProof: (await linkJoinBody(fuzzer, secret.channel, newLinkSecret())).admission,
+    signedMarker: await (async () => {
+      const marker = { v: 3, channelId: invite.channel.id, seq: 1, createdAt: Date.now() };
+      return { marker, signature: await signObject(fuzzer.identity, marker) };
+    })(),
+    ephemeralKey: await ephemeralKey(),
     badAccess: tokens.access,
     badRefresh: tokens.refresh,
   };

@@ -148,7 +148,7 @@ test("every acknowledged message survives kill -9, and the server carries on aft
   // The deleted message survives only as its tombstone, with the signed deletion (protocol §7).
   const tombstone = byUri.get(deleted.uri) as MessageRecord | undefined;
   expect(tombstone?.value.content).toBe("");
-  expect(tombstone?.value.deletion?.deletion.uri).toBe(deleted.uri);
+  expect((tombstone?.value.deletion?.deletion as { uri?: string } | undefined)?.uri).toBe(deleted.uri);
   // Nothing that was not acknowledged appeared either: the acked messages, the tombstone and the join notice.
   const messages = stored.filter(
     (rec) => rec.value.$type === "chat.wsync.message" && rec.uri !== deleted.uri,

@@ -4,7 +4,8 @@
  * the user's own other sockets only; typing reaches the channel's members and is stored nowhere.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { WsEvent } from "../../core/protocol/index.ts";
+import { signObject } from "../../core/crypto/index.ts";
+import { type Channel, WsEvent } from "../../core/protocol/index.ts";
 import { newChannelId } from "../../server/util/ids.ts";
 import { call, ok, startTestServer, type TestServer } from "./harness.ts";
 import { createChannel, type Person, person, seal } from "./people.ts";
@@ -62,6 +63,12 @@ async function room(name: string, messages = 0) {
   return { owner, member, outsider, channel: made.channel, seqs };
 }
 
+/** A mark-read body with the marker signed by `who` (protocol §8). */
+async function mark(who: Person, channel: Pick<Channel, "id" | "uri">, seq: number) {
+  const marker = { v: 3 as const, channelId: channel.id, seq, createdAt: Date.now() };
+  return { channelUri: channel.uri, marker, signature: await signObject(who.identity, marker) };
+}
+
 describe("read markers", () => {
   test("a member's marker rises, never falls, is capped at the last seq and is listed for them", async () => {
     const { owner, member, channel, seqs } = await room("reads", 3);
@@ -69,18 +76,20 @@ describe("read markers", () => {
     const last = (await ok(t.url, "getMessages", { channelUri: channel.uri, limit: 1 }, member.token))
       .records[0]?.seq as number;
     expect(last).toBeGreaterThanOrEqual(Math.max(...seqs));
-    expect(await ok(t.url, "markRead", { channelUri: channel.uri, seq: last - 1 }, member.token)).toEqual({
+    const first = await mark(member, channel, last - 1);
+    expect(await ok(t.url, "markRead", first, member.token)).toEqual({
       channelId: channel.id,
       seq: last - 1,
+      marker: first.marker,
+      signature: first.signature,
     });
-    expect((await ok(t.url, "markRead", { channelUri: channel.uri, seq: 1 }, member.token)).seq).toBe(
-      last - 1,
-    );
-    expect(
-      (await ok(t.url, "markRead", { channelUri: channel.uri, seq: last + 1000 }, member.token)).seq,
-    ).toBe(last);
+    // Lower: the stored seq and the signed marker that set it stay.
+    const lower = await ok(t.url, "markRead", await mark(member, channel, 1), member.token);
+    expect(lower).toMatchObject({ seq: last - 1, marker: first.marker });
+    const past = await mark(member, channel, last + 1000);
+    expect((await ok(t.url, "markRead", past, member.token)).seq).toBe(last);
     expect((await ok(t.url, "getReadMarkers", {}, member.token)).markers).toEqual([
-      { channelId: channel.id, seq: last },
+      { channelId: channel.id, seq: last, marker: past.marker, signature: past.signature },
     ]);
     // The owner has no marker there; the member's is theirs alone.
     expect((await ok(t.url, "getReadMarkers", {}, owner.token)).markers).toEqual([]);
@@ -88,26 +97,31 @@ describe("read markers", () => {
 
   test("non-members, unknown channels and bad input are refused and change nothing", async () => {
     const { member, outsider, channel } = await room("reads-refused");
-    const r = await call(t.url, "markRead", { channelUri: channel.uri, seq: 1 }, outsider.token);
+    const r = await call(t.url, "markRead", await mark(outsider, channel, 1), outsider.token);
     expect(r.status).toBe(403);
     expect((await ok(t.url, "getReadMarkers", {}, outsider.token)).markers).toEqual([]);
     const unknown = channel.uri.replace(channel.id, newChannelId());
-    expect((await call(t.url, "markRead", { channelUri: unknown, seq: 1 }, member.token)).status).toBe(404);
+    const good = await mark(member, channel, 1);
+    expect((await call(t.url, "markRead", { ...good, channelUri: unknown }, member.token)).status).toBe(404);
     expect(
-      (await call(t.url, "markRead", { channelUri: "at://nope/x/y", seq: 1 }, member.token)).status,
+      (await call(t.url, "markRead", { ...good, channelUri: "at://nope/x/y" }, member.token)).status,
     ).toBe(422);
+    const withMarker = (m: Record<string, unknown>) => ({ ...good, marker: { ...good.marker, ...m } });
     for (const bad of [
-      { channelUri: channel.uri, seq: -1 },
-      { channelUri: channel.uri, seq: 1.5 },
-      { channelUri: channel.uri, seq: "3" },
-      { channelUri: channel.uri },
-      { channelUri: channel.uri, seq: 1, extra: true },
+      withMarker({ seq: -1 }),
+      withMarker({ seq: 0 }),
+      withMarker({ seq: 1.5 }),
+      withMarker({ seq: "3" }),
+      withMarker({ v: 2 }),
+      { channelUri: channel.uri, seq: 1 },
+      { channelUri: channel.uri, marker: good.marker },
+      { ...good, extra: true },
     ]) {
       const res = await call(t.url, "markRead", bad, member.token);
       expect(res.status).toBe(422);
       expect(res.body.error).toBe("InvalidRequest");
     }
-    expect((await call(t.url, "markRead", { channelUri: channel.uri, seq: 1 })).status).toBe(401);
+    expect((await call(t.url, "markRead", good)).status).toBe(401);
     expect((await ok(t.url, "getReadMarkers", {}, member.token)).markers).toEqual([]);
   });
 
@@ -117,11 +131,14 @@ describe("read markers", () => {
     const mine = await socket(member);
     const theirs = await socket(owner);
     try {
-      await ok(t.url, "markRead", { channelUri: channel.uri, seq: record.seq }, member.token);
+      const body = await mark(member, channel, record.seq);
+      await ok(t.url, "markRead", body, member.token);
       await mine.until(() => mine.frames.some((f) => f.type === WsEvent.readMarker), "read marker frame");
       expect(mine.frames.find((f) => f.type === WsEvent.readMarker)?.data).toEqual({
         channelId: channel.id,
         seq: record.seq,
+        marker: body.marker,
+        signature: body.signature,
       });
       await Bun.sleep(100);
       expect(theirs.frames.some((f) => f.type === WsEvent.readMarker)).toBe(false);
@@ -134,8 +151,9 @@ describe("read markers", () => {
   test("marking is rate-limited per user", async () => {
     const { member, channel } = await room("reads-limit");
     let limited = false;
+    const body = await mark(member, channel, 1);
     for (let n = 0; n < 200 && !limited; n++) {
-      const r = await call(t.url, "markRead", { channelUri: channel.uri, seq: 0 }, member.token);
+      const r = await call(t.url, "markRead", body, member.token);
       if (r.status === 429) limited = true;
       else expect(r.status).toBe(200);
     }

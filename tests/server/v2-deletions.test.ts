@@ -75,7 +75,16 @@ test("a valid deletion leaves a tombstone with the signed deletion, in pages, in
   const signed = { deletion: body.deletion, signature: body.signature };
 
   const frame = await ws.waitFor((f) => f.type === "channel:message:deleted");
-  expect(frame.data).toEqual({ channelUri: channel.uri, uri: m.uri, deletion: signed });
+  // Since v3 the frame (and the tombstone) also keep the message's signed pair in the clear.
+  expect(frame.data).toEqual({
+    channelUri: channel.uri,
+    uri: m.uri,
+    deletion: signed,
+    tombstone: expect.objectContaining({
+      senderDid: bob.session.did,
+      clientMsgId: JSON.parse(m.value.content).clientMsgId,
+    }),
+  });
   ws.close();
 
   const page = await messages(channel);
@@ -112,12 +121,12 @@ test("v1 content is refused on send, over HTTP and the socket: 422 content.v", a
   const v1 = { ...sealed, content: JSON.stringify({ ...JSON.parse(sealed.content), v: 1 }) };
   const r = await call(t.url, "send", v1, bob.token);
   expect(r.status).toBe(422);
-  expect(r.body as unknown).toEqual({ error: "InvalidRequest", message: "content.v: must be 2" });
+  expect(r.body as unknown).toEqual({ error: "InvalidRequest", message: "content.v: must be 2 or 3" });
   const ws = await TestSocket.connect(t.wsUrl, bob.token);
   const f = await ws.request("channel:message", v1);
   expect(f).toMatchObject({
     type: "error",
-    data: { error: "InvalidRequest", message: "content.v: must be 2" },
+    data: { error: "InvalidRequest", message: "content.v: must be 2 or 3" },
   });
   ws.close();
   expect((await messages(channel)).some((rec) => rec.value.$type === "chat.wsync.message")).toBe(false);

@@ -31,6 +31,8 @@ export const authUi = proxy({
   newKeys: null as null | KeyPair,
   /** The board's "Key backup" dialog. */
   keyBackupOpen: false,
+  /** The board's "Link a device" dialog (docs/device-linking.md). */
+  linkDeviceOpen: false,
   /**
    * The backup status as last read or changed by this page (undefined: not read yet). Kept because
    * the server counts every backup fetch against the account's restore attempts.

@@ -17,6 +17,19 @@ export class BrowserStore implements KeyValueStore {
   async delete(key: string) {
     this.storage.removeItem(key);
   }
+  /**
+   * Tabs of one browser share this store: a counter (the sender chain's n, protocol §8) is moved
+   * under a Web Lock so two tabs never take the same number.
+   */
+  async update(key: string, change: (current: string | null) => string): Promise<string> {
+    const run = () => {
+      const next = change(this.storage.getItem(key));
+      this.storage.setItem(key, next);
+      return next;
+    };
+    const locks = typeof navigator !== "undefined" ? navigator.locks : undefined;
+    return locks ? locks.request(`wsync-store:${key}`, run) : run();
+  }
 }
 
 /**

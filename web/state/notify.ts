@@ -5,26 +5,51 @@ import { mentions } from "../../core/client/unread.ts";
  * Notifications for new messages: per channel "mentions" (the default), "all" or "mute", kept in
  * this browser per account (localStorage; a preference, not a secret). The browser's permission is
  * asked only when the user turns notifications on (a click), never on page load. An optional short
- * beep (WebAudio, off by default). The notification's text is the decrypted message, shown by this
- * browser only; nothing about it goes to the server.
+ * beep (WebAudio, off by default). Nothing about a notification goes to the server.
+ *
+ * What a notification shows is a setting of this device (docs/decisions/notification-content.md):
+ * "Name and message", "Name only" (the default) or "Nothing". A notification leaves the page: the
+ * operating system shows it on the lock screen, keeps it in its notification history and may mirror
+ * it to a watch or another device, so the decrypted text goes there only when the user chose so.
  */
 
 export type NotifyLevel = "mentions" | "all" | "mute";
 export const NOTIFY_LEVELS: NotifyLevel[] = ["mentions", "all", "mute"];
+
+/** What an OS notification carries: the channel, sender and text; the channel and sender; neither. */
+export type NotifyContent = "name-and-message" | "name" | "nothing";
+export const NOTIFY_CONTENTS: NotifyContent[] = ["name-and-message", "name", "nothing"];
+export const NOTIFY_CONTENT_DEFAULT: NotifyContent = "name";
+
+export const NotifyText = {
+  content: { "name-and-message": "Name and message", name: "Name only", nothing: "Nothing" },
+  contentLabel: "What notifications show",
+  /** The title and body under "Nothing": no channel, no sender, no text. */
+  anonymousTitle: "wsync",
+  newMessage: "New message",
+  newMessageFrom: (author: string) => `New message from ${author}`,
+} as const;
 
 const key = (did: string) => `wsync-notify:${did}`;
 
 interface Prefs {
   levels: Record<string, NotifyLevel>;
   sound: boolean;
+  content: NotifyContent;
 }
+
+const isContent = (v: unknown): v is NotifyContent => NOTIFY_CONTENTS.includes(v as NotifyContent);
 
 export function loadPrefs(did: string): Prefs {
   try {
     const p = JSON.parse(localStorage.getItem(key(did)) ?? "{}") as Partial<Prefs>;
-    return { levels: p.levels ?? {}, sound: p.sound === true };
+    return {
+      levels: p.levels ?? {},
+      sound: p.sound === true,
+      content: isContent(p.content) ? p.content : NOTIFY_CONTENT_DEFAULT,
+    };
   } catch {
-    return { levels: {}, sound: false };
+    return { levels: {}, sound: false, content: NOTIFY_CONTENT_DEFAULT };
   }
 }
 
@@ -44,6 +69,35 @@ export function setLevel(did: string, channelId: string, level: NotifyLevel): vo
   const p = loadPrefs(did);
   p.levels[channelId] = level;
   savePrefs(did, p);
+}
+
+export function contentOf(did: string): NotifyContent {
+  return loadPrefs(did).content;
+}
+
+export function setContent(did: string, content: NotifyContent): void {
+  const p = loadPrefs(did);
+  p.content = content;
+  savePrefs(did, p);
+}
+
+/**
+ * The notification for one message under a content setting: exactly what the setting allows. The
+ * tag (which replaces an earlier notification of the same channel) names the channel only where
+ * the title does.
+ */
+export function notificationFor(
+  content: NotifyContent,
+  m: { channelName: string; author: string; text: string },
+): { title: string; options: NotificationOptions } {
+  if (content === "nothing") {
+    return { title: NotifyText.anonymousTitle, options: { body: NotifyText.newMessage, tag: "wsync" } };
+  }
+  const body =
+    content === "name-and-message"
+      ? `${m.author}: ${m.text.slice(0, 140)}`
+      : NotifyText.newMessageFrom(m.author);
+  return { title: `#${m.channelName}`, options: { body, tag: m.channelName } };
 }
 
 export function notificationsAllowed(): boolean {
@@ -92,15 +146,14 @@ export function notify(input: {
   lookingAtIt: boolean;
 }): void {
   if (input.lookingAtIt) return;
+  const prefs = loadPrefs(input.did);
   if (notificationsAllowed()) {
     try {
-      new Notification(`#${input.channelName}`, {
-        body: `${input.author}: ${input.text.slice(0, 140)}`,
-        tag: input.channelName,
-      });
+      const { title, options } = notificationFor(prefs.content, input);
+      new Notification(title, options);
     } catch {
       // Some browsers allow notifications only from a service worker: the badge still counts.
     }
   }
-  if (loadPrefs(input.did).sound) beep();
+  if (prefs.sound) beep();
 }

@@ -1,4 +1,4 @@
-import type { Admission, ChannelType, InviteObject } from "../../../core/protocol/index.ts";
+import type { Admission, ChannelType, InviteObject, SignedReadMarker } from "../../../core/protocol/index.ts";
 import type {
   ChannelRow,
   ChannelStore,
@@ -7,6 +7,7 @@ import type {
   MemberRow,
   MembershipChange,
   NewInvite,
+  ReadMarkerRow,
 } from "../types.ts";
 import { type Int8, num, numOrNull, type PgClient } from "./client.ts";
 
@@ -275,27 +276,50 @@ export class PostgresChannels implements ChannelStore {
     return this.invites("i.invitee_did = $1", [did]);
   }
 
-  async setReadMarker(did: string, channelId: string, seq: number, at: number): Promise<number> {
-    const rows: { seq: Int8 }[] = await this.db.run(
+  async setReadMarker(
+    did: string,
+    channelId: string,
+    seq: number,
+    at: number,
+    signed: SignedReadMarker | null = null,
+  ): Promise<ReadMarkerRow> {
+    // As SQLite's: the signed marker goes with the seq it set.
+    const rows: MarkerRow[] = await this.db.run(
       (sql) => sql`
-        INSERT INTO read_markers (did, channel_id, seq, updated_at)
+        INSERT INTO read_markers (did, channel_id, seq, updated_at, signed_json)
         VALUES (${did}, ${channelId},
           GREATEST(0, LEAST(${seq}::bigint, COALESCE((SELECT last_seq FROM channels WHERE id = ${channelId}), 0))),
-          ${at})
+          ${at}, ${signed ? JSON.stringify(signed) : null})
         ON CONFLICT (did, channel_id) DO UPDATE SET
+          signed_json = CASE
+            WHEN excluded.seq > read_markers.seq
+              OR (excluded.seq = read_markers.seq AND read_markers.signed_json IS NULL)
+            THEN excluded.signed_json ELSE read_markers.signed_json END,
           seq = GREATEST(read_markers.seq, excluded.seq), updated_at = excluded.updated_at
-        RETURNING seq`,
+        RETURNING channel_id, seq, signed_json`,
     );
-    return num(rows[0]?.seq ?? 0);
+    return toMarker(rows[0] as MarkerRow);
   }
 
-  async readMarkers(did: string): Promise<{ channelId: string; seq: number }[]> {
-    const rows: { channel_id: string; seq: Int8 }[] = await this.db.run(
+  async readMarkers(did: string): Promise<ReadMarkerRow[]> {
+    const rows: MarkerRow[] = await this.db.run(
       (sql) => sql`
-        SELECT r.channel_id, r.seq FROM read_markers r
+        SELECT r.channel_id, r.seq, r.signed_json FROM read_markers r
         JOIN members m ON m.channel_id = r.channel_id AND m.did = r.did
         WHERE r.did = ${did} ORDER BY r.channel_id COLLATE "C"`,
     );
-    return rows.map((r) => ({ channelId: r.channel_id, seq: num(r.seq) }));
+    return rows.map(toMarker);
   }
 }
+
+interface MarkerRow {
+  channel_id: string;
+  seq: Int8;
+  signed_json: string | null;
+}
+
+const toMarker = (r: MarkerRow): ReadMarkerRow => ({
+  channelId: r.channel_id,
+  seq: num(r.seq),
+  signed: r.signed_json == null ? null : (JSON.parse(r.signed_json) as SignedReadMarker),
+});

@@ -1,4 +1,4 @@
-import type { Admissions, Commit, WrappedEpochKey } from "../../../core/protocol/index.ts";
+import type { Admissions, Commit, KeyChange, WrappedEpochKey } from "../../../core/protocol/index.ts";
 import type { EpochInsertResult, EpochRow, EpochState, EpochStore } from "../types.ts";
 import { type Int8, num, type PgClient } from "./client.ts";
 
@@ -12,9 +12,11 @@ interface Row {
   created_at: Int8;
   member_version: Int8;
   admissions_json: string;
+  key_change_json: string | null;
 }
 
 const toEpoch = (r: Row): EpochRow => ({
+  ...(r.key_change_json == null ? {} : { keyChange: JSON.parse(r.key_change_json) as KeyChange }),
   channelId: r.channel_id,
   epochNumber: num(r.epoch_number),
   epochId: r.epoch_id,
@@ -74,9 +76,10 @@ export class PostgresEpochs implements EpochStore {
       if (e.epochNumber !== num(current?.n ?? 0) + 1) return "conflict";
       if (num(channel?.member_version ?? 0) !== e.memberVersion) return "members-changed";
       await tx`
-        INSERT INTO epochs (channel_id, epoch_number, epoch_id, commit_json, signature, creator_did, created_at, member_version, admissions_json)
+        INSERT INTO epochs (channel_id, epoch_number, epoch_id, commit_json, signature, creator_did, created_at, member_version, admissions_json, key_change_json)
         VALUES (${e.channelId}, ${e.epochNumber}, ${e.epochId}, ${JSON.stringify(e.commit)}, ${e.signature},
-          ${e.creatorDid}, ${e.createdAt}, ${e.memberVersion}, ${JSON.stringify(e.admissions)})`;
+          ${e.creatorDid}, ${e.createdAt}, ${e.memberVersion}, ${JSON.stringify(e.admissions)},
+          ${e.keyChange ? JSON.stringify(e.keyChange) : null})`;
       if (wrappedKeys.length > 0) {
         await tx`
           INSERT INTO epoch_keys (channel_id, epoch_number, recipient_did, wrapped_json)

@@ -3,6 +3,7 @@ import type { Storage } from "../types.ts";
 import { PostgresAccounts } from "./accounts.ts";
 import { PostgresChannels } from "./channels.ts";
 import { PgClient } from "./client.ts";
+import { PostgresDeviceLinks } from "./device-links.ts";
 import { PostgresEpochs } from "./epochs.ts";
 import { migrate } from "./migrations.ts";
 import { PostgresSessions } from "./sessions.ts";
@@ -38,6 +39,7 @@ export async function openPostgresStorage(opts: PostgresOptions): Promise<Storag
     sessions: new PostgresSessions(db),
     channels: new PostgresChannels(db),
     epochs: new PostgresEpochs(db),
+    deviceLinks: new PostgresDeviceLinks(db),
     timeline: new PostgresTimeline(db),
     close: () => db.close(),
   };

@@ -166,6 +166,34 @@ export const migrations: { version: number; sql: string }[] = [
       ALTER TABLE sessions ADD COLUMN rotated_at BIGINT;
     `,
   },
+  {
+    // Protocol v3 (§8): key-change statements, signed read markers, tombstones' signed pair and
+    // chain, device-link slots; channels
+    // whose current epoch is below v3 need rotation (as in SQLite's migration 7).
+    version: 7,
+    sql: `
+      ALTER TABLE epochs ADD COLUMN key_change_json TEXT;
+      ALTER TABLE read_markers ADD COLUMN signed_json TEXT;
+      ALTER TABLE timeline ADD COLUMN tombstone_json TEXT;
+      CREATE TABLE device_links (
+        code_hash TEXT PRIMARY KEY,
+        did TEXT NOT NULL REFERENCES accounts(did) ON DELETE CASCADE,
+        ephemeral_public_key TEXT NOT NULL,
+        envelope_json TEXT,
+        created_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        filled_at BIGINT
+      );
+      CREATE INDEX device_links_did ON device_links(did);
+      CREATE INDEX device_links_expires ON device_links(expires_at);
+      UPDATE channels SET member_version = member_version + 1
+        WHERE id IN (
+          SELECT e.channel_id FROM epochs e
+          WHERE e.epoch_number = (SELECT MAX(x.epoch_number) FROM epochs x WHERE x.channel_id = e.channel_id)
+            AND ((e.commit_json::jsonb ->> 'v')::int) < 3
+        );
+    `,
+  },
 ];
 
 /**

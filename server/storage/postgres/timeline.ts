@@ -1,6 +1,13 @@
 import type { TransactionSQL } from "bun";
 import type { NotifyAction, SignedDeletion } from "../../../core/protocol/index.ts";
-import type { AppendMessageResult, MessageRow, NotifyRow, TimelineRow, TimelineStore } from "../types.ts";
+import type {
+  AppendMessageResult,
+  MessageRow,
+  MessageTombstone,
+  NotifyRow,
+  TimelineRow,
+  TimelineStore,
+} from "../types.ts";
 import { constraintOf, type Int8, num, type PgClient, sqlState } from "./client.ts";
 
 interface Row {
@@ -15,6 +22,7 @@ interface Row {
   action: NotifyAction | null;
   created_at: Int8;
   deletion_json: string | null;
+  tombstone_json?: string | null;
 }
 
 function toMessage(r: Row): MessageRow {
@@ -30,6 +38,7 @@ function toMessage(r: Row): MessageRow {
     createdAt: num(r.created_at),
   };
   if (r.deletion_json !== null) row.deletion = JSON.parse(r.deletion_json) as SignedDeletion;
+  if (r.tombstone_json != null) row.tombstone = JSON.parse(r.tombstone_json) as MessageTombstone;
   return row;
 }
 
@@ -289,13 +298,18 @@ export class PostgresTimeline implements TimelineStore {
     return r ? toRow(r) : null;
   }
 
-  async deleteMessage(rkey: string, deletion: SignedDeletion | null = null): Promise<boolean> {
+  async deleteMessage(
+    rkey: string,
+    deletion: SignedDeletion | null = null,
+    tombstone: MessageTombstone | null = null,
+  ): Promise<boolean> {
     return this.db.tx(async (tx): Promise<boolean> => {
       // The row stays as a tombstone so seq never repeats; its ciphertext is wiped. (PostgreSQL keeps
       // the old row version until VACUUM reclaims it; autovacuum does, there is no checkpoint to force.)
       const [r]: { channel_id: string }[] = await tx`
         UPDATE timeline SET deleted = 1, content = NULL,
-          deletion_json = ${deletion === null ? null : JSON.stringify(deletion)}
+          deletion_json = ${deletion === null ? null : JSON.stringify(deletion)},
+          tombstone_json = ${tombstone === null ? null : JSON.stringify(tombstone)}
         WHERE rkey = ${rkey} AND kind = 'message' AND deleted = 0 RETURNING channel_id`;
       if (!r) return false;
       await tx`UPDATE channels SET message_count = message_count - 1 WHERE id = ${r.channel_id}`;

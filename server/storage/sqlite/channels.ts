@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import type { Admission, ChannelType, InviteObject } from "../../../core/protocol/index.ts";
+import type { Admission, ChannelType, InviteObject, SignedReadMarker } from "../../../core/protocol/index.ts";
 import type {
   ChannelRow,
   ChannelStore,
@@ -8,6 +8,7 @@ import type {
   MemberRow,
   MembershipChange,
   NewInvite,
+  ReadMarkerRow,
 } from "../types.ts";
 
 interface Row {
@@ -297,27 +298,51 @@ export class SqliteChannels implements ChannelStore {
     return this.invites("i.invitee_did = ?", did);
   }
 
-  async setReadMarker(did: string, channelId: string, seq: number, at: number): Promise<number> {
+  async setReadMarker(
+    did: string,
+    channelId: string,
+    seq: number,
+    at: number,
+    signed: SignedReadMarker | null = null,
+  ): Promise<ReadMarkerRow> {
+    // The signed marker goes with the seq it set: replaced only when the stored seq rises, or when
+    // the stored one has none yet at the same seq (a marker from before v3).
     const row = this.db
       .query(
-        `INSERT INTO read_markers (did, channel_id, seq, updated_at)
-         VALUES (?1, ?2, MAX(0, MIN(?3, COALESCE((SELECT last_seq FROM channels WHERE id = ?2), 0))), ?4)
+        `INSERT INTO read_markers (did, channel_id, seq, updated_at, signed_json)
+         VALUES (?1, ?2, MAX(0, MIN(?3, COALESCE((SELECT last_seq FROM channels WHERE id = ?2), 0))), ?4, ?5)
          ON CONFLICT (did, channel_id) DO UPDATE SET
+           signed_json = CASE
+             WHEN excluded.seq > read_markers.seq
+               OR (excluded.seq = read_markers.seq AND read_markers.signed_json IS NULL)
+             THEN excluded.signed_json ELSE read_markers.signed_json END,
            seq = MAX(read_markers.seq, excluded.seq), updated_at = excluded.updated_at
-         RETURNING seq`,
+         RETURNING channel_id, seq, signed_json`,
       )
-      .get(did, channelId, seq, at) as { seq: number };
-    return row.seq;
+      .get(did, channelId, seq, at, signed ? JSON.stringify(signed) : null) as MarkerRow;
+    return toMarker(row);
   }
 
-  async readMarkers(did: string): Promise<{ channelId: string; seq: number }[]> {
+  async readMarkers(did: string): Promise<ReadMarkerRow[]> {
     const rows = this.db
       .query(
-        `SELECT r.channel_id, r.seq FROM read_markers r
+        `SELECT r.channel_id, r.seq, r.signed_json FROM read_markers r
          JOIN members m ON m.channel_id = r.channel_id AND m.did = r.did
          WHERE r.did = ? ORDER BY r.channel_id`,
       )
-      .all(did) as { channel_id: string; seq: number }[];
-    return rows.map((r) => ({ channelId: r.channel_id, seq: r.seq }));
+      .all(did) as MarkerRow[];
+    return rows.map(toMarker);
   }
 }
+
+interface MarkerRow {
+  channel_id: string;
+  seq: number;
+  signed_json: string | null;
+}
+
+const toMarker = (r: MarkerRow): ReadMarkerRow => ({
+  channelId: r.channel_id,
+  seq: r.seq,
+  signed: r.signed_json === null ? null : (JSON.parse(r.signed_json) as SignedReadMarker),
+});

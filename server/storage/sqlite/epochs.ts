@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import type { Admissions, Commit, WrappedEpochKey } from "../../../core/protocol/index.ts";
+import type { Admissions, Commit, KeyChange, WrappedEpochKey } from "../../../core/protocol/index.ts";
 import type { EpochInsertResult, EpochRow, EpochState, EpochStore } from "../types.ts";
 
 interface Row {
@@ -12,9 +12,11 @@ interface Row {
   created_at: number;
   member_version: number;
   admissions_json: string;
+  key_change_json: string | null;
 }
 
 const toEpoch = (r: Row): EpochRow => ({
+  ...(r.key_change_json === null ? {} : { keyChange: JSON.parse(r.key_change_json) as KeyChange }),
   channelId: r.channel_id,
   epochNumber: r.epoch_number,
   epochId: r.epoch_id,
@@ -76,8 +78,8 @@ export class SqliteEpochs implements EpochStore {
           return "members-changed";
         this.db
           .query(
-            `INSERT INTO epochs (channel_id, epoch_number, epoch_id, commit_json, signature, creator_did, created_at, member_version, admissions_json)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+            `INSERT INTO epochs (channel_id, epoch_number, epoch_id, commit_json, signature, creator_did, created_at, member_version, admissions_json, key_change_json)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
           )
           .run(
             e.channelId,
@@ -89,6 +91,7 @@ export class SqliteEpochs implements EpochStore {
             e.createdAt,
             e.memberVersion,
             JSON.stringify(e.admissions),
+            e.keyChange ? JSON.stringify(e.keyChange) : null,
           );
         const insertKey = this.db.query(
           "INSERT INTO epoch_keys (channel_id, epoch_number, recipient_did, wrapped_json) VALUES (?, ?, ?, ?)",

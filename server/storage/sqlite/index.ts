@@ -2,6 +2,7 @@ import { Database } from "bun:sqlite";
 import type { Storage } from "../types.ts";
 import { SqliteAccounts } from "./accounts.ts";
 import { SqliteChannels } from "./channels.ts";
+import { SqliteDeviceLinks } from "./device-links.ts";
 import { SqliteEpochs } from "./epochs.ts";
 import { migrate } from "./migrations.ts";
 import { SqliteSessions } from "./sessions.ts";
@@ -52,6 +53,7 @@ export function openSqliteStorage(opts: SqliteOptions): Storage {
     sessions: new SqliteSessions(db),
     channels: new SqliteChannels(db),
     epochs: new SqliteEpochs(db),
+    deviceLinks: new SqliteDeviceLinks(db),
     timeline,
     async close() {
       timeline.commitPending();

@@ -163,6 +163,35 @@ export const migrations: { version: number; sql: string }[] = [
       ALTER TABLE sessions ADD COLUMN rotated_at INTEGER;
     `,
   },
+  {
+    // Protocol v3 (§8): the key-change statement stored with its epoch, signed read markers, what a
+    // tombstone keeps of its message (the signed sender, clientMsgId and chain), and
+    // device-link slots (docs/protocol-extensions.md "Device link"). Upgrade: a channel whose current
+    // epoch is below v3 needs rotation, so its next message is sent under a v3 epoch.
+    version: 7,
+    sql: `
+      ALTER TABLE epochs ADD COLUMN key_change_json TEXT;
+      ALTER TABLE read_markers ADD COLUMN signed_json TEXT;
+      ALTER TABLE timeline ADD COLUMN tombstone_json TEXT;
+      CREATE TABLE device_links (
+        code_hash TEXT PRIMARY KEY,
+        did TEXT NOT NULL REFERENCES accounts(did) ON DELETE CASCADE,
+        ephemeral_public_key TEXT NOT NULL,
+        envelope_json TEXT,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        filled_at INTEGER
+      );
+      CREATE INDEX device_links_did ON device_links(did);
+      CREATE INDEX device_links_expires ON device_links(expires_at);
+      UPDATE channels SET member_version = member_version + 1
+        WHERE id IN (
+          SELECT e.channel_id FROM epochs e
+          WHERE e.epoch_number = (SELECT MAX(x.epoch_number) FROM epochs x WHERE x.channel_id = e.channel_id)
+            AND json_extract(e.commit_json, '$.v') < 3
+        );
+    `,
+  },
 ];
 
 const userVersion = (db: Database) =>

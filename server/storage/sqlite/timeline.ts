@@ -1,6 +1,13 @@
 import type { Database } from "bun:sqlite";
 import type { NotifyAction, SignedDeletion } from "../../../core/protocol/index.ts";
-import type { AppendMessageResult, MessageRow, NotifyRow, TimelineRow, TimelineStore } from "../types.ts";
+import type {
+  AppendMessageResult,
+  MessageRow,
+  MessageTombstone,
+  NotifyRow,
+  TimelineRow,
+  TimelineStore,
+} from "../types.ts";
 
 interface Row {
   channel_id: string;
@@ -14,6 +21,7 @@ interface Row {
   action: NotifyAction | null;
   created_at: number;
   deletion_json: string | null;
+  tombstone_json?: string | null;
 }
 
 function toMessage(r: Row): MessageRow {
@@ -29,6 +37,7 @@ function toMessage(r: Row): MessageRow {
     createdAt: r.created_at,
   };
   if (r.deletion_json !== null) row.deletion = JSON.parse(r.deletion_json) as SignedDeletion;
+  if (r.tombstone_json != null) row.tombstone = JSON.parse(r.tombstone_json) as MessageTombstone;
   return row;
 }
 
@@ -202,16 +211,24 @@ export class SqliteTimeline implements TimelineStore {
     return r ? toRow(r) : null;
   }
 
-  async deleteMessage(rkey: string, deletion: SignedDeletion | null = null): Promise<boolean> {
+  async deleteMessage(
+    rkey: string,
+    deletion: SignedDeletion | null = null,
+    tombstone: MessageTombstone | null = null,
+  ): Promise<boolean> {
     const deleted = this.db
       .transaction((): boolean => {
         // The row stays as a tombstone so seq never repeats; its ciphertext is wiped (secure_delete is on).
         const r = this.db
           .query(
-            `UPDATE timeline SET deleted = 1, content = NULL, deletion_json = ?
+            `UPDATE timeline SET deleted = 1, content = NULL, deletion_json = ?, tombstone_json = ?
              WHERE rkey = ? AND kind = 'message' AND deleted = 0 RETURNING channel_id`,
           )
-          .get(deletion === null ? null : JSON.stringify(deletion), rkey) as { channel_id: string } | null;
+          .get(
+            deletion === null ? null : JSON.stringify(deletion),
+            tombstone === null ? null : JSON.stringify(tombstone),
+            rkey,
+          ) as { channel_id: string } | null;
         if (!r) return false;
         this.db.query("UPDATE channels SET message_count = message_count - 1 WHERE id = ?").run(r.channel_id);
         return true;

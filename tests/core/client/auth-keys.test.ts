@@ -5,7 +5,12 @@
  */
 import { afterEach, expect, test } from "bun:test";
 import { type KeyState, MemoryStore, StoreKeys, WsyncClient } from "../../../core/client/index.ts";
-import { CryptoText, generateIdentity, PrivateKeyCheckText } from "../../../core/crypto/index.ts";
+import {
+  CryptoText,
+  fingerprint,
+  generateIdentity,
+  PrivateKeyCheckText,
+} from "../../../core/crypto/index.ts";
 import { ApiError, type Session } from "../../../core/protocol/index.ts";
 import { call, ManualClock, ok, startTestServer, type TestServer } from "../../server/harness.ts";
 import { signedUp, until } from "./engine-harness.ts";
@@ -334,12 +339,28 @@ test("createNewKeys replaces the key; the server announces key-changed to the us
     (await b.client.api.call("getEpochInfo", { channelUri: channel.id })).epochInfo.rotationRequired,
   ).toBe(true);
 
-  // Bob's client saw it live and warns; it will not wrap a new epoch to the unaccepted key.
+  // Bob's client saw it live and says alice reset her key (protocol §8). It never wraps to a key only
+  // the server vouches for: until alice's own key-change commit, bob's epochs go to her old key.
   await until(() => keyChanged.includes(a.did), 5000, "bob's key-changed event");
   expect(b.client.view(channel.id)?.warnings.map((w) => w.did)).toEqual([a.did]);
-  // (Whether alice is warned about her own new key depends on a race: see the BUG test below.)
-  await expect(b.client.send(channel.id, "to the new key?")).rejects.toThrow("accept it first");
-  await b.client.acceptKeyChange(a.did, (await b.client.safetyNumbers(a.did)).theirKey);
+  expect(b.client.view(channel.id)?.warnings[0]?.text).toContain("reset their key");
+  await b.client.send(channel.id, "while alice is away");
+  const away = b.client.view(channel.id)?.epoch;
+  expect(away?.commit?.members.find((m) => m.did === a.did)?.fp).toBe(await fingerprint(a.keys.publicKey));
+  // alice is back: her client makes her own key-change commit under the new key, then sends.
+  await a.client.send(channel.id, "back with my new key");
+  const back = a.client.view(channel.id)?.epoch;
+  expect(back?.commit?.creatorDid).toBe(a.did);
+  expect(back?.commit?.v === 3 && back.commit.reason).toBe("key-change");
+  await until(
+    () =>
+      b.client.view(channel.id)?.items.some((i) => i.text === "back with my new key" && i.verified) === true,
+    5000,
+    "bob reads alice under her new key",
+  );
+  // The change shows as a warning row ("compare safety numbers"): no statement from the old key.
+  const row = b.client.view(channel.id)?.items.find((i) => i.kind === "epoch" && i.epoch?.keyChange);
+  expect(row?.text).toContain("key changed: compare safety numbers");
   await b.client.send(channel.id, "after accepting");
   await until(
     () => a.client.view(channel.id)?.items.some((i) => i.text === "after accepting") === true,

@@ -76,6 +76,13 @@ function bobsView(chain: ChainState, serverKnowsOldKey = true): VerifyContext {
     previousKeyOf: async (did, fp) =>
       serverKnowsOldKey && did === alice && fp === fpOld ? oldKeys.publicKey : null,
     handleOf: (did) => (did === alice ? "alice" : "bob"),
+    keyWithFp: async (did, fp) => {
+      for (const k of did === alice
+        ? [newKeys.publicKey, ...(serverKnowsOldKey ? [oldKeys.publicKey] : [])]
+        : [bobKeys.publicKey])
+        if ((await fingerprint(k)) === fp) return k;
+      return null;
+    },
   };
 }
 const chainWith = (...epochs: VerifiedEpoch[]): ChainState => ({

@@ -11,7 +11,7 @@ import { messages, tamperSuite } from "./malicious/tamper.ts";
 
 const suite = tamperSuite();
 
-test("v1 history reads as legacy, the next message goes under a v2 epoch, a later v1 commit is refused", async () => {
+test("v1 history reads as legacy, the next message goes under a v3 epoch, a later v1 commit is refused", async () => {
   const alice = await suite.user("alice");
   const bob = await suite.user("bob");
   // A channel as a v1 deployment left it: made and joined without any v2 epoch…
@@ -92,9 +92,10 @@ test("v1 history reads as legacy, the next message goes under a v2 epoch, a late
   }
 
   await bob.client.send(channel.id, "first v2 words");
+  // A v3 client sends only under a v3 epoch (protocol §8), whatever the history holds.
   const v2epoch = bob.client.view(channel.id)?.epoch;
-  expect(v2epoch?.commit?.v).toBe(2);
-  expect(bob.tamper.sentContents().every((c) => c.v === 2 && c.epochId === v2epoch?.epochId)).toBe(true);
+  expect(v2epoch?.commit?.v).toBe(3);
+  expect(bob.tamper.sentContents().every((c) => c.v === 3 && c.epochId === v2epoch?.epochId)).toBe(true);
   await alice.client.open(channel.id);
   await until(
     () => messages(alice, channel.id).some((i) => i.text === "first v2 words"),

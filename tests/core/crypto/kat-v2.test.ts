@@ -35,8 +35,8 @@ import {
 } from "../../../core/crypto/index.ts";
 import type {
   CommitV2,
-  DeletionObject,
-  InviteObject,
+  DeletionObjectV2,
+  InviteObjectV2,
   WrappedEpochKey,
 } from "../../../core/protocol/index.ts";
 import {
@@ -214,7 +214,7 @@ describe("KAT v2: message", () => {
 describe("KAT v2: signed invite and deletion", () => {
   test("the invite rebuilds byte for byte and its signature verifies under alice's key", async () => {
     const v = kat.invite;
-    const invite = v.invite as InviteObject;
+    const invite = v.invite as InviteObjectV2;
     expect(buildInvite(invite)).toEqual(invite);
     expect(canon(invite)).toBe(v.canonical);
     expect(await verifyInvite(invite, v.signature, party(v.signer).publicKey)).toBe(true);
@@ -223,7 +223,7 @@ describe("KAT v2: signed invite and deletion", () => {
 
   test("the deletion rebuilds byte for byte and its signature verifies under alice's key", async () => {
     const v = kat.deletion;
-    const deletion = v.deletion as DeletionObject;
+    const deletion = v.deletion as DeletionObjectV2;
     expect(buildDeletion(deletion)).toEqual(deletion);
     expect(canon(deletion)).toBe(v.canonical);
     expect(await verifyDeletion(deletion, v.signature, party(v.signer).publicKey)).toBe(true);

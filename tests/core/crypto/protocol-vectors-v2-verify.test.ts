@@ -5,7 +5,14 @@
 import { describe, expect, test } from "bun:test";
 import type { ChainState, VerifiedEpoch } from "../../../core/client/chain.ts";
 import { type EpochCandidate, type VerifyContext, verifyEpoch } from "../../../core/client/epoch-verify.ts";
-import { fromHex, type Identity, importIdentity, toHex, unwrapEpochKey } from "../../../core/crypto/index.ts";
+import {
+  fingerprint,
+  fromHex,
+  type Identity,
+  importIdentity,
+  toHex,
+  unwrapEpochKey,
+} from "../../../core/crypto/index.ts";
 import type { Commit, WrappedEpochKey } from "../../../core/protocol/index.ts";
 import vectors from "./vectors/protocol-v2.json";
 
@@ -46,6 +53,10 @@ function context(chain: ChainState): VerifyContext {
     myFp: aliceFp,
     keyOf: async (did) => byDid.get(did)?.publicKey ?? null,
     previousKeyOf: async () => null,
+    keyWithFp: async (did, fp) => {
+      const v = byDid.get(did);
+      return v && (await fingerprint(v.publicKey)) === fp ? v.publicKey : null;
+    },
     handleOf: (did) => handles.get(did) ?? did,
   };
 }

@@ -26,7 +26,12 @@ import {
   verifyInvite,
   verifyLinkProof,
 } from "../../../core/crypto/index.ts";
-import type { Commit, DeletionObject, InviteObject, WrappedEpochKey } from "../../../core/protocol/index.ts";
+import type {
+  Commit,
+  DeletionObjectV2,
+  InviteObject,
+  WrappedEpochKey,
+} from "../../../core/protocol/index.ts";
 import vectors from "./vectors/protocol-v2.json";
 
 type Name = keyof typeof vectors.identities;
@@ -271,7 +276,7 @@ describe("shared v2 vectors: signed statements", () => {
   });
 
   test("alice's deletion verifies under alice's key, and not once its uri is edited", async () => {
-    const d = deletion.deletion as DeletionObject;
+    const d = deletion.deletion as DeletionObjectV2;
     expect(await verifyDeletion(d, deletion.signature, alice.publicKey)).toBe(true);
     expect(await verifyDeletion({ ...d, uri: `${d.uri}x` }, deletion.signature, alice.publicKey)).toBe(false);
   });

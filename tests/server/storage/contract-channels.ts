@@ -8,15 +8,17 @@ export function channelsContract(w: () => World): void {
       const { s } = w();
       const { owner, other, channel, epochId } = await w().room();
       // Nothing written yet: any seq is capped at 0.
-      expect(await s.channels.setReadMarker(other.did, channel.id, 7, 1)).toBe(0);
+      expect((await s.channels.setReadMarker(other.did, channel.id, 7, 1)).seq).toBe(0);
       for (let n = 0; n < 3; n++) await w().message(channel, owner, epochId);
-      expect(await s.channels.setReadMarker(other.did, channel.id, 2, 2)).toBe(2);
+      expect((await s.channels.setReadMarker(other.did, channel.id, 2, 2)).seq).toBe(2);
       // Never back.
-      expect(await s.channels.setReadMarker(other.did, channel.id, 1, 3)).toBe(2);
+      expect((await s.channels.setReadMarker(other.did, channel.id, 1, 3)).seq).toBe(2);
       // Never past the channel's last seq.
       const last = (await s.timeline.page(channel.id, 1, null))[0]?.seq ?? 0;
-      expect(await s.channels.setReadMarker(other.did, channel.id, last + 100, 4)).toBe(last);
-      expect(await s.channels.readMarkers(other.did)).toEqual([{ channelId: channel.id, seq: last }]);
+      expect((await s.channels.setReadMarker(other.did, channel.id, last + 100, 4)).seq).toBe(last);
+      expect(await s.channels.readMarkers(other.did)).toEqual([
+        { channelId: channel.id, seq: last, signed: null },
+      ]);
       expect(await s.channels.readMarkers(owner.did)).toEqual([]);
       // Out of the channel: its marker is no longer listed.
       await s.channels.removeMember(channel.id, other.did);

@@ -5,6 +5,7 @@ import { channelsContract } from "./contract-channels.ts";
 import { epochsContract } from "./contract-epochs.ts";
 import { concurrencyContract, timelineContract } from "./contract-timeline.ts";
 import { v2Contract } from "./contract-v2.ts";
+import { v3Contract } from "./contract-v3.ts";
 import { World } from "./fixtures.ts";
 
 export type OpenStorage = () => Promise<{ storage: Storage; cleanup(): Promise<void> }>;
@@ -39,5 +40,6 @@ export function storageContract(name: string, open: OpenStorage): void {
     timelineContract(w);
     concurrencyContract(w);
     v2Contract(w);
+    v3Contract(w);
   });
 }

@@ -98,14 +98,16 @@ test("migration 2 upgrades a v1 database: rotation on v1 epochs, v1 secret links
 
   const s = openSqliteStorage({ path });
   try {
-    // Rotation on every channel whose current epoch is v1, so the next message is under a v2 epoch.
+    // Rotation on every channel whose current epoch is v1, so the next message is under a v2 epoch;
+    // then migration 7 (protocol v3) bumps every channel whose current epoch is below v3 once more
+    // (tests/server/v3-upgrade.test.ts), so the v2 one needs rotation too.
     expect(await s.epochs.state(pub)).toMatchObject({
-      memberVersion: 3,
+      memberVersion: 4,
       rotationRequired: true,
       linkRotationRequired: false,
     });
-    expect(await s.epochs.state(inv)).toMatchObject({ memberVersion: 3, rotationRequired: false });
-    expect(await s.epochs.state(sec)).toMatchObject({ memberVersion: 3, rotationRequired: true });
+    expect(await s.epochs.state(inv)).toMatchObject({ memberVersion: 4, rotationRequired: true });
+    expect(await s.epochs.state(sec)).toMatchObject({ memberVersion: 4, rotationRequired: true });
     expect(await s.epochs.state(bare)).toMatchObject({ memberVersion: 2, rotationRequired: true });
     // The server knew every v1 link: all are voided, and the next epoch must bring a new one.
     for (const id of [sec, bare]) {

@@ -248,7 +248,7 @@ describe("message list", () => {
         warnings: [warning("key-changed", { did: MORPHEUS, handle: "morpheus", epochNumber: null })],
       }),
     );
-    expect(ui.$(".chat-warn")?.textContent).toContain("morpheus's encryption key changed");
+    expect(ui.$(".chat-warn")?.textContent).toContain("morpheus's key changed: compare safety numbers");
     await click(ui.$(".chat-warn button"));
     expect(panel.compare).toBe(MORPHEUS);
     expect(uiState.membersOpen).toBe(true);

@@ -27,7 +27,7 @@ import {
 let view: Mounted | undefined;
 let fake: FakeClient;
 let closed = 0;
-const PASS = "correct horse battery staple";
+const PASS = "lantern orbit meadow staple 42";
 
 beforeEach(() => {
   resetState();

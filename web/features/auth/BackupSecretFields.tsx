@@ -1,4 +1,6 @@
 import { useEffect, useId, useState } from "react";
+import { MIN_GUESSES_LOG10, PassphraseStrengthText } from "../../../core/client/passphrase-policy.ts";
+import type { PassphraseStrength, StrengthInputs } from "../../../core/client/passphrase-strength.ts";
 import {
   type BackupSecretKind,
   checkPassphrase,
@@ -6,7 +8,30 @@ import {
   PASSPHRASE_MIN_LENGTH,
 } from "../../../core/crypto/key-backup.ts";
 import type { BackupChoice } from "../../state/auth.ts";
+import { engineState } from "../../state/engine.ts";
 import { download } from "./keys-file.ts";
+
+type StrengthModule = typeof import("../../../core/client/passphrase-strength.ts");
+let strengthModule: Promise<StrengthModule> | null = null;
+
+/**
+ * The passphrase strength estimate (zxcvbn-ts and its word lists, about 2 MB): a chunk of its own,
+ * loaded when a backup passphrase field is first shown, never with the page. A failed load is
+ * tried again next time.
+ */
+export function loadStrength(): Promise<StrengthModule> {
+  strengthModule ??= import("../../../core/client/passphrase-strength.ts").catch((e: unknown) => {
+    strengthModule = null;
+    throw e;
+  });
+  return strengthModule;
+}
+
+/** The account's names, which a passphrase must not lean on (the engine adds the login password). */
+const userInputs = (): StrengthInputs => ({
+  handle: engineState.auth.user?.handle,
+  email: engineState.auth.user?.email,
+});
 
 /** What the user filled in to seal a key backup (docs/key-backup.md). */
 export interface BackupDraft {
@@ -42,6 +67,8 @@ export const BackupText = {
   codeCopied: "Code Copied!",
   downloadCode: "Download Code",
   mismatch: "The two passphrases do not match",
+  strength: "Passphrase strength",
+  strengthUnavailable: "The strength check could not load here; it runs again when you save.",
 } as const;
 
 /** A backup's time, as the user's locale writes a date and time. */
@@ -52,14 +79,75 @@ export const backupTime = (ms: number) =>
 export const RECOVERY_CODE_FILE = "wsync-recovery-code.txt";
 
 /**
- * The secret to seal the backup under, or an Error naming what is wrong. The length rule is checked
- * here too so the user hears it at once; the engine checks it again (and the login password).
+ * The secret to seal the backup under, or an Error naming what is wrong. The length and strength
+ * rules are checked here too so the user hears them at once; the engine checks them again (and the
+ * login password).
  */
-export function backupFromDraft(d: BackupDraft): BackupChoice {
+export async function backupFromDraft(d: BackupDraft): Promise<BackupChoice> {
   if (d.kind === "recovery-code") return { kind: "recovery-code", secret: d.code };
   if (d.passphrase !== d.repeat) throw new Error(BackupText.mismatch);
   checkPassphrase(d.passphrase);
+  (await loadStrength()).checkPassphraseStrength(d.passphrase, userInputs());
   return { kind: "passphrase", secret: d.passphrase };
+}
+
+/** How long the meter waits after the last key before estimating (zxcvbn takes a few ms to ~0.1 s). */
+const STRENGTH_DELAY_MS = 150;
+
+/**
+ * The live strength of the passphrase being typed: a meter up to the 10^14-guess bar, and a line with
+ * the estimated offline time to crack it and, while it is too weak, what to change.
+ */
+function StrengthMeter({ passphrase, id }: { passphrase: string; id: string }) {
+  const [mod, setMod] = useState<StrengthModule | null>(null);
+  const [failed, setFailed] = useState(false);
+  const [result, setResult] = useState<PassphraseStrength | null>(null);
+  useEffect(() => {
+    let alive = true;
+    loadStrength().then(
+      (m) => alive && setMod(m),
+      () => alive && setFailed(true),
+    );
+    return () => {
+      alive = false;
+    };
+  }, []);
+  useEffect(() => {
+    if (!mod || !passphrase) {
+      setResult(null);
+      return;
+    }
+    const t = setTimeout(
+      () => setResult(mod.passphraseStrength(passphrase, userInputs())),
+      STRENGTH_DELAY_MS,
+    );
+    return () => clearTimeout(t);
+  }, [mod, passphrase]);
+
+  let line = "";
+  if (failed) line = BackupText.strengthUnavailable;
+  else if (passphrase && !result) line = PassphraseStrengthText.checking;
+  else if (result) line = result.feedback;
+  return (
+    <div
+      className="passphrase-strength"
+      data-testid="passphrase-strength"
+      data-ok={result ? String(result.ok) : ""}
+    >
+      <meter
+        aria-label={BackupText.strength}
+        min={0}
+        max={MIN_GUESSES_LOG10}
+        low={MIN_GUESSES_LOG10 / 2}
+        high={MIN_GUESSES_LOG10 - 0.01}
+        optimum={MIN_GUESSES_LOG10}
+        value={Math.min(result?.guessesLog10 ?? 0, MIN_GUESSES_LOG10)}
+      />
+      <p id={id} className={result && !result.ok ? "warning" : "hint"} aria-live="polite">
+        {line}
+      </p>
+    </div>
+  );
 }
 
 /**
@@ -128,7 +216,7 @@ export function BackupSecretFields({
               autoComplete="new-password"
               value={draft.passphrase}
               disabled={disabled}
-              aria-describedby={`${id}-hint`}
+              aria-describedby={`${id}-strength ${id}-hint`}
               onChange={set("passphrase")}
             />
           </label>
@@ -143,8 +231,12 @@ export function BackupSecretFields({
               onChange={set("repeat")}
             />
           </label>
+          <StrengthMeter passphrase={draft.passphrase} id={`${id}-strength`} />
           <p className="hint" id={`${id}-hint`}>
             {BackupText.passphraseHint}
+          </p>
+          <p className="hint">
+            {PassphraseStrengthText.offlineCost} {PassphraseStrengthText.rule}
           </p>
         </>
       ) : (

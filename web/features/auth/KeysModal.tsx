@@ -25,6 +25,8 @@ export function KeysModal({ onSaved, mode = "register" }: { onSaved(): void; mod
   const [backupOn, setBackupOn] = useState(false);
   const [draft, setDraft] = useState(emptyBackupDraft);
   const [formError, setFormError] = useState<string | null>(null);
+  // The backup passphrase's strength check loads its word lists on first use: no second click meanwhile.
+  const [checking, setChecking] = useState(false);
 
   useEffect(() => {
     if (mode === "register") void loadUnconfirmedKeys().catch((e) => console.warn("unconfirmed keys", e));
@@ -41,11 +43,14 @@ export function KeysModal({ onSaved, mode = "register" }: { onSaved(): void; mod
     authUi.saveError = null;
     let backup: BackupChoice | undefined;
     if (backupOn) {
+      setChecking(true);
       try {
-        backup = backupFromDraft(draft);
+        backup = await backupFromDraft(draft);
       } catch (e) {
         setFormError(e instanceof Error ? e.message : String(e));
         return;
+      } finally {
+        setChecking(false);
       }
     }
     const ok = mode === "new" ? await confirmNewKeys(backup) : await completeRegistration(backup);
@@ -137,7 +142,12 @@ export function KeysModal({ onSaved, mode = "register" }: { onSaved(): void; mod
           {error}
         </p>
       ) : null}
-      <button type="button" className="primary" disabled={!keys || ui.savingKeys} onClick={() => void save()}>
+      <button
+        type="button"
+        className="primary"
+        disabled={!keys || ui.savingKeys || checking}
+        onClick={() => void save()}
+      >
         {ui.savingKeys ? "Saving Keys..." : "I've Saved My Keys"}
       </button>
     </Modal>

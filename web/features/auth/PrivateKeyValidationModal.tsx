@@ -2,7 +2,9 @@ import { useEffect, useRef, useState } from "react";
 import { useSnapshot } from "valtio";
 import { CryptoText } from "../../../core/crypto/index.ts";
 import type { BackupSecretKind } from "../../../core/crypto/key-backup.ts";
+import { lazyPart } from "../../components/lazy-part.tsx";
 import { Modal } from "../../components/Modal.tsx";
+import { Spinner } from "../../components/Spinner.tsx";
 import { authUi, backupStatus, makeNewKeys } from "../../state/auth.ts";
 import { loadClient } from "../../state/engine.ts";
 import { boardTarget } from "../../state/resume.ts";
@@ -13,7 +15,14 @@ import { LogoutDialog } from "./LogoutDialog.tsx";
 
 export { IMAGE_READ_FAILED } from "./KeyInput.tsx";
 
-type Tab = "backup" | "text" | "image";
+/** "Link from another device" (docs/device-linking.md): its code, QR drawing and crypto load when chosen. */
+const LinkThisDevice = lazyPart(
+  () => import("../keys/LinkThisDevice.tsx").then((m) => m.LinkThisDevice),
+  "the device link",
+  <Spinner label="Loading" />,
+);
+
+type Tab = "backup" | "text" | "image" | "link";
 type BackupStatus = { kind: BackupSecretKind; updatedAt: number } | null;
 
 export const ValidationText = {
@@ -21,6 +30,7 @@ export const ValidationText = {
   backupTab: "Backup passphrase",
   textTab: "Text",
   imageTab: "Shadow Cipher image",
+  linkTab: "Link from another device",
   backupSealed: (kind: BackupSecretKind, when: string) =>
     `Your key backup on the server is sealed with a ${kind === "recovery-code" ? "recovery code" : "recovery passphrase"} (saved ${when}).`,
   secret: "Passphrase or recovery code",
@@ -61,6 +71,8 @@ export function PrivateKeyValidationModal() {
   const [confirmLogout, setConfirmLogout] = useState(false);
   // The backup way comes first when there is a backup, unless the user already picked a tab.
   const picked = useRef(false);
+  // Once opened, the link stays mounted (hidden behind other tabs): its code and its wait go on.
+  const [linkOpened, setLinkOpened] = useState(false);
 
   useEffect(() => {
     let alive = true;
@@ -106,6 +118,7 @@ export function PrivateKeyValidationModal() {
     picked.current = true;
     setTab(next);
     setError(null);
+    if (next === "link") setLinkOpened(true);
   };
 
   if (ui.newKeys) return <KeysModal mode="new" onSaved={() => window.location.replace(boardTarget())} />;
@@ -157,6 +170,7 @@ export function PrivateKeyValidationModal() {
         {backup ? tabButton("backup", T.backupTab) : null}
         {tabButton("text", T.textTab)}
         {tabButton("image", T.imageTab)}
+        {tabButton("link", T.linkTab)}
       </div>
       {tab === "backup" && backup ? (
         <form
@@ -184,7 +198,7 @@ export function PrivateKeyValidationModal() {
             {busy ? T.restoring : T.restore}
           </button>
         </form>
-      ) : tab === "image" ? (
+      ) : tab === "link" ? null : tab === "image" ? (
         <div role="tabpanel" aria-label={T.imageTab}>
           <KeyImageField onKey={(k) => void validate(k)} onError={setError} />
         </div>
@@ -193,6 +207,11 @@ export function PrivateKeyValidationModal() {
           <KeyTextForm onKey={(k) => void validate(k)} onError={setError} busy={busy} />
         </div>
       )}
+      {linkOpened ? (
+        <div role="tabpanel" aria-label={T.linkTab} hidden={tab !== "link"}>
+          <LinkThisDevice />
+        </div>
+      ) : null}
       {error ? (
         <p className="field-error" role="alert">
           {error}

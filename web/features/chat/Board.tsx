@@ -47,6 +47,10 @@ const KeyBackupDialog = lazyPart(
   () => import("../keys/KeyBackupDialog.tsx").then((m) => m.KeyBackupDialog),
   "the key backup dialog",
 );
+const LinkDeviceDialog = lazyPart(
+  () => import("../keys/LinkDeviceDialog.tsx").then((m) => m.LinkDeviceDialog),
+  "the device link",
+);
 
 /** `/sync/c/{id}` → the channel id in it, else null. */
 export function channelIdInPath(pathname: string): string | null {
@@ -108,12 +112,12 @@ function useChannelInUrl(currentId: string | null) {
 /**
  * The chat board (spec §2.8): channel list on the left (resizable), and on the right either the open
  * channel (chat view + members) or, with no channel selected, the terminal or the network overview.
- * The Key backup dialog opens from the channel list's menu or the info panel.
+ * The Key backup and Link a device dialogs open from the channel list's menu or the info panel.
  */
 export function Board() {
   const s = useSnapshot(engineState);
   const ui = useSnapshot(uiState);
-  const { keyBackupOpen } = useSnapshot(authUi);
+  const { keyBackupOpen, linkDeviceOpen } = useSnapshot(authUi);
   const mobile = useIsMobile();
   useChannelInUrl(s.currentChannelId);
   const { switcherOpen, closeSwitcher } = useBoardKeys();
@@ -149,6 +153,13 @@ export function Board() {
         <KeyBackupDialog
           onClose={() => {
             authUi.keyBackupOpen = false;
+          }}
+        />
+      ) : null}
+      {linkDeviceOpen ? (
+        <LinkDeviceDialog
+          onClose={() => {
+            authUi.linkDeviceOpen = false;
           }}
         />
       ) : null}

@@ -6,10 +6,15 @@ import {
   askPermission,
   levelOf,
   loadPrefs,
+  NOTIFY_CONTENT_DEFAULT,
+  NOTIFY_CONTENTS,
   NOTIFY_LEVELS,
+  type NotifyContent,
   type NotifyLevel,
+  NotifyText,
   notificationsAllowed,
   savePrefs,
+  setContent,
   setLevel,
 } from "../../state/notify.ts";
 
@@ -17,16 +22,23 @@ const LABEL: Record<NotifyLevel, string> = { mentions: "@ mentions", all: "all m
 
 /**
  * The channel's notification setting in its header: mentions (default), all, or mute; the browser is
- * asked for permission only here, when the user picks something that notifies; and the beep.
+ * asked for permission only here, when the user picks something that notifies; and, for this device
+ * (every channel), what a notification shows (name and message, name only, nothing) and the beep.
  */
 export function NotifySetting({ channelId }: { channelId: string }) {
   const did = useSnapshot(engineState).auth.user?.did ?? "";
   const [level, setLevelState] = useState<NotifyLevel>(() => (did ? levelOf(did, channelId) : "mentions"));
   const [sound, setSound] = useState(() => (did ? loadPrefs(did).sound : false));
+  const [content, setContentState] = useState<NotifyContent>(() =>
+    did ? loadPrefs(did).content : NOTIFY_CONTENT_DEFAULT,
+  );
   const [allowed, setAllowed] = useState(false);
   useEffect(() => setAllowed(notificationsAllowed()), []);
   useEffect(() => {
-    if (did) setLevelState(levelOf(did, channelId));
+    if (did) {
+      setLevelState(levelOf(did, channelId));
+      setContentState(loadPrefs(did).content);
+    }
   }, [did, channelId]);
   if (!did) return null;
   return (
@@ -56,6 +68,25 @@ export function NotifySetting({ channelId }: { channelId: string }) {
           enable notifications
         </button>
       ) : null}
+      <label className="notify-content">
+        <span className="sr-only">{NotifyText.contentLabel}</span>
+        <select
+          aria-label={NotifyText.contentLabel}
+          title={NotifyText.contentLabel}
+          value={content}
+          onChange={(e) => {
+            const next = e.target.value as NotifyContent;
+            setContent(did, next);
+            setContentState(next);
+          }}
+        >
+          {NOTIFY_CONTENTS.map((c) => (
+            <option key={c} value={c}>
+              {NotifyText.content[c]}
+            </option>
+          ))}
+        </select>
+      </label>
       <label className="notify-sound">
         <input
           type="checkbox"

@@ -189,6 +189,18 @@ export function ChannelSidebar({ mobile }: { mobile: boolean }) {
         >
           <span aria-hidden="true">◈ </span>key backup
         </button>
+        <button
+          type="button"
+          className="sb-link-device"
+          aria-haspopup="dialog"
+          title="Give a new device your key and trust state"
+          onClick={() => {
+            authUi.linkDeviceOpen = true;
+            if (mobile) closeDrawer();
+          }}
+        >
+          <span aria-hidden="true">⇄ </span>link a device
+        </button>
       </div>
       <div className="sb-head">
         <h2>Channels</h2>

@@ -33,6 +33,7 @@ export function MembersSidebar({ channelId, mobile }: { channelId: string; mobil
             me={me}
             owner={owner}
             warned={view.warnings.some((w) => w.did === m.did)}
+            keyChanged={view.warnings.some((w) => w.did === m.did && w.check === "key-changed")}
           />
         ))}
       </ul>

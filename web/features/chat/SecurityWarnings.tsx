@@ -3,10 +3,30 @@ import type { SecurityCheck, SecurityWarning } from "../../../core/client/state.
 import { compareKeys } from "./members/panel.ts";
 
 /**
- * Checks about a person's name or key: the channel still works, the user should compare. Every other
- * failed check means the server offered something this device refuses (a red warning).
+ * Checks about a person's name or key, and a device that has only the server's word so far (protocol
+ * §8 "fresh-device"): the channel still works, the user should compare. Every other failed check means
+ * the server offered something this device refuses, or hid or moved something (a red warning).
  */
-const ABOUT_A_PERSON: ReadonlySet<SecurityCheck> = new Set(["key-changed", "handle"]);
+const INFORMS: ReadonlySet<SecurityCheck> = new Set(["key-changed", "handle", "fresh-device"]);
+
+/** A few words naming each check, before its text, so a list of warnings reads at a glance. */
+export const CHECK_TITLE: Record<SecurityCheck, string> = {
+  signature: "Bad signature",
+  creator: "Epoch by a non-member",
+  "key-commitment": "Key does not match",
+  chain: "Broken epoch chain",
+  members: "Not in the member list",
+  admission: "Unchecked member",
+  rollback: "Rollback",
+  fork: "Forked epochs",
+  "legacy-after-v2": "Downgrade",
+  handle: "Name changed",
+  "key-changed": "Key changed",
+  "member-key": "Key or name swapped",
+  withheld: "Messages withheld",
+  deletion: "Misplaced deletion",
+  "fresh-device": "New device",
+};
 
 /**
  * Every security warning of the open channel, with its text (protocol §7), above the messages on
@@ -21,11 +41,11 @@ export function SecurityWarnings({ warnings }: { warnings: Snapshot<SecurityWarn
       {[...unique].map(([key, w]) => (
         <p
           key={key}
-          className={`chat-warn${ABOUT_A_PERSON.has(w.check) ? "" : " critical"}`}
+          className={`chat-warn${INFORMS.has(w.check) ? "" : " critical"}`}
           data-check={w.check}
           role="alert"
         >
-          ⚠ {w.text}{" "}
+          ⚠ <strong className="chat-warn-title">{CHECK_TITLE[w.check]}:</strong> {w.text}{" "}
           {w.check === "key-changed" && w.did ? (
             <button type="button" onClick={() => compareKeys(w.did as string)}>
               COMPARE

@@ -122,14 +122,15 @@ export function KeyBackupDialog({ onClose }: { onClose(): void }) {
 
   async function save() {
     setError(null);
-    let backup: ReturnType<typeof backupFromDraft>;
+    setBusy(true);
+    let backup: Awaited<ReturnType<typeof backupFromDraft>>;
     try {
-      backup = backupFromDraft(draft);
+      backup = await backupFromDraft(draft);
     } catch (e) {
       setError(message(e));
+      setBusy(false);
       return;
     }
-    setBusy(true);
     try {
       const { updatedAt } = await (await loadClient()).saveKeyBackup({
         ...backup,

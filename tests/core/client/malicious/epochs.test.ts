@@ -7,7 +7,7 @@
  */
 import { expect, test } from "bun:test";
 import { fingerprint, newEpochId } from "../../../../core/crypto/index.ts";
-import type { CommitV2 } from "../../../../core/protocol/index.ts";
+import type { CommitV3 } from "../../../../core/protocol/index.ts";
 import {
   forgedCommit,
   insertForgedEpoch,
@@ -55,7 +55,7 @@ test("a commit whose creator is not among its members: not trusted, alice refuse
     members: await memberList(alice, bob, mallory),
   });
   // mallory then drops herself from the list (the builder would refuse such a commit).
-  const commit: CommitV2 = {
+  const commit: CommitV3 = {
     ...built.commit,
     members: built.commit.members.filter((m) => m.did !== mallory.did),
   };

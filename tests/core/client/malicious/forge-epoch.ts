@@ -18,7 +18,7 @@ import {
   sealState,
   toBase64,
 } from "../../../../core/crypto/index.ts";
-import type { Commit, CommitV2 } from "../../../../core/protocol/index.ts";
+import type { Commit, CommitV3 } from "../../../../core/protocol/index.ts";
 import { until } from "../engine-harness.ts";
 import { forgeWrap, messages, type tamperSuite, type User } from "./tamper.ts";
 
@@ -53,16 +53,20 @@ export async function rawSign(identity: Identity, commit: Commit): Promise<strin
 }
 
 /**
- * A well-formed v2 commit for a key the server chose: the commitment and sealed state are genuine for
+ * A well-formed v3 commit for a key the server chose: the commitment and sealed state are genuine for
  * that key, so only the check a test targets (signature, creator, ...) can fail.
  */
 export async function forgedCommit(
   input: Omit<BuildCommitInput, "keyCommitment" | "sealedState" | "reason" | "createdAt">,
-): Promise<{ commit: CommitV2; key: Uint8Array }> {
+): Promise<{ commit: CommitV3; key: Uint8Array }> {
   const key = generateEpochKey();
   const { channelId, epochId, epochNumber } = input;
+  // A v3 commit (protocol §8): clients refuse any older version once a channel has a v3 epoch, so a
+  // forgery must be v3 for the check a test targets to be the one that fails.
   const commit = buildCommit({
     ...input,
+    v: 3,
+    chains: [],
     reason: "manual",
     keyCommitment: await keyCommitment({ channelId, epochId, epochNumber, epochKey: key }),
     sealedState: await sealState({ channelId, epochId, epochKey: key, state: { linkSecret: null } }),

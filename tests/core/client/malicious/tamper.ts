@@ -14,6 +14,7 @@ import {
   generateIdentity,
   type Identity,
   importIdentity,
+  toHex,
   wrapEpochKey,
 } from "../../../../core/crypto/index.ts";
 import {
@@ -260,8 +261,15 @@ export async function forgeContent(input: {
   text: string;
   clientMsgId?: string;
   timestamp?: number;
+  /** The sender chain (protocol §8); by default a chain of its own at 1, as v3 epochs require. */
+  chain?: { device: string; n: number } | null;
 }): Promise<EncryptedContent> {
-  const { content } = await encryptMessage({ ...input, identity: input.signer });
+  const chain =
+    input.chain === null
+      ? undefined
+      : (input.chain ?? { device: toHex(crypto.getRandomValues(new Uint8Array(16))), n: 1 });
+  const { chain: _given, ...rest } = input;
+  const { content } = await encryptMessage({ ...rest, identity: input.signer, ...(chain ? { chain } : {}) });
   return content;
 }
 

@@ -61,6 +61,8 @@ test("ghost member makes the epoch itself: its commit is refused and its key nev
     members: people,
     state: { linkSecret: null },
     createdAt: Date.now(),
+    v: 3,
+    chains: [],
   });
   const inserted = await suite.t.storage.epochs.insert(
     {
@@ -100,6 +102,7 @@ test("names: a message signed by a non-member under a leaked key and shown with 
     epochNumber: 2,
     epochKey: key,
     text: "I am alice",
+    chain: { device: "ab".repeat(16), n: 1 },
   });
   bob.tamper.inject({
     type: "channel:message",

@@ -40,6 +40,16 @@ export function InfoPanel({ channelId }: { channelId: string }) {
         >
           KEY_BACKUP
         </button>
+        <button
+          type="button"
+          className="info-link-device"
+          aria-haspopup="dialog"
+          onClick={() => {
+            authUi.linkDeviceOpen = true;
+          }}
+        >
+          LINK_DEVICE
+        </button>
       </p>
       <h4>USER_DATA</h4>
       <p>HANDLE: {handleWithoutSuffix(auth.user?.handle ?? "")}</p>

@@ -15,19 +15,26 @@ const why = (e: unknown) => (e instanceof Error && e.message ? e.message : Strin
 /** The fingerprint in groups of four, easier to read aloud. */
 const groups = (hex: string) => hex.replace(/(.{4})(?=.)/g, "$1 ");
 
+/** Protocol §8: a member whose key changed reads so until the user verifies the new one. */
+export const KEY_CHANGED_STATUS = "changed, not verified";
+
 /**
  * One member's keys: the fingerprint, and on demand the safety numbers to compare out of band. Only
  * after that comparison can a changed key be accepted, and only the key the numbers were shown for.
+ * While the channel holds a `key-changed` warning for the member (protocol §8), their safety number
+ * says "changed, not verified" until the user accepts it (acceptKeyChange clears the warning).
  */
 function KeyCheck({
   m,
   self,
   warned,
+  keyChanged,
   kick,
 }: {
   m: Snapshot<Member>;
   self: boolean;
   warned: boolean;
+  keyChanged: boolean;
   kick: (() => void) | null;
 }) {
   const [sn, setSn] = useState<Numbers | null>(null);
@@ -38,10 +45,17 @@ function KeyCheck({
   useEffect(() => {
     if (warned && !self) void load();
   }, []);
+  const [verifiedNow, setVerifiedNow] = useState(false);
+  // A key that changes again after it was verified here is changed, not verified, once more.
+  useEffect(() => {
+    if (keyChanged) setVerifiedNow(false);
+  }, [keyChanged]);
+  const changed = !verifiedNow && (keyChanged || !!sn?.theirKeyChanged);
   const accept = (key: string) =>
     acceptKey(m.did, key).then(
       () => {
         toast.success("Key accepted");
+        setVerifiedNow(true);
         void load();
       },
       (e) => setErr(why(e)),
@@ -51,6 +65,11 @@ function KeyCheck({
       <p>
         FINGERPRINT <code>{m.fingerprint ? groups(m.fingerprint) : "NO_KEY"}</code>
       </p>
+      {self || !(changed || verifiedNow) ? null : (
+        <p className={`key-status${changed ? " changed" : ""}`} data-testid="key-status">
+          SAFETY_NUMBER {changed ? <b>⚠ {KEY_CHANGED_STATUS}</b> : <b className="ok">verified</b>}
+        </p>
+      )}
       {self ? null : sn ? (
         <dl>
           <dt>YOURS</dt>
@@ -65,7 +84,7 @@ function KeyCheck({
           SAFETY_NUMBERS
         </button>
       )}
-      {sn?.theirKeyChanged ? (
+      {sn && changed ? (
         <button type="button" className="primary" onClick={() => void accept(sn.theirKey)}>
           Accept new key
         </button>
@@ -86,12 +105,15 @@ export function MemberRow({
   me,
   owner,
   warned,
+  keyChanged = false,
 }: {
   m: Snapshot<Member>;
   channelId: string;
   me: string | undefined;
   owner: boolean;
   warned: boolean;
+  /** The channel holds an open `key-changed` warning for this member. */
+  keyChanged?: boolean;
 }) {
   const open = useSnapshot(panel).compare === m.did;
   const connected = useSnapshot(engineState).connection === "connected";
@@ -115,9 +137,15 @@ export function MemberRow({
         {handleWithoutSuffix(m.handle)}
         {m.did === me ? <small> (you)</small> : null}
         {m.isOwner ? <span className="op">OP</span> : null}
-        {warned ? <span className="warn">⚠</span> : null}
+        {warned ? (
+          <span className="warn" title={keyChanged ? `key ${KEY_CHANGED_STATUS}` : undefined}>
+            ⚠
+          </span>
+        ) : null}
       </button>
-      {open ? <KeyCheck m={m} self={m.did === me} warned={warned} kick={kick} /> : null}
+      {open ? (
+        <KeyCheck m={m} self={m.did === me} warned={warned} keyChanged={keyChanged} kick={kick} />
+      ) : null}
     </li>
   );
 }

@@ -229,6 +229,7 @@ export function MessageRow({
       <span className="text">
         {i.deleted ? <Deleted d={i.deleted} /> : <Body item={i} text={text} />}
         {presented?.edited ? <small className="edited"> (edited)</small> : null}
+        {presented?.editConflict ? <small className="edited"> (edit conflict)</small> : null}
         {i.sending ? (
           <span className="tx">
             {i.queued ? "QUEUED: sends when the connection is back" : "TRANSMITTING"}

@@ -23,19 +23,31 @@ function shortNames(e: Snapshot<EpochChange>): EpochChange {
 }
 
 /**
+ * A row of a signed commit that asks something of the reader: a member added without evidence this
+ * device could check (protocol §7), or a key change its previous key did not sign (protocol §8:
+ * "{handle}'s key changed: compare safety numbers" is a warning row, never a neutral line).
+ */
+export const epochIsWarning = (e: Snapshot<EpochChange>) =>
+  e.added.some((a) => a.admission === "none") || (!!e.keyChange && !e.keyChange.signed);
+
+/**
  * A membership change read from a signed commit (protocol §7), not from the server's notices: it
- * looks like a notice line, with a SIGNED_COMMIT tag saying where it comes from. A member added
- * without evidence this device could check makes it a warning.
+ * looks like a notice line, with a SIGNED_COMMIT tag saying where it comes from. A row to act on
+ * (epochIsWarning) is a warning, with ⚠ instead of ◆.
  */
 export function EpochRow({ item: i }: { item: Item }) {
   const e = i.epoch;
   if (!e) return null;
-  const unchecked = e.added.some((a) => a.admission === "none");
+  const warn = epochIsWarning(e);
   return (
-    <div className={`notice epoch${unchecked ? " warning" : ""}`} data-epoch={e.epochNumber}>
+    <div
+      className={`notice epoch${warn ? " warning" : ""}`}
+      data-epoch={e.epochNumber}
+      role={warn ? "note" : undefined}
+    >
       <time dateTime={i.createdAt}>{clockTime(i.createdAt)}</time>
       <span className="sym" aria-hidden="true">
-        ◆
+        {warn ? "⚠" : "◆"}
       </span>
       <span className="epoch-text">{SecurityText.epochChange(shortNames(e))}</span>
       <span className="signed-tag" title="from the commit its creator signed">
@@ -45,17 +57,28 @@ export function EpochRow({ item: i }: { item: Item }) {
   );
 }
 
-/** Records the server did not hand over inside a range this client loaded (protocol §7). */
+/**
+ * Records the server did not hand over inside a range this client loaded (protocol §7), or a sender's
+ * chain numbers it skipped (protocol §8: "{k} message(s) from {handle} missing (withheld by the
+ * server)"), in the place they are missing from.
+ */
 export function MissingRow({ item: i }: { item: Item }) {
   const m = i.missing;
-  if (!m) return null;
+  const w = i.withheld;
+  if (!m && !w) return null;
   return (
-    <div className="notice missing warning" role="note">
+    <div className={`notice missing warning${w ? " withheld" : ""}`} role="note">
       <span className="sym" aria-hidden="true">
         ⚠
       </span>
-      {SecurityText.missing}
-      <span className="seq">{m.from === m.to ? `seq ${m.from}` : `seq ${m.from}–${m.to}`}</span>
+      {w ? SecurityText.withheld(w.to - w.from + 1, handleWithoutSuffix(w.handle)) : SecurityText.missing}
+      {m ? (
+        <span className="seq">{m.from === m.to ? `seq ${m.from}` : `seq ${m.from}–${m.to}`}</span>
+      ) : w ? (
+        <span className="seq" title="their numbers in the sender's chain (protocol §8)">
+          {w.from === w.to ? `#${w.from}` : `#${w.from}–${w.to}`}
+        </span>
+      ) : null}
     </div>
   );
 }
