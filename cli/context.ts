@@ -56,6 +56,15 @@ function adoptLegacyStore(server: string, path: string): void {
   }
 }
 
+/** Every client this process made: before it exits, their pending trust-state uploads finish. */
+const openClients: WsyncClient[] = [];
+
+/** Lets a scheduled upload of the trust state (beside the key backup) finish, for at most `ms`. */
+export async function settleClients(ms = 3000): Promise<void> {
+  const all = Promise.all(openClients.map((c) => c.flushTrustBackup().catch(() => undefined)));
+  await Promise.race([all, Bun.sleep(ms)]);
+}
+
 export function makeClient(opts: GlobalOptions): { client: WsyncClient; server: string; store: FileStore } {
   const server = serverUrl(opts);
   const path = storePath(server);
@@ -70,6 +79,7 @@ export function makeClient(opts: GlobalOptions): { client: WsyncClient; server: 
     // newest stored session (issue 15 defect 1).
     refreshLock: (fn) => store.withLock(fn),
   });
+  openClients.push(client);
   return { client, server, store };
 }
 

@@ -440,7 +440,7 @@ export const NO_KEY_HELP = [
   "This device has no private key for your account. To use it here, run one of:",
   "  wsync keys restore         from your key backup (passphrase or recovery code)",
   "  wsync keys import --text   paste the key (or --file wsync-keys.txt, or --qr FILE.png)",
-  "  wsync device link          from a device where you are signed in (it runs wsync device add)",
+  "  wsync device link          from a device where you are signed in (there: wsync device add CODE)",
   "  wsync keys new --yes       if the key is lost: new keys (history from before is gone, and every channel is told your key changed)",
   "",
 ].join("\n");

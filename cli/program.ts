@@ -10,6 +10,7 @@ import { registerListenCommand } from "./commands/listen.ts";
 import { registerMessageCommands } from "./commands/messages.ts";
 import { registerMigrateCommand } from "./commands/migrate.ts";
 import { registerServeCommand } from "./commands/serve.ts";
+import { settleClients } from "./context.ts";
 import { describeError, ExitCode, usageError } from "./errors.ts";
 import { io } from "./prompt.ts";
 
@@ -61,6 +62,7 @@ export async function run(argv: string[]): Promise<number> {
   const program = buildProgram();
   try {
     await program.parseAsync(argv, { from: "user" });
+    if (!lifetime.keepAlive) await settleClients();
     return ExitCode.ok;
   } catch (e) {
     if (e instanceof CommanderError) {

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { encodeQR } from "qr";
+import { DeviceLinkError } from "../../core/client/index.ts";
 import { normalizeDeviceLinkCode } from "../../core/crypto/index.ts";
 import { type GlobalOptions, KeyStateText, sessionClient, signedInClient } from "../context.ts";
 import { CliError, ExitCode, usageError } from "../errors.ts";
@@ -55,14 +56,17 @@ const json = (o: object) => io.out(`${JSON.stringify(o)}\n`);
 
 /** The engine's refusals of a code, with the exit code each one is (docs/cli.md). */
 function linkError(e: unknown): unknown {
-  if (!(e instanceof Error) || e instanceof CliError) return e;
-  if (/^That is not a device link code/.test(e.message)) return new CliError(e.message, ExitCode.usage);
-  if (/^No device is waiting with that code/.test(e.message))
-    return new CliError(e.message, ExitCode.notFound);
-  if (/^The server holds another key for that code/.test(e.message))
-    return new CliError(e.message, ExitCode.security);
-  if (/^This device cannot hand its key over/.test(e.message)) return new CliError(e.message, ExitCode.auth);
-  return e;
+  if (!(e instanceof DeviceLinkError)) return e;
+  const code = {
+    "not-a-code": ExitCode.usage,
+    "no-slot": ExitCode.notFound,
+    "key-mismatch": ExitCode.security,
+    "not-exportable": ExitCode.auth,
+    expired: ExitCode.other,
+    cancelled: ExitCode.other,
+    "bad-payload": ExitCode.security,
+  }[e.problem];
+  return new CliError(e.message, code);
 }
 
 /** Asks whether the digits match (or takes --yes); "no" stops with exit 1 and `cancelled`. */

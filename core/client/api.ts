@@ -51,6 +51,8 @@ export class ApiClient {
       retry?: boolean;
       params?: Record<string, string>;
       timeoutMs?: number;
+      /** Ends the request early (a long poll the caller no longer waits for). */
+      signal?: AbortSignal;
     } = {},
   ): Promise<RouteResponse<N>> {
     const def = RouteMeta[name];
@@ -61,6 +63,8 @@ export class ApiClient {
     if (token) headers.authorization = `Bearer ${token}`;
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), opts.timeoutMs ?? this.o.timeoutMs ?? HTTP_TIMEOUT_MS);
+    const stop = () => controller.abort();
+    opts.signal?.addEventListener("abort", stop, { once: true });
     let res: Response;
     try {
       const path = opts.params ? routePath(def.path, opts.params) : def.path;
@@ -78,6 +82,7 @@ export class ApiClient {
       );
     } finally {
       clearTimeout(timer);
+      opts.signal?.removeEventListener("abort", stop);
     }
     let json: unknown = null;
     try {

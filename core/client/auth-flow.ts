@@ -10,6 +10,7 @@ import { needsRefresh, type SessionStore } from "./session.ts";
 import { type ClientEvents, type ClientState, resetState } from "./state.ts";
 import type { KeyValueStore } from "./store.ts";
 import type { TrustOrigin } from "./trust.ts";
+import type { TrustBackup } from "./trust-backup.ts";
 
 /** What the authentication flow is given by the client. */
 export interface AuthContext {
@@ -42,8 +43,16 @@ export class AuthFlow {
   /** The login password during registration only, so a backup passphrase can be refused if equal. */
   private registrationPassword: string | null = null;
   private backupFlow: Promise<KeyBackupFlow> | null = null;
+  private trustUploads: Promise<TrustBackup> | null = null;
 
-  constructor(private readonly c: AuthContext) {}
+  constructor(private readonly c: AuthContext) {
+    // Protocol §8: whenever a head moves, the key backup's trust state follows (trust-backup.ts).
+    c.keyring.trust.onBump = () =>
+      void this.trustBackup().then(
+        (t) => t.schedule(),
+        (e: unknown) => this.c.log(`trust state upload: ${reasonOf(e)}`),
+      );
+  }
 
   private async runAuth<T>(fn: () => Promise<T>): Promise<T> {
     this.c.state.auth.loading = true;
@@ -248,20 +257,38 @@ export class AuthFlow {
     return (await this.backups()).status();
   }
 
-  /** Seals the account's private key and stores the blob (KeyBackupFlow.save). */
+  /** Seals the account's private key and stores the blob (KeyBackupFlow.save), then the trust state beside it. */
   async saveKeyBackup(input: {
     kind: BackupSecretKind;
     secret: string;
     privateKey?: string;
     loginPassword?: string;
   }): Promise<{ updatedAt: number }> {
-    return (await this.backups()).save(input);
+    const saved = await (await this.backups()).save(input);
+    await (await this.trustBackup()).backupSaved();
+    return saved;
   }
 
-  /** "Restore from backup": the passphrase or recovery code opens the server's blob on this device. */
+  /**
+   * "Restore from backup": the passphrase or recovery code opens the server's blob on this device,
+   * and the trust state beside it (protocol §8) becomes this device's; without one that opens, the
+   * device says its channels are verified from the server's word.
+   */
   async restoreFromBackup(secret: string): Promise<void> {
     const opened = await (await this.backups()).open(secret);
     await this.installKey(opened.privateKey, opened.publicKey);
+    await (await this.trustBackup()).restore();
+  }
+
+  /** The uploader of the key backup's trust state (trust-backup.ts, loaded on first use). */
+  /** Waits for a trust-state upload already scheduled (a short-lived process before it exits). */
+  async flushTrustBackup(): Promise<void> {
+    if (this.trustUploads) await (await this.trustUploads).flush();
+  }
+
+  private trustBackup(): Promise<TrustBackup> {
+    this.trustUploads ??= import("./trust-backup.ts").then(({ TrustBackup }) => new TrustBackup(this.c));
+    return this.trustUploads;
   }
 
   /** The private key from the backup, for an export this device cannot make from its own vault. */
@@ -273,6 +300,7 @@ export class AuthFlow {
 
   async deleteKeyBackup(): Promise<void> {
     await (await this.backups()).delete();
+    (await this.trustBackup()).backupDeleted();
   }
 
   /** For an account with no usable key: a new key pair, replacing the server's (announced to channels). */
@@ -345,6 +373,10 @@ export class AuthFlow {
       this.pendingKeys = null;
     }
     this.registrationPassword = null;
+    void this.trustUploads?.then(
+      (t) => t.stop(),
+      () => undefined,
+    );
     // A session ended by the server is forgotten from the store only if it is still the stored one:
     // another process of this device may have signed in again meanwhile.
     if (wipeKeys) await this.c.session.clear();

@@ -289,7 +289,10 @@ export class ChannelEngine {
     };
     const cov = this.coverage.get(channelId);
     const loaded = (from: number, to: number | null) =>
-      cov !== undefined && Number.isFinite(from) && from >= cov.lo && (to === null || (Number.isFinite(to) && to <= cov.hi));
+      cov !== undefined &&
+      Number.isFinite(from) &&
+      from >= cov.lo &&
+      (to === null || (Number.isFinite(to) && to <= cov.hi));
     const runs = withheldRuns(seen, listed, held, loaded);
     const before = view.items
       .filter((i) => i.withheld)
@@ -648,7 +651,7 @@ export class ChannelEngine {
     me: string,
   ): Promise<boolean> {
     const listed = info.commit?.members.find((m) => m.did === me)?.fp;
-    return listed !== undefined && listed !== (await fingerprint(publicKey));
+    return listed !== undefined && listed !== (await this.epochs.keys.fingerprintOf(publicKey));
   }
 
   /**

@@ -27,6 +27,7 @@ import {
   type TimelineItem,
 } from "./state.ts";
 import type { KeyValueStore } from "./store.ts";
+import type { TrustOrigin } from "./trust.ts";
 import type { SecretVault } from "./vault.ts";
 
 export interface ClientOptions {
@@ -290,6 +291,20 @@ export class WsyncClient {
    */
   async linkOtherDevice(text: string, privateKey?: string) {
     return (await this.linking(privateKey)).prepare(text);
+  }
+
+  /**
+   * Where this device's trust state came from (protocol §8 "Fresh devices"), for "restored from the
+   * backup of {date}": `self` (it verified everything itself), `link` or `backup` (another of the
+   * user's devices' state, as of `since`), or `server` (the server's word alone, since sign-in).
+   */
+  trustOrigin(): Promise<TrustOrigin> {
+    return this.keyring.trust.origin();
+  }
+
+  /** Waits for a scheduled upload of the trust state beside the key backup (before a process exits). */
+  flushTrustBackup(): Promise<void> {
+    return this.auth.flushTrustBackup();
   }
 
   /** Spec §4.1: logout clears the user and removes auth and keys, even when the server call fails. */

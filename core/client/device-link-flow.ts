@@ -27,6 +27,26 @@ import type { TrustOrigin, TrustState } from "./trust.ts";
  * so the server cannot swap it; the digits then catch an envelope the server made itself.
  */
 
+/** Why linking stopped, for callers that map it (the CLI's exit codes). */
+export type DeviceLinkProblem =
+  | "not-a-code"
+  | "no-slot"
+  | "key-mismatch"
+  | "not-exportable"
+  | "expired"
+  | "cancelled"
+  | "bad-payload";
+
+export class DeviceLinkError extends Error {
+  constructor(
+    readonly problem: DeviceLinkProblem,
+    message: string,
+  ) {
+    super(message);
+    this.name = "DeviceLinkError";
+  }
+}
+
 /** What the new device shows: the code the user carries to the existing device. */
 export interface LinkOffer {
   /** The slot's code, canonical. */
@@ -94,12 +114,16 @@ export class DeviceLinkFlow {
     };
     const receive = async (signal?: AbortSignal): Promise<LinkReceived> => {
       for (;;) {
-        if (signal?.aborted) throw new Error("Linking was cancelled");
-        if (this.c.now() > expiresAt) throw new Error("The link code expired: start again");
+        if (signal?.aborted) throw new DeviceLinkError("cancelled", "Linking was cancelled");
+        if (this.c.now() > expiresAt)
+          throw new DeviceLinkError("expired", "The link code expired: start again");
         const { envelope } = await this.c.api.call("deviceLinkFetch", undefined, {
           params: { code },
           timeoutMs: DeviceLink.pollMs + 15_000,
+          ...(signal ? { signal } : {}),
         });
+        // Cancelled while the answer was on its way: what came is not taken.
+        if (signal?.aborted) throw new DeviceLinkError("cancelled", "Linking was cancelled");
         if (envelope === null) continue;
         const opened = await openDeviceLink({ code, myEphemeral: eph, envelope });
         return { confirmation: opened.confirmation, accept: () => this.accept(opened.payload) };
@@ -112,7 +136,7 @@ export class DeviceLinkFlow {
   private async accept(raw: Record<string, unknown>): Promise<void> {
     const payload = raw as unknown as LinkPayload;
     if (payload.v !== 3 || payload.did !== this.c.me().did || typeof payload.privateKey !== "string") {
-      throw new Error("The linked device sent something this device cannot use");
+      throw new DeviceLinkError("bad-payload", "The linked device sent something this device cannot use");
     }
     const { privateKey, identity } = await checkPrivateKey(payload.privateKey, this.c.accountPublicKey());
     const origin: TrustOrigin = { source: "link", since: payload.trust?.createdAt ?? this.c.now() };
@@ -128,7 +152,11 @@ export class DeviceLinkFlow {
    */
   async prepare(text: string): Promise<{ confirmation: string; send: () => Promise<void> }> {
     const parsed = parseLinkText(text);
-    if (!parsed) throw new Error("That is not a device link code: type it as the new device shows it");
+    if (!parsed)
+      throw new DeviceLinkError(
+        "not-a-code",
+        "That is not a device link code: type it as the new device shows it",
+      );
     const { code, newDeviceKey } = parsed;
     // The server's copy of the slot must hold the same key the user carried over.
     const slot = await this.c.api.call("deviceLinkLookup", { code }).catch((e) => {
@@ -142,7 +170,11 @@ export class DeviceLinkFlow {
       );
     }
     const privateKey = await this.c.exportPrivateKey();
-    if (!privateKey) throw new Error("This device cannot hand its key over (it is not exportable here)");
+    if (!privateKey)
+      throw new DeviceLinkError(
+        "not-exportable",
+        "This device cannot hand its key over (it is not exportable here)",
+      );
     const payload: LinkPayload = {
       v: 3,
       did: this.c.me().did,

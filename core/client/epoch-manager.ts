@@ -1,19 +1,25 @@
 import {
+  buildKeyChange,
   CryptoText,
   canon,
   createEpoch,
   fingerprint,
   type Identity,
   joinTokenFor,
-  buildKeyChange,
   newLinkSecret,
   openInviteLink,
-  signKeyChange,
   reasonOf,
+  signKeyChange,
   unwrapEpochKey,
   verifyInvite,
 } from "../crypto/index.ts";
-import { ApiError, type CommitReason, type EpochInfo, type KeyChange, type Member } from "../protocol/runtime.ts";
+import {
+  ApiError,
+  type CommitReason,
+  type EpochInfo,
+  type KeyChange,
+  type Member,
+} from "../protocol/runtime.ts";
 import { type ChainState, membersOf, type VerifiedEpoch } from "./chain.ts";
 import type { EngineContext } from "./engine-context.ts";
 import {
@@ -126,7 +132,7 @@ export class EpochManager {
         if (
           channelId &&
           m.did !== me &&
-          (await fingerprint(m.publicKey).catch(() => listedFp)) !== listedFp
+          (await this.keys.fingerprintOf(m.publicKey).catch(() => listedFp)) !== listedFp
         ) {
           const handle = this.handleOf(m.did, m.handle);
           this.warn(channelId, "key-changed", { did: m.did, handle, detail: "pending" });
@@ -267,7 +273,8 @@ export class EpochManager {
     // The member's own key-change commit settles a reset announced by the server's word alone.
     const view = this.view(channelId);
     if (keyChange && view) {
-      const pending = (w: SecurityWarning) => w.check === "key-changed" && w.did === keyChange.did && w.epochNumber === null;
+      const pending = (w: SecurityWarning) =>
+        w.check === "key-changed" && w.did === keyChange.did && w.epochNumber === null;
       if (view.warnings.some(pending)) view.warnings = view.warnings.filter((w) => !pending(w));
     }
     // This client's own key change needs no warning to itself.
@@ -630,7 +637,7 @@ export class EpochManager {
           // their own key-change commit changes their key. The key wrapped to is the one whose
           // fingerprint the signed list names.
           const key = await this.keys.keyWithFp(m.did, was.fp);
-          const offeredFp = m.publicKey ? await fingerprint(m.publicKey).catch(() => null) : null;
+          const offeredFp = m.publicKey ? await this.keys.fingerprintOf(m.publicKey).catch(() => null) : null;
           if (prev?.anchor && offeredFp !== null && offeredFp !== was.fp) {
             this.warn(channelId, "member-key", {
               epochNumber: prev.epochNumber,
@@ -665,7 +672,7 @@ export class EpochManager {
         }
         // Only members of the previous verified commit and joiners whose evidence checks (§7, §8).
         if (prev) {
-          const fp = await fingerprint(pinned);
+          const fp = await this.keys.fingerprintOf(pinned);
           const checked = await checkAdmission(ctx, prev, { did: m.did, fp }, m.admission, 3);
           if (!checked) {
             block(
@@ -704,7 +711,8 @@ export class EpochManager {
         state: { linkSecret },
         createdAt: this.c.now(),
       });
-      const keyChange = reason === "key-change" ? await this.keyChangeStatement(channelId, prev, created) : null;
+      const keyChange =
+        reason === "key-change" ? await this.keyChangeStatement(channelId, prev, created) : null;
       const record: EpochCandidate = {
         commit: created.commit,
         signature: created.signature,
@@ -799,7 +807,8 @@ export class EpochManager {
     const oldFp = prev?.members.find((m) => m.did === me)?.fp;
     const newFp = created.commit.members.find((m) => m.did === me)?.fp;
     const retired = await this.c.keyring.retired();
-    if (!oldFp || !newFp || !retired || oldFp === newFp || (await fingerprint(retired.publicKey)) !== oldFp) return null;
+    if (!oldFp || !newFp || !retired || oldFp === newFp || (await fingerprint(retired.publicKey)) !== oldFp)
+      return null;
     const statement = buildKeyChange({
       did: me,
       oldFp,

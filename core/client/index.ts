@@ -1,5 +1,6 @@
 export * from "./api.ts";
 export * from "./client.ts";
+export { DeviceLinkError, type DeviceLinkProblem } from "./device-link-flow.ts";
 export * from "./display.ts";
 export { SendBlockedError } from "./errors.ts";
 export * from "./keyring.ts";

@@ -1,4 +1,5 @@
-import { fingerprint, toHex } from "../crypto/index.ts";
+import { toHex } from "../crypto/bytes.ts";
+import { fingerprint } from "../crypto/fingerprint.ts";
 import { randomBytes } from "../crypto/random.ts";
 import { type KeyValueStore, updateValue } from "./store.ts";
 

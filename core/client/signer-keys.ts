@@ -93,7 +93,7 @@ export class SignerKeys {
   }
 
   /** A key's fingerprint, hashed once per key (every message a sender signs asks for it). */
-  private fingerprintOf(publicKey: string): Promise<string> {
+  fingerprintOf(publicKey: string): Promise<string> {
     return once(this.fingerprints, publicKey, () => fingerprint(publicKey));
   }
 }

@@ -1,5 +1,4 @@
-import type { ChainState, SeenState, VerifiedEpoch } from "./chain.ts";
-import { CHAIN_INDEX_KEY } from "./chain.ts";
+import type { VerifiedEpoch } from "./chain.ts";
 import type { Keyring } from "./keyring.ts";
 import { type KeyValueStore, readJson } from "./store.ts";
 
@@ -42,9 +41,7 @@ export interface TrustOrigin {
 
 const ORIGIN_KEY = "wsync-trust-origin";
 const CLEARED_KEY = "wsync-trust-cleared";
-const VERSION_KEY = "wsync-trust-version";
-/** Seen pairs carried per channel: the newest ones (replays of older ones are rare and still refused by signature). */
-const PAIRS_CARRIED = 100;
+export const VERSION_KEY = "wsync-trust-version";
 
 /** The date a person reads in "verified from the server's word since {date}". */
 export function trustDate(ms: number): string {
@@ -90,71 +87,30 @@ export class TrustStore {
     return (await readJson<number>(this.store, VERSION_KEY)) ?? 0;
   }
 
+  /**
+   * Told after every bump, without being awaited: the key backup's copy of the trust state is
+   * uploaded from it (trust-backup.ts, set by AuthFlow). It must not throw or block.
+   */
+  onBump: ((version: number) => void) | null = null;
+
   async bump(): Promise<number> {
     const v = (await this.version()) + 1;
     await this.store.set(VERSION_KEY, JSON.stringify(v));
+    this.onBump?.(v);
     return v;
   }
 
-  /** Everything this device verified, in the shape another device imports. */
+  /** Everything this device verified, in the shape another device imports (trust-transfer.ts). */
   async export(now: number): Promise<TrustState> {
-    const channels: Record<string, ChannelTrust> = {};
-    const ids = (await readJson<string[]>(this.store, CHAIN_INDEX_KEY)) ?? [];
-    for (const id of ids) {
-      const chain = await this.keyring.chains.chain(id);
-      const head = chain.head;
-      const epoch = head ? chain.epochs[String(head.epochNumber)] : undefined;
-      if (!head || !epoch) continue;
-      const seen = await this.keyring.chains.seenState(id);
-      // The timeline row of the change is this device's own; the commit's facts travel.
-      const { change: _row, ...facts } = epoch;
-      channels[id] = {
-        head,
-        epoch: facts,
-        firstV2: chain.firstV2,
-        firstV3: chain.firstV3 ?? null,
-        linkSecret: chain.linkSecret,
-        owner: chain.epochs["1"]?.creatorDid ?? chain.owner ?? null,
-        pairs: newestPairs(seen),
-        chains: highestOfChains(seen),
-      };
-    }
-    return {
-      v: 1,
-      version: await this.version(),
-      createdAt: now,
-      pins: await this.keyring.allPins(),
-      handles: await this.keyring.allHandles(),
-      channels,
-    };
+    return (await import("./trust-transfer.ts")).exportTrust(this.store, this.keyring, this, now);
   }
 
   /**
-   * Takes another device's trust state as this device's own: its heads (so a server that hides a
-   * later epoch is seen rolling back), pins, names, owners and seen messages. The head epochs are
-   * kept without their keys until this device fetches and checks them (as an anchor is).
+   * Takes another device's trust state as this device's own (trust-transfer.ts): its heads (so a
+   * server that hides a later epoch is seen rolling back), pins, names, owners and seen messages.
    */
   async import(t: TrustState, origin: TrustOrigin): Promise<void> {
-    if (t?.v !== 1 || typeof t.channels !== "object" || t.channels === null)
-      throw new Error("Not a trust state");
-    await this.keyring.importPins(t.pins ?? {}, t.handles ?? {});
-    for (const [id, c] of Object.entries(t.channels)) {
-      const chain: ChainState = await this.keyring.chains.chain(id);
-      const mine = chain.head;
-      if (mine && mine.epochNumber >= c.head.epochNumber) continue;
-      chain.head = c.head;
-      chain.firstV2 = c.firstV2;
-      chain.firstV3 = c.firstV3;
-      chain.linkSecret = c.linkSecret ?? chain.linkSecret;
-      chain.owner = c.owner;
-      chain.epochs = { [String(c.head.epochNumber)]: { ...c.epoch, anchor: true } };
-      await this.keyring.chains.saveChain(id, c.head.epochNumber);
-      const seen: SeenState = await this.keyring.chains.seenState(id);
-      Object.assign(seen.pairs, c.pairs ?? {});
-      seen.chains = { ...(c.chains ?? {}), ...(seen.chains ?? {}) };
-      this.keyring.chains.markSeenDirty(id);
-    }
-    await this.store.set(VERSION_KEY, JSON.stringify(Math.max(t.version ?? 0, await this.version())));
+    await (await import("./trust-transfer.ts")).importTrust(this.store, this.keyring, this, t, origin);
     await this.setOrigin(origin);
   }
 
@@ -163,19 +119,4 @@ export class TrustStore {
     await this.store.delete(CLEARED_KEY);
     await this.store.delete(VERSION_KEY);
   }
-}
-
-function newestPairs(seen: SeenState): Record<string, number> {
-  const entries = Object.entries(seen.pairs).sort((a, b) => b[1] - a[1]);
-  return Object.fromEntries(entries.slice(0, PAIRS_CARRIED));
-}
-
-function highestOfChains(seen: SeenState): Record<string, Record<string, string>> {
-  const out: Record<string, Record<string, string>> = {};
-  for (const [key, numbers] of Object.entries(seen.chains ?? {})) {
-    const top = Math.max(...Object.keys(numbers).map(Number));
-    const mark = numbers[String(top)];
-    if (mark !== undefined) out[key] = { [String(top)]: mark };
-  }
-  return out;
 }

@@ -28,6 +28,8 @@ export const CryptoText = {
   sealedLinkInvalid: (detail: string) => `Invalid sealed link: ${detail}`,
   /** Not in the spec: a device-link envelope (protocol §8) that cannot be made or opened. */
   deviceLinkInvalid: (detail: string) => `Invalid device link: ${detail}`,
+  /** Not in the spec: a sealed trust state (protocol §8, beside the key backup) that cannot be made or opened. */
+  trustStateInvalid: (detail: string) => `Invalid trust state: ${detail}`,
   noKeys: "No encryption keys found. Please validate your keys or register.",
   storedKeysInvalid: "Failed to initialize crypto service with stored keys. Please validate your keys again.",
   keysNotFoundAfterAuth: "Keys not found in localStorage after auth",
@@ -57,6 +59,7 @@ export type CryptoErrorCode =
   | "invalid-link-secret"
   | "sealed-link-invalid"
   | "device-link-invalid"
+  | "trust-state-invalid"
   | "key-pair-not-initialized"
   | "invalid-iv-length"
   | "encrypted-too-short"

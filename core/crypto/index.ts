@@ -71,6 +71,16 @@ export {
 export * from "./public-key.ts";
 export * from "./random.ts";
 export * from "./signed.ts";
+export {
+  type OpenTrustStateInput,
+  openTrustState,
+  parseTrustStateBlob,
+  type SealTrustStateInput,
+  sealTrustState,
+  type TrustStateBlob,
+  trustStateAad,
+  trustStateInfo,
+} from "./trust-seal.ts";
 export * from "./v3.ts";
 export {
   epochKeyInfo,

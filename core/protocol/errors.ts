@@ -14,6 +14,8 @@ export const ErrorStatus = {
   KeyExists: 409,
   /** Extension (device link): the code names a slot that is already open, or already filled. */
   LinkExists: 409,
+  /** Extension (trust state beside the key backup): the stored version is not lower than the one given. */
+  VersionConflict: 409,
   TooLarge: 413,
   InvalidRequest: 422,
   WeakPassword: 422,

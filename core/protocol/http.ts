@@ -325,6 +325,18 @@ export const Routes = {
     body: null,
     response: Success,
   }),
+  trustStatePut: route({
+    ...RouteMeta.trustStatePut,
+    // The blob's exact shape is checked by core/crypto/trust-seal.ts parseTrustStateBlob (one
+    // definition); its JSON text is at most TrustStateLimits.blobMaxBytes (413 above it).
+    body: Type.Object({ blob: Type.Unknown() }, strict),
+    response: Type.Object({ success: Type.Literal(true), version: Type.Integer(), updatedAt: Type.Number() }),
+  }),
+  trustStateGet: route({
+    ...RouteMeta.trustStateGet,
+    body: null,
+    response: Type.Object({ blob: Type.Unknown(), updatedAt: Type.Number() }),
+  }),
   deviceLinkOpen: route({
     ...RouteMeta.deviceLinkOpen,
     /** `ephemeralPublicKey`: base64 of the new device's 65-byte uncompressed ephemeral P-256 point. */

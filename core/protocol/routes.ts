@@ -24,6 +24,18 @@ export const DeviceLink = {
   linkedEvent: "device:linked",
 } as const;
 
+/**
+ * The trust state stored beside the key backup (protocol §8 "Fresh devices"; docs/key-backup.md,
+ * docs/protocol-extensions.md "Trust state beside the key backup").
+ */
+export const TrustStateLimits = {
+  /**
+   * The sealed blob (a JSON object), as JSON text, in bytes: room for the trust state of a user in
+   * many channels, as a device link's envelope has.
+   */
+  blobMaxBytes: 1024 * 1024,
+} as const;
+
 /** A route's path with its `:name` parameters filled in (URI-encoded), e.g. `/devices/link/{code}`. */
 export function routePath(path: string, params: Record<string, string> = {}): string {
   return path.replace(/:([A-Za-z]+)/g, (_, name: string) => {
@@ -89,7 +101,19 @@ export const RouteMeta = {
   /** The caller's own encrypted key backup (docs/key-backup.md); there is no way to name another's. */
   keyBackupPut: { method: "PUT", path: "/keys/backup", auth: "access", maxBytes: 4096 },
   keyBackupGet: { method: "GET", path: "/keys/backup", auth: "access" },
+  /** Deleting the backup deletes the trust state beside it too. */
   keyBackupDelete: { method: "DELETE", path: "/keys/backup", auth: "access" },
+  /**
+   * The trust state beside the key backup (protocol §8 "Fresh devices"): sealed under a key only the
+   * identity holds, replaced only by a higher `version`.
+   */
+  trustStatePut: {
+    method: "PUT",
+    path: "/keys/trust-state",
+    auth: "access",
+    maxBytes: TrustStateLimits.blobMaxBytes + 1024,
+  },
+  trustStateGet: { method: "GET", path: "/keys/trust-state", auth: "access" },
   /**
    * Device linking (protocol §8 "Fresh devices"; docs/protocol-extensions.md "Device link"): the new
    * device opens a slot under its code, an existing device of the same account looks up the new

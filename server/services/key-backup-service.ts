@@ -1,5 +1,7 @@
+import { CryptoError } from "../../core/crypto/errors.ts";
 import { type KeyBackup, KeyBackupError, parseKeyBackup } from "../../core/crypto/key-backup.ts";
-import { ApiError } from "../../core/protocol/index.ts";
+import { parseTrustStateBlob, type TrustStateBlob } from "../../core/crypto/trust-seal.ts";
+import { ApiError, TrustStateLimits } from "../../core/protocol/index.ts";
 import type { Storage } from "../storage/types.ts";
 import type { Clock } from "../util/clock.ts";
 import type { AuthContext } from "./auth-service.ts";
@@ -44,10 +46,49 @@ export class KeyBackupService {
     return { backup: JSON.parse(row.blob) as unknown, updatedAt: row.updatedAt };
   }
 
+  /** Deletes the backup and the trust state stored beside it. */
   async delete(ctx: AuthContext): Promise<{ success: true }> {
     if (!(await this.storage.accounts.deleteKeyBackup(ctx.did))) {
       throw new ApiError("NotFound", "No key backup for this account");
     }
     return { success: true };
+  }
+
+  /**
+   * The trust state beside the backup (protocol §8 "Fresh devices"): a blob sealed under a key only
+   * the account's identity holds, which the server cannot open either. It is kept only while the
+   * account has a backup, and replaced only by a higher `version` (the version is bound inside the
+   * blob, so the server could not relabel an older one as newer: it can only keep or withhold it).
+   */
+  async putTrustState(
+    ctx: AuthContext,
+    body: { blob: unknown },
+  ): Promise<{ success: true; version: number; updatedAt: number }> {
+    let blob: TrustStateBlob;
+    try {
+      blob = parseTrustStateBlob(body.blob);
+    } catch (e) {
+      if (e instanceof CryptoError) throw new ApiError("InvalidRequest", `blob: ${e.message}`);
+      throw e;
+    }
+    const text = JSON.stringify(blob);
+    if (Buffer.byteLength(text, "utf8") > TrustStateLimits.blobMaxBytes) {
+      throw new ApiError("TooLarge", `blob: at most ${TrustStateLimits.blobMaxBytes} bytes of JSON`);
+    }
+    const at = this.clock.now();
+    const result = await this.storage.accounts.putTrustState(ctx.did, text, blob.version, at);
+    if (result === "no-backup") {
+      throw new ApiError("NotFound", "No key backup for this account: the trust state is kept beside one");
+    }
+    if (result === "stale") {
+      throw new ApiError("VersionConflict", "A trust state of this version or a newer one is stored");
+    }
+    return { success: true, version: blob.version, updatedAt: at };
+  }
+
+  async getTrustState(ctx: AuthContext): Promise<{ blob: unknown; updatedAt: number }> {
+    const row = await this.storage.accounts.getTrustState(ctx.did);
+    if (!row) throw new ApiError("NotFound", "No trust state for this account");
+    return { blob: JSON.parse(row.blob) as unknown, updatedAt: row.updatedAt };
   }
 }

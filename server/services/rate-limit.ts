@@ -11,7 +11,8 @@ export type WriteKind =
   | "backup"
   | "read"
   | "typing"
-  | "link";
+  | "link"
+  | "trust";
 
 /** A token bucket: up to `burst` at once, refilled at `perMinute`. */
 export interface Rate {
@@ -43,6 +44,8 @@ export const DEFAULT_RATES: Record<WriteKind, Rate> = {
   typing: { burst: 10, perMinute: 40 },
   /** device linking: open, look up, complete and fetch (a fetch waits up to 25 s) */
   link: { burst: 30, perMinute: 30 },
+  /** the trust state beside the key backup (a client uploads it at most once per 5 s per device) */
+  trust: { burst: 20, perMinute: 12 },
 };
 
 /** Channels one user may own (created, or inherited as longest-standing member) at once. */
@@ -164,4 +167,5 @@ export const WRITE_KINDS: Readonly<Record<string, WriteKind>> = {
   deviceLinkLookup: "link",
   deviceLinkComplete: "link",
   deviceLinkFetch: "link",
+  trustStatePut: "trust",
 };

@@ -23,6 +23,7 @@ export const COPY_TABLES = [
   "epoch_keys",
   "timeline",
   "key_backups",
+  "trust_states",
   "key_history",
   "read_markers",
 ] as const;

@@ -58,9 +58,23 @@ export interface AccountStore {
   getKeyBackup(did: string): Promise<{ blob: string; updatedAt: number } | null>;
   /** Stores or replaces the account's key backup. */
   putKeyBackup(did: string, blob: string, at: number): Promise<void>;
-  /** Removes it; false when there was none. */
+  /** Removes it, and the trust state stored beside it, in one transaction; false when there was none. */
   deleteKeyBackup(did: string): Promise<boolean>;
+  /**
+   * The sealed trust state stored beside the account's key backup (protocol §8 "Fresh devices":
+   * opaque JSON text), its version and when it was stored, or null.
+   */
+  getTrustState(did: string): Promise<{ blob: string; version: number; updatedAt: number } | null>;
+  /**
+   * Stores or replaces the trust state, in one transaction: "stored" when the account has a key
+   * backup and `version` is greater than the stored one's (or none is stored); otherwise nothing
+   * changes and the answer is "no-backup" or "stale". A key replacement deletes it with the backup.
+   */
+  putTrustState(did: string, blob: string, version: number, at: number): Promise<TrustStatePut>;
 }
+
+/** What `putTrustState` did. */
+export type TrustStatePut = "stored" | "stale" | "no-backup";
 
 export interface SessionRow {
   id: string;

@@ -107,7 +107,10 @@ try {
       client.api.call("getMembers", { channelUri: channel.id }),
     ]);
     const t1 = performance.now();
+    // A v3 commit (protocol §8), as the engine makes: the channel's epochs are v3 from its first.
     const created = await createEpoch({
+      v: 3,
+      chains: [],
       identity,
       creatorDid: me,
       channelId: channel.id,

@@ -11,8 +11,13 @@ import { encode } from "fast-png";
 import { encodeQR } from "qr";
 import { run } from "../../cli/program.ts";
 import { type Io, io, terminalIo } from "../../cli/prompt.ts";
-import { newLinkEphemeral, toBase64Url } from "../../core/crypto/index.ts";
-import { startTestServer, type TestServer } from "../server/harness.ts";
+import {
+  formatDeviceLinkCode,
+  newDeviceLinkCode,
+  newLinkEphemeral,
+  toBase64Url,
+} from "../../core/crypto/index.ts";
+import { ok, startTestServer, type TestServer } from "../server/harness.ts";
 import {
   Cli,
   type CliUser,
@@ -143,7 +148,7 @@ describe("device link and device add, two processes", () => {
     expect((await cli.run(["read", "#den"])).code).toBe(0);
   }, 90_000);
 
-  test("refusals: no terminal without --yes (2), not a code (2), no device waiting (4), no session (3)", async () => {
+  test("refusals: no terminal without --yes (2), not a code (2), no device waiting (4), answered already (8), no session (3)", async () => {
     const cli = await newDevice();
     const link = await cli.run(["device", "link"]);
     expect(link.code).toBe(2);
@@ -159,6 +164,20 @@ describe("device link and device add, two processes", () => {
     const none = await alice.cli.run(["device", "add", `abcde-fghjk.${toBase64Url(eph.publicRaw)}`, "--yes"]);
     expect(none.code).toBe(4);
     expect(oneErrorLine(none.stderr)).toContain("No device is waiting with that code");
+    // A slot another device already answered (filled, not yet fetched): exit 8, nothing sent twice.
+    const token = (await ok(t.url, "login", { identifier: alice.handle, password: PASSWORD })).accessJwt;
+    const mine = await newLinkEphemeral();
+    const code = newDeviceLinkCode();
+    await ok(t.url, "deviceLinkOpen", { code, ephemeralPublicKey: mine.publicKey }, token);
+    const open = `${formatDeviceLinkCode(code)}.${toBase64Url(mine.publicRaw)}`;
+    const first = JSON.parse(await alice.cli.ok(["device", "add", open, "--yes", "--json"]));
+    expect(first).toMatchObject({ code, sent: true });
+    const twice = await alice.cli.run(["device", "add", open, "--yes"]);
+    expect(twice.code).toBe(8);
+    // (The digits were shown before the server refused.)
+    expect(twice.stderr.trimEnd().split("\n").at(-1)).toStartWith(
+      "wsync: This device link was completed already",
+    );
     const neither = await alice.cli.run(["device", "add", "--yes"]);
     expect(neither.code).toBe(2);
     const signedOut = await new Cli(t.url).run(["device", "link", "--yes"]);

@@ -161,7 +161,12 @@ browserTest(
     const epoch = await rotate3(t.url, bob, plaza.channel);
     expect(epoch.res.status).toBe(200);
     const desk = device();
-    await ok(t.url, "send", await seal3(bob, plaza.channel, epoch, "hello phone, from the desk", desk.next()), bob.token);
+    await ok(
+      t.url,
+      "send",
+      await seal3(bob, plaza.channel, epoch, "hello phone, from the desk", desk.next()),
+      bob.token,
+    );
     await expectMessage(page, bob.name, "hello phone, from the desk");
     await inViewport(page, ".composer");
     await shot(page, "mobile-chat");

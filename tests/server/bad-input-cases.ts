@@ -158,7 +158,14 @@ export function randomJson(rng: Rng, depth = 0): unknown {
 
 export type BodyRoute = Exclude<
   RouteName,
-  "session" | "refresh" | "weather" | "health" | "keyBackupGet" | "keyBackupDelete" | "deviceLinkFetch"
+  | "session"
+  | "refresh"
+  | "weather"
+  | "health"
+  | "keyBackupGet"
+  | "keyBackupDelete"
+  | "trustStateGet"
+  | "deviceLinkFetch"
 >;
 export const ROUTE_NAMES = Object.keys(Routes) as RouteName[];
 export const BODY_ROUTES = ROUTE_NAMES.filter((n) => Routes[n].body !== null) as BodyRoute[];
@@ -192,6 +199,7 @@ export const MUTATING = new Set<RouteName>([
   "deleteMessage",
   "logoutCookie",
   "keyBackupPut",
+  "trustStatePut",
   "deviceLinkOpen",
   "deviceLinkComplete",
 ]);
@@ -332,6 +340,8 @@ export function baseBodies(w: World): Record<BodyRoute, Record<string, unknown>>
     logoutCookie: { did: w.fuzzer.session.did },
     // Any value passes the schema; the server's own check (parseKeyBackup) refuses this one.
     keyBackupPut: { backup: { v: 1 } },
+    // Likewise for the trust state (parseTrustStateBlob).
+    trustStatePut: { blob: { v: 1 } },
     deviceLinkOpen: { code: "fuzz-link-0001", ephemeralPublicKey: w.ephemeralKey },
     deviceLinkLookup: { code: "fuzz-link-0001" },
     deviceLinkComplete: { code: "fuzz-link-0001", envelope: { v: 1, box: "AAAA" } },

@@ -1,4 +1,10 @@
-import { type AccountRow, type AccountStore, DuplicateError, type PreviousKeyRow } from "../types.ts";
+import {
+  type AccountRow,
+  type AccountStore,
+  DuplicateError,
+  type PreviousKeyRow,
+  type TrustStatePut,
+} from "../types.ts";
 import { constraintOf, type Int8, num, type PgClient, sqlState } from "./client.ts";
 
 interface Row {
@@ -105,7 +111,9 @@ export class PostgresAccounts implements AccountStore {
         await tx`UPDATE channels SET member_version = member_version + 1
           WHERE id = ANY(${tx.array(ids, "TEXT")})`;
       }
-      // A backup of the replaced key can no longer restore this account.
+      // A backup of the replaced key can no longer restore this account; the trust state beside it
+      // is sealed under that key too.
+      await tx`DELETE FROM trust_states WHERE did = ${did}`;
       await tx`DELETE FROM key_backups WHERE did = ${did}`;
       return ids;
     });
@@ -144,7 +152,34 @@ export class PostgresAccounts implements AccountStore {
   }
 
   async deleteKeyBackup(did: string): Promise<boolean> {
-    const rows = await this.db.run((sql) => sql`DELETE FROM key_backups WHERE did = ${did} RETURNING did`);
-    return rows.length === 1;
+    return this.db.tx(async (tx) => {
+      await tx`DELETE FROM trust_states WHERE did = ${did}`;
+      const rows = await tx`DELETE FROM key_backups WHERE did = ${did} RETURNING did`;
+      return rows.length === 1;
+    });
+  }
+
+  async getTrustState(did: string): Promise<{ blob: string; version: number; updatedAt: number } | null> {
+    const rows: { blob: string; version: Int8; updated_at: Int8 }[] = await this.db.run(
+      (sql) => sql`SELECT blob, version, updated_at FROM trust_states WHERE did = ${did}`,
+    );
+    const r = rows[0];
+    return r ? { blob: r.blob, version: num(r.version), updatedAt: num(r.updated_at) } : null;
+  }
+
+  async putTrustState(did: string, blob: string, version: number, at: number): Promise<TrustStatePut> {
+    return this.db.tx(async (tx): Promise<TrustStatePut> => {
+      // The backup row is locked against deletion until this transaction ends.
+      const backup = await tx`SELECT did FROM key_backups WHERE did = ${did} FOR KEY SHARE`;
+      if (backup.length === 0) return "no-backup";
+      // Replaced only by a higher version: the compare and the write are one statement.
+      const rows = await tx`
+        INSERT INTO trust_states (did, version, blob, updated_at) VALUES (${did}, ${version}, ${blob}, ${at})
+        ON CONFLICT (did) DO UPDATE SET
+          version = excluded.version, blob = excluded.blob, updated_at = excluded.updated_at
+        WHERE trust_states.version < excluded.version
+        RETURNING did`;
+      return rows.length === 1 ? "stored" : "stale";
+    });
   }
 }

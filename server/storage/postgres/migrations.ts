@@ -194,6 +194,19 @@ export const migrations: { version: number; sql: string }[] = [
         );
     `,
   },
+  {
+    // Protocol §8 "Fresh devices": the sealed trust state beside an account's key backup (as in
+    // SQLite's migration 8), replaced only by a higher version, gone with the backup.
+    version: 8,
+    sql: `
+      CREATE TABLE trust_states (
+        did TEXT PRIMARY KEY REFERENCES key_backups(did) ON DELETE CASCADE,
+        version BIGINT NOT NULL CHECK (version >= 0),
+        blob TEXT NOT NULL,
+        updated_at BIGINT NOT NULL
+      );
+    `,
+  },
 ];
 
 /**

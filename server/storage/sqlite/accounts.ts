@@ -1,5 +1,11 @@
 import type { Database } from "bun:sqlite";
-import { type AccountRow, type AccountStore, DuplicateError, type PreviousKeyRow } from "../types.ts";
+import {
+  type AccountRow,
+  type AccountStore,
+  DuplicateError,
+  type PreviousKeyRow,
+  type TrustStatePut,
+} from "../types.ts";
 
 interface Row {
   did: string;
@@ -99,7 +105,9 @@ export class SqliteAccounts implements AccountStore {
             "UPDATE channels SET member_version = member_version + 1 WHERE id IN (SELECT channel_id FROM members WHERE did = ?)",
           )
           .run(did);
-        // A backup of the replaced key can no longer restore this account.
+        // A backup of the replaced key can no longer restore this account; the trust state beside
+        // it is sealed under that key too.
+        this.db.query("DELETE FROM trust_states WHERE did = ?").run(did);
         this.db.query("DELETE FROM key_backups WHERE did = ?").run(did);
         return ids;
       })
@@ -145,6 +153,38 @@ export class SqliteAccounts implements AccountStore {
   }
 
   async deleteKeyBackup(did: string): Promise<boolean> {
-    return this.db.query("DELETE FROM key_backups WHERE did = ?").run(did).changes === 1;
+    return this.db
+      .transaction(() => {
+        this.db.query("DELETE FROM trust_states WHERE did = ?").run(did);
+        return this.db.query("DELETE FROM key_backups WHERE did = ?").run(did).changes === 1;
+      })
+      .immediate();
+  }
+
+  async getTrustState(did: string): Promise<{ blob: string; version: number; updatedAt: number } | null> {
+    const r = this.db.query("SELECT blob, version, updated_at FROM trust_states WHERE did = ?").get(did) as {
+      blob: string;
+      version: number;
+      updated_at: number;
+    } | null;
+    return r ? { blob: r.blob, version: r.version, updatedAt: r.updated_at } : null;
+  }
+
+  async putTrustState(did: string, blob: string, version: number, at: number): Promise<TrustStatePut> {
+    return this.db
+      .transaction((): TrustStatePut => {
+        if (!this.db.query("SELECT 1 FROM key_backups WHERE did = ?").get(did)) return "no-backup";
+        // Replaced only by a higher version: the compare and the write are one statement.
+        const r = this.db
+          .query(
+            `INSERT INTO trust_states (did, version, blob, updated_at) VALUES (?, ?, ?, ?)
+             ON CONFLICT(did) DO UPDATE SET
+               version = excluded.version, blob = excluded.blob, updated_at = excluded.updated_at
+             WHERE trust_states.version < excluded.version`,
+          )
+          .run(did, version, blob, at);
+        return r.changes === 1 ? "stored" : "stale";
+      })
+      .immediate();
   }
 }

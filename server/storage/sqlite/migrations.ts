@@ -192,6 +192,19 @@ export const migrations: { version: number; sql: string }[] = [
         );
     `,
   },
+  {
+    // Protocol §8 "Fresh devices": the sealed trust state stored beside an account's key backup
+    // (docs/key-backup.md), replaced only by a higher version, gone with the backup.
+    version: 8,
+    sql: `
+      CREATE TABLE trust_states (
+        did TEXT PRIMARY KEY REFERENCES key_backups(did) ON DELETE CASCADE,
+        version INTEGER NOT NULL CHECK (version >= 0),
+        blob TEXT NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+    `,
+  },
 ];
 
 const userVersion = (db: Database) =>

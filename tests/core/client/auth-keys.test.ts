@@ -358,9 +358,11 @@ test("createNewKeys replaces the key; the server announces key-changed to the us
     5000,
     "bob reads alice under her new key",
   );
-  // The change shows as a warning row ("compare safety numbers"): no statement from the old key.
+  // alice's device still held the old key when she made new ones: it vouches for the change, so bob's
+  // row is neutral and his "reset" notice is settled (protocol §8 key-change statement).
   const row = b.client.view(channel.id)?.items.find((i) => i.kind === "epoch" && i.epoch?.keyChange);
-  expect(row?.text).toContain("key changed: compare safety numbers");
+  expect(row?.text).toContain("moved to a new key, signed by the previous one");
+  expect(b.client.view(channel.id)?.warnings).toEqual([]);
   await b.client.send(channel.id, "after accepting");
   await until(
     () => a.client.view(channel.id)?.items.some((i) => i.text === "after accepting") === true,

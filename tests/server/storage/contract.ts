@@ -3,6 +3,7 @@ import type { Storage } from "../../../server/storage/types.ts";
 import { accountsContract, sessionsContract } from "./contract-accounts.ts";
 import { channelsContract } from "./contract-channels.ts";
 import { epochsContract } from "./contract-epochs.ts";
+import { keyCustodyContract } from "./contract-key-custody.ts";
 import { concurrencyContract, timelineContract } from "./contract-timeline.ts";
 import { v2Contract } from "./contract-v2.ts";
 import { v3Contract } from "./contract-v3.ts";
@@ -41,5 +42,6 @@ export function storageContract(name: string, open: OpenStorage): void {
     concurrencyContract(w);
     v2Contract(w);
     v3Contract(w);
+    keyCustodyContract(w);
   });
 }

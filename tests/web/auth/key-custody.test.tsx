@@ -329,7 +329,7 @@ describe("validation modal", () => {
     };
     view = await mount(<PrivateKeyValidationModal />);
     await settle(10);
-    expect(tabs()).toEqual([V.backupTab, V.textTab, V.imageTab]);
+    expect(tabs()).toEqual([V.backupTab, V.textTab, V.imageTab, V.linkTab]);
     expect(selectedTab()).toBe(V.backupTab);
     expect(text()).toContain("sealed with a recovery passphrase");
     const secret = input("backupSecret") as HTMLInputElement;
@@ -379,7 +379,7 @@ describe("validation modal", () => {
     fake.impl.keyBackupStatus = async () => null;
     view = await mount(<PrivateKeyValidationModal />);
     await settle(10);
-    expect(tabs()).toEqual([V.textTab, V.imageTab]);
+    expect(tabs()).toEqual([V.textTab, V.imageTab, V.linkTab]);
     expect(selectedTab()).toBe(V.textTab);
     expect(button(V.lostKey)).not.toBeNull();
     expect(button(V.logout)).not.toBeNull();

@@ -1,13 +1,8 @@
 import { useEffect, useState } from "react";
 import { useSnapshot } from "valtio";
 import { Modal } from "../../components/Modal.tsx";
-import {
-  authUi,
-  type BackupChoice,
-  completeRegistration,
-  confirmNewKeys,
-  loadUnconfirmedKeys,
-} from "../../state/auth.ts";
+import { authUi, type BackupChoice } from "../../state/auth.ts";
+import { completeRegistration, confirmNewKeys, loadUnconfirmedKeys } from "../../state/auth-actions.ts";
 import { BackupSecretFields, BackupText, backupFromDraft, emptyBackupDraft } from "./BackupSecretFields.tsx";
 import { download, keyImagePng } from "./key-image.ts";
 import { KEYS_FILE, keysFileText } from "./keys-file.ts";

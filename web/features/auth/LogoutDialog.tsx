@@ -2,7 +2,8 @@ import { useEffect, useState } from "react";
 import { useSnapshot } from "valtio";
 import type { BackupSecretKind } from "../../../core/crypto/key-backup.ts";
 import { Modal } from "../../components/Modal.tsx";
-import { authState, backupStatus, logout } from "../../state/auth.ts";
+import { authState, backupStatus } from "../../state/auth.ts";
+import { logout } from "../../state/auth-actions.ts";
 import { loadClient } from "../../state/engine.ts";
 import { download, KEYS_FILE, keysFileText } from "./keys-file.ts";
 

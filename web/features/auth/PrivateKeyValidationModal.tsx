@@ -5,7 +5,8 @@ import type { BackupSecretKind } from "../../../core/crypto/key-backup.ts";
 import { lazyPart } from "../../components/lazy-part.tsx";
 import { Modal } from "../../components/Modal.tsx";
 import { Spinner } from "../../components/Spinner.tsx";
-import { authUi, backupStatus, makeNewKeys } from "../../state/auth.ts";
+import { authUi, backupStatus } from "../../state/auth.ts";
+import { makeNewKeys } from "../../state/auth-actions.ts";
 import { loadClient } from "../../state/engine.ts";
 import { boardTarget } from "../../state/resume.ts";
 import { backupTime } from "./BackupSecretFields.tsx";
@@ -17,7 +18,7 @@ export { IMAGE_READ_FAILED } from "./KeyInput.tsx";
 
 /** "Link from another device" (docs/device-linking.md): its code, QR drawing and crypto load when chosen. */
 const LinkThisDevice = lazyPart(
-  () => import("../keys/LinkThisDevice.tsx").then((m) => m.LinkThisDevice),
+  () => import("../keys/KeyDialogs.tsx").then((m) => m.LinkThisDevice),
   "the device link",
   <Spinner label="Loading" />,
 );

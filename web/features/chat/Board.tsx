@@ -43,13 +43,9 @@ const QuickSwitcher = lazyPart(
   () => import("./QuickSwitcher.tsx").then((m) => m.QuickSwitcher),
   "the channel switcher",
 );
-const KeyBackupDialog = lazyPart(
-  () => import("../keys/KeyBackupDialog.tsx").then((m) => m.KeyBackupDialog),
-  "the key backup dialog",
-);
-const LinkDeviceDialog = lazyPart(
-  () => import("../keys/LinkDeviceDialog.tsx").then((m) => m.LinkDeviceDialog),
-  "the device link",
+const KeyDialogs = lazyPart(
+  () => import("../keys/KeyDialogs.tsx").then((m) => m.KeyDialogs),
+  "the key dialogs",
 );
 
 /** `/sync/c/{id}` → the channel id in it, else null. */
@@ -149,20 +145,7 @@ export function Board() {
       </div>
       {ui.createDialogOpen ? <CreateChannelDialog /> : null}
       {switcherOpen ? <QuickSwitcher onClose={closeSwitcher} /> : null}
-      {keyBackupOpen ? (
-        <KeyBackupDialog
-          onClose={() => {
-            authUi.keyBackupOpen = false;
-          }}
-        />
-      ) : null}
-      {linkDeviceOpen ? (
-        <LinkDeviceDialog
-          onClose={() => {
-            authUi.linkDeviceOpen = false;
-          }}
-        />
-      ) : null}
+      {keyBackupOpen || linkDeviceOpen ? <KeyDialogs /> : null}
     </div>
   );
 }

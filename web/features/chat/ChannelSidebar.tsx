@@ -92,6 +92,11 @@ export function ChannelSidebar({ mobile }: { mobile: boolean }) {
   const closeDrawer = () => {
     uiState.sidebarOpen = false;
   };
+  /** The menu's "key backup" and "link a device": a dialog on the board (web/features/keys/KeyDialogs.tsx). */
+  const openKeyDialog = (dialog: "keyBackupOpen" | "linkDeviceOpen") => () => {
+    authUi[dialog] = true;
+    if (mobile) closeDrawer();
+  };
   /** Runs a join; on mobile the drawer closes shortly after it succeeds. Failures already toast. */
   const afterJoin = (p: Promise<void>) =>
     p.then(
@@ -182,10 +187,7 @@ export function ChannelSidebar({ mobile }: { mobile: boolean }) {
           className="sb-key-backup"
           aria-haspopup="dialog"
           title="Back up your private key on the server, encrypted"
-          onClick={() => {
-            authUi.keyBackupOpen = true;
-            if (mobile) closeDrawer();
-          }}
+          onClick={openKeyDialog("keyBackupOpen")}
         >
           <span aria-hidden="true">◈ </span>key backup
         </button>
@@ -193,11 +195,7 @@ export function ChannelSidebar({ mobile }: { mobile: boolean }) {
           type="button"
           className="sb-link-device"
           aria-haspopup="dialog"
-          title="Give a new device your key and trust state"
-          onClick={() => {
-            authUi.linkDeviceOpen = true;
-            if (mobile) closeDrawer();
-          }}
+          onClick={openKeyDialog("linkDeviceOpen")}
         >
           <span aria-hidden="true">⇄ </span>link a device
         </button>

@@ -1,9 +1,10 @@
 import { encodeQR } from "qr";
+import { decodeQR } from "qr/decode.js";
 
 /**
- * QR images of a device link code (docs/device-linking.md), with the `qr` package: drawing here (it
- * loads with the link views, never with the board), reading a picked picture through its decoder,
- * which loads only when a picture is picked.
+ * QR images of a device link code (docs/device-linking.md), with the `qr` package: drawing the code,
+ * and reading a picked picture of it. Both load with the link views (web/features/keys/KeyDialogs.tsx),
+ * never with the board.
  */
 
 /** The dark modules of `text`'s QR code as one SVG path, and the side in modules (with a 2-module margin). */
@@ -25,7 +26,7 @@ export function qrPath(text: string): { d: string; size: number } {
 
 /** The text of the QR code in a picked picture (a photo or a screenshot of the other device's screen). */
 export async function readQrImage(file: Blob): Promise<string> {
-  const [{ decodeQR }, bitmap] = await Promise.all([import("qr/decode.js"), createImageBitmap(file)]);
+  const bitmap = await createImageBitmap(file);
   // Large photos are scaled down: the decoder's time grows with the pixels, not with the code.
   const scale = Math.min(1, 1200 / Math.max(bitmap.width, bitmap.height));
   const width = Math.max(1, Math.round(bitmap.width * scale));

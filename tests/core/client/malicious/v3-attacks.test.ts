@@ -216,9 +216,12 @@ test("attack 3: a newcomer shown swapped names never sees a message verified und
       i.author.did === alice.did ? alice.handle : i.author.did === bob.did ? bob.handle : carol.handle;
     expect(i.author.handle).toBe(real);
   }
-  // The swap itself shows as a name warning for whoever the server renamed in what it sent.
+  // The swap itself shows as a name warning for whoever the server renamed in what it sent, and the
+  // message stays under the signed name, not verified while that warning is open.
   const m = messages(carol, channel.id).find((i) => i.text === "I am alice");
   expect(m?.author.handle).toBe(alice.handle);
+  expect(m?.verified).toBe(false);
+  expect(checks(carol, channel.id)).toContain("handle");
 });
 
 test("attack 4: withheld messages renumbered away show as missing from the sender's chain", async () => {
@@ -401,7 +404,9 @@ test("attack 7: edits reordered by seq still show the end of the signed chain; t
   }));
   await bob.client.open(channel.id);
   await until(() => messages(bob, channel.id).some((i) => i.uri === e2.uri), 5000, "bob reloads");
-  const shown = presentTimeline(bob.client.view(channel.id)?.items ?? [], bob.did).find((p) => p.item.uri === m.uri);
+  const shown = presentTimeline(bob.client.view(channel.id)?.items ?? [], bob.did).find(
+    (p) => p.item.uri === m.uri,
+  );
   expect(shown?.text).toBe("final text");
   expect(shown?.edited).toBe(true);
   expect(shown?.editConflict).toBe(false);
@@ -409,13 +414,24 @@ test("attack 7: edits reordered by seq still show the end of the signed chain; t
 
   // Two edits naming the same predecessor (two of alice's devices at once): the later by signed time
   // shows, marked as a conflict.
-  const target = messages(alice, channel.id).find((i) => i.uri === m.uri) as NonNullable<ReturnType<typeof messages>[number]>;
+  const target = messages(alice, channel.id).find((i) => i.uri === m.uri) as NonNullable<
+    ReturnType<typeof messages>[number]
+  >;
   const sendEdit = (text: string, ts: number) =>
-    (alice.client as unknown as { parts(): Promise<{ channels: { send: (...a: unknown[]) => Promise<unknown> } }> })
+    (
+      alice.client as unknown as {
+        parts(): Promise<{ channels: { send: (...a: unknown[]) => Promise<unknown> } }>;
+      }
+    )
       .parts()
       .then((p) =>
         p.channels.send(channel.id, text, {
-          body: { type: "edit", text, to: { did: alice.did, clientMsgId: target.clientMsgId }, prev: e2.clientMsgId },
+          body: {
+            type: "edit",
+            text,
+            to: { did: alice.did, clientMsgId: target.clientMsgId },
+            prev: e2.clientMsgId,
+          },
         }),
       )
       .then(() => ts);
@@ -426,7 +442,9 @@ test("attack 7: edits reordered by seq still show the end of the signed chain; t
     5000,
     "bob has every edit",
   );
-  const after = presentTimeline(bob.client.view(channel.id)?.items ?? [], bob.did).find((p) => p.item.uri === m.uri);
+  const after = presentTimeline(bob.client.view(channel.id)?.items ?? [], bob.did).find(
+    (p) => p.item.uri === m.uri,
+  );
   expect(after?.text).toBe("branch two");
   expect(after?.editConflict).toBe(true);
 });

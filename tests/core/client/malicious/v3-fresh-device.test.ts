@@ -20,7 +20,12 @@ const checks = (c: WsyncClient, channelId: string) => (c.view(channelId)?.warnin
 async function secondDevice(u: User): Promise<{ client: WsyncClient; tamper: Tamper; store: MemoryStore }> {
   const tamper = new Tamper();
   const store = new MemoryStore();
-  const client = new WsyncClient({ baseUrl: suite.t.url, fetch: tamper.fetch, WebSocket: tamper.WebSocket, store });
+  const client = new WsyncClient({
+    baseUrl: suite.t.url,
+    fetch: tamper.fetch,
+    WebSocket: tamper.WebSocket,
+    store,
+  });
   await client.login(u.handle, PASSWORD);
   return { client, tamper, store };
 }
@@ -34,12 +39,20 @@ async function kickedChannel() {
   await bob.client.join(link as string);
   await mallory.client.join(link as string);
   await alice.client.send(channel.id, "before the kick");
-  await until(() => messages(mallory, channel.id).some((i) => i.text === "before the kick"), 5000, "mallory reads");
+  await until(
+    () => messages(mallory, channel.id).some((i) => i.text === "before the kick"),
+    5000,
+    "mallory reads",
+  );
   const before = alice.client.view(channel.id)?.epoch;
   await alice.client.kick(channel.id, mallory.did);
   const after = alice.client.view(channel.id)?.epoch;
   expect(after?.epochNumber).toBe((before?.epochNumber ?? 0) + 1);
-  await until(() => bob.client.view(channel.id)?.epoch?.epochId === after?.epochId, 5000, "bob sees the kick");
+  await until(
+    () => bob.client.view(channel.id)?.epoch?.epochId === after?.epochId,
+    5000,
+    "bob sees the kick",
+  );
   return { alice, bob, mallory, channel, before, after };
 }
 
@@ -65,7 +78,11 @@ test("a device with only its key says each channel is verified from the server's
   expect(w?.text).toContain("verified from the server's word since");
   // bob's signed message under the head epoch, after this device signed in, confirms the channel.
   await bob.client.send(channel.id, "bob confirms");
-  await until(() => messages({ client: second.client }, channel.id).some((i) => i.text === "bob confirms"), 5000, "read");
+  await until(
+    () => messages({ client: second.client }, channel.id).some((i) => i.text === "bob confirms"),
+    5000,
+    "read",
+  );
   await until(() => !checks(second.client, channel.id).includes("fresh-device"), 5000, "the mark goes");
   second.client.disconnect();
 });
