@@ -161,11 +161,12 @@ export class DeviceLinkFlow {
     // The server's copy of the slot must hold the same key the user carried over.
     const slot = await this.c.api.call("deviceLinkLookup", { code }).catch((e) => {
       if (e instanceof ApiError && e.status === 404)
-        throw new Error("No device is waiting with that code (it may have expired)");
+        throw new DeviceLinkError("no-slot", "No device is waiting with that code (it may have expired)");
       throw e;
     });
     if (slot.ephemeralPublicKey !== toBase64(newDeviceKey)) {
-      throw new Error(
+      throw new DeviceLinkError(
+        "key-mismatch",
         "The server holds another key for that code: do not link, and start again on the new device",
       );
     }
