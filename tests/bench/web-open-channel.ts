@@ -19,6 +19,7 @@ import { loadavg } from "node:os";
 import { launchChromium } from "../e2e/browser.ts";
 import { ok, startTestServer } from "../server/harness.ts";
 import { createChannel, person, rotate, seal } from "../server/people.ts";
+import { device, rotate3, seal3 } from "../server/v3-people.ts";
 
 const runs = Number(process.argv[2] ?? 10);
 const COUNT = 50;
@@ -50,16 +51,23 @@ try {
   // ---- set-up: two senders, one epoch for both, 50 messages -------------------------------------
   const alice = await person(t.url, "alice");
   const bob = await person(t.url, "bob");
+  // Protocol v3, as today's clients write: a v3 epoch, and each sender's messages in its device's
+  // signed chain (set BENCH_PROTOCOL=2 for the v2 shapes, to compare).
+  const v2 = process.env.BENCH_PROTOCOL === "2";
   const { channel } = await createChannel(t.url, alice, "public", CHANNEL);
   await ok(t.url, "joinChannel", { channelUri: channel.uri }, bob.token);
-  const epoch = await rotate(t.url, alice, channel);
+  const epoch = v2 ? await rotate(t.url, alice, channel) : await rotate3(t.url, alice, channel);
   if (epoch.res.status !== 200) throw new Error(`epoch refused: ${JSON.stringify(epoch.res.body)}`);
+  const chains = new Map([alice, bob].map((p) => [p, device()]));
   const texts = new Set<string>();
   for (let i = 0; i < COUNT; i++) {
     const who = i % 2 === 0 ? alice : bob;
     const text = `bench message ${i + 1} from ${i % 2 === 0 ? "alice" : "bob"}`;
     texts.add(text);
-    await ok(t.url, "send", await seal(who, channel, epoch, text), who.token);
+    const body = v2
+      ? await seal(who, channel, epoch, text)
+      : await seal3(who, channel, epoch, text, chains.get(who)?.next());
+    await ok(t.url, "send", body, who.token);
   }
 
   // ---- the browser, signed in as alice ----------------------------------------------------------
