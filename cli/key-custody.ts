@@ -9,6 +9,7 @@ import { homedir } from "node:os";
 import { readJson, StoreKeys, type WsyncClient } from "../core/client/index.ts";
 import { PassphraseStrengthText } from "../core/client/passphrase-policy.ts";
 import type { StrengthInputs } from "../core/client/passphrase-strength.ts";
+import { trustDate } from "../core/client/trust.ts";
 import { checkPrivateKey, fingerprint, importIdentity, keysFileText } from "../core/crypto/index.ts";
 import {
   type BackupSecretKind,
@@ -333,6 +334,7 @@ export async function restoreOnTerminal(client: WsyncClient, backup: BackupInfo)
     try {
       await client.restoreFromBackup(secret);
       io.out("Private key restored from the key backup\n");
+      await sayTrustOrigin(client);
       return true;
     } catch (e) {
       if (e instanceof KeyBackupError && (e.code === "wrong-secret" || e.code === "weak-secret")) {
@@ -527,4 +529,18 @@ export async function confirmKeys(
   await client.completeRegistration(choice ?? undefined);
   if (choice) await backupStored(choice);
   if (o.resumed) io.err("Registration finished: your public key is now on the server.\n");
+}
+
+/**
+ * Protocol §8: where this device's trust now comes from. A backup carries the trust state of the
+ * device that saved it (its date is said); without it, channels read "verified from the server's word".
+ */
+export async function sayTrustOrigin(client: WsyncClient): Promise<void> {
+  const origin = await client.trustOrigin();
+  if (origin.source === "backup")
+    io.err(`Trust state (verified channels, pinned keys) from your backup of ${trustDate(origin.since)}\n`);
+  else if (origin.source === "server")
+    io.err(
+      "No trust state came with it: each channel reads “verified from the server's word” until another member confirms it (link this device from another one to carry its trust over: `wsync device link`)\n",
+    );
 }

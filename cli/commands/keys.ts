@@ -18,6 +18,7 @@ import {
   offerBackup,
   readKeyFile,
   restoreOnTerminal,
+  sayTrustOrigin,
   showRecoveryCode,
   strengthInputsOf,
 } from "../key-custody.ts";
@@ -173,6 +174,7 @@ export function registerKeyCommands(program: Command): void {
       if (secret !== null) {
         await client.restoreFromBackup(secret);
         io.out("Private key restored from the key backup\n");
+        await sayTrustOrigin(client);
         return;
       }
       const backup = await client.keyBackupStatus();

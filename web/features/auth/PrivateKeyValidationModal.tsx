@@ -1,5 +1,7 @@
 import { useEffect, useRef, useState } from "react";
+import toast from "react-hot-toast/headless";
 import { useSnapshot } from "valtio";
+import { trustDate } from "../../../core/client/trust.ts";
 import { CryptoText } from "../../../core/crypto/index.ts";
 import type { BackupSecretKind } from "../../../core/crypto/key-backup.ts";
 import { lazyPart } from "../../components/lazy-part.tsx";
@@ -180,7 +182,19 @@ export function PrivateKeyValidationModal() {
           onSubmit={(e) => {
             e.preventDefault();
             if (!secret.trim() || busy) return;
-            void run((c) => c.restoreFromBackup(secret), T.restore);
+            void run(async (c) => {
+              await c.restoreFromBackup(secret);
+              // Protocol §8: a backup carries its device's trust state; say from when (or that none came).
+              const origin = await Promise.resolve()
+                .then(() => c.trustOrigin())
+                .catch(() => null);
+              if (origin)
+                toast.success(
+                  origin.source === "backup"
+                    ? `Trust state from your backup of ${trustDate(origin.since)}`
+                    : "Key restored. No trust state came with it: channels read “verified from the server's word” until another member confirms them",
+                );
+            }, T.restore);
           }}
         >
           <p>{T.backupSealed(backup.kind, backupTime(backup.updatedAt))}</p>
