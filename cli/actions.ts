@@ -1,5 +1,5 @@
-import { handleWithoutSuffix } from "../core/client/display.ts";
 import type { TimelineItem, WsyncClient } from "../core/client/index.ts";
+import { handleWithoutSuffix } from "../core/client/view/display.ts";
 import { displaySafe } from "../core/commands/display-safe.ts";
 import type { Channel } from "../core/protocol/index.ts";
 import { CliError, ExitCode, usageError } from "./errors.ts";

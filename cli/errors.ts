@@ -1,5 +1,5 @@
+import { BackupFlowText } from "../core/client/account/key-backup-flow.ts";
 import { NetworkError } from "../core/client/index.ts";
-import { BackupFlowText } from "../core/client/key-backup-flow.ts";
 import { CryptoText } from "../core/crypto/errors.ts";
 import { KeyBackupError } from "../core/crypto/key-backup.ts";
 import { ApiError } from "../core/protocol/index.ts";

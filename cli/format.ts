@@ -341,7 +341,7 @@ export function itemLine(i: TimelineItem): string {
 }
 
 /**
- * A row of `read`, with what the readers' clients derive (core/client/rich.ts): the newest valid
+ * A row of `read`, with what the readers' clients derive (core/client/channel/rich.ts): the newest valid
  * edit's text and "(edited)", reactions with counts, and the message a reply answers.
  */
 export function presentedLine(p: PresentedItem): string {

@@ -6,10 +6,10 @@
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
+import { PassphraseStrengthText } from "../core/client/account/passphrase-policy.ts";
+import type { StrengthInputs } from "../core/client/account/passphrase-strength.ts";
 import { readJson, StoreKeys, type WsyncClient } from "../core/client/index.ts";
-import { PassphraseStrengthText } from "../core/client/passphrase-policy.ts";
-import type { StrengthInputs } from "../core/client/passphrase-strength.ts";
-import { trustDate } from "../core/client/trust.ts";
+import { trustDate } from "../core/client/keys/trust.ts";
 import { checkPrivateKey, fingerprint, importIdentity, keysFileText } from "../core/crypto/index.ts";
 import {
   type BackupSecretKind,
@@ -235,7 +235,7 @@ export const strengthInputsOf = (client: WsyncClient): StrengthInputs => ({
 
 /**
  * A new recovery passphrase, asked twice without echo. One too easy to guess offline is refused at
- * once with the reason (core/client/passphrase-strength.ts, loaded only here: its word lists stay out
+ * once with the reason (core/client/account/passphrase-strength.ts, loaded only here: its word lists stay out
  * of every other command's start).
  */
 export async function askNewPassphrase(loginPassword?: string, who: StrengthInputs = {}): Promise<string> {
@@ -244,7 +244,7 @@ export async function askNewPassphrase(loginPassword?: string, who: StrengthInpu
   );
   const first = await ask("Passphrase: ", { secret: true });
   checkPassphrase(first, loginPassword);
-  const { checkPassphraseStrength } = await import("../core/client/passphrase-strength.ts");
+  const { checkPassphraseStrength } = await import("../core/client/account/passphrase-strength.ts");
   const strength = checkPassphraseStrength(first, { ...who, loginPassword });
   io.err(`${strength.feedback}\n`);
   const again = await ask("Passphrase again: ", { secret: true });

@@ -5,7 +5,7 @@ import { handleWithoutSuffix } from "../../core/client/index.ts";
  * input history and Tab completion. Pure functions over the engine's state, tested on their own.
  */
 
-export { mentions, newestSeq, type Unread, unreadOf } from "../../core/client/unread.ts";
+export { mentions, newestSeq, type Unread, unreadOf } from "../../core/client/view/unread.ts";
 
 /** C0 controls and DEL, but line break and Tab (which the input line handles). */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.

@@ -10,14 +10,17 @@ import {
   SESSION_HEADER,
   WsEvent,
 } from "../protocol/runtime.ts";
-import { ApiClient, type FetchFn } from "./api.ts";
-import { AuthFlow } from "./auth-flow.ts";
-import { type ChannelParts, loadChannelParts } from "./channel-parts.ts";
-import type { EngineContext } from "./engine-context.ts";
-import { type FrameContext, handleFrame } from "./frames.ts";
-import { Keyring } from "./keyring.ts";
-import { Realtime, type WebSocketCtor } from "./realtime.ts";
-import { type SessionMode, SessionStore } from "./session.ts";
+import { AuthFlow } from "./account/auth-flow.ts";
+import { type SessionMode, SessionStore } from "./account/session.ts";
+import type { SecretVault } from "./account/vault.ts";
+import { type ChannelParts, loadChannelParts } from "./channel/channel-parts.ts";
+import type { EngineContext } from "./channel/engine-context.ts";
+import { Keyring } from "./keys/keyring.ts";
+import type { TrustOrigin } from "./keys/trust.ts";
+import { ApiClient, type FetchFn } from "./net/api.ts";
+import { type FrameContext, handleFrame } from "./net/frames.ts";
+import { Realtime, type WebSocketCtor } from "./net/realtime.ts";
+import type { KeyValueStore } from "./store.ts";
 import {
   type ChannelView,
   type ClientEvents,
@@ -25,10 +28,7 @@ import {
   Emitter,
   initialState,
   type TimelineItem,
-} from "./state.ts";
-import type { KeyValueStore } from "./store.ts";
-import type { TrustOrigin } from "./trust.ts";
-import type { SecretVault } from "./vault.ts";
+} from "./view/state.ts";
 
 export interface ClientOptions {
   /**
@@ -64,7 +64,7 @@ export interface ClientOptions {
  * deletions, safety numbers), loaded on first use like the channel engine: a browser page showing the
  * board before any of those actions does not download them.
  */
-const actionCrypto = () => import("./action-crypto.ts");
+const actionCrypto = () => import("./keys/action-crypto.ts");
 
 /**
  * The headless wsync client: one object that a browser page, the CLI or a script drives. State is a
@@ -260,8 +260,8 @@ export class WsyncClient {
 
   // ---- device linking (protocol §8 "Fresh devices"; docs/device-linking.md) -------------------
 
-  private linking(privateKey?: string): Promise<import("./device-link-flow.ts").DeviceLinkFlow> {
-    return import("./device-link-flow.ts").then(
+  private linking(privateKey?: string): Promise<import("./account/device-link-flow.ts").DeviceLinkFlow> {
+    return import("./account/device-link-flow.ts").then(
       ({ DeviceLinkFlow }) =>
         new DeviceLinkFlow({
           api: this.api,
@@ -615,7 +615,7 @@ export class WsyncClient {
     if (to.did !== this.state.auth.user?.did) throw new Error("Only your own messages can be edited");
     // Protocol §8: the edit names the one it replaces, the end of the signed chain shown now.
     const items = this.state.open[channelId]?.items ?? [];
-    const { currentEdit } = await import("./rich.ts");
+    const { currentEdit } = await import("./channel/rich.ts");
     const prev = currentEdit(items, to);
     return (await this.parts()).channels.send(channelId, text, { body: { type: "edit", text, to, prev } });
   }

@@ -14,7 +14,7 @@
  * Usage: bun tests/bench/core-decrypt.ts [runs=200] [messages=50]
  */
 import { loadavg } from "node:os";
-import { ChannelEngine } from "../../core/client/channel-engine.ts";
+import { ChannelEngine } from "../../core/client/channel/channel-engine.ts";
 import {
   ApiClient,
   emptyChannelView,

@@ -1,6 +1,6 @@
 /**
  * `wsync keys backup` and the register menu refuse a recovery passphrase that is too easy to guess
- * offline, with the reason and the offline cost per guess (core/client/passphrase-strength.ts): on a
+ * offline, with the reason and the offline cost per guess (core/client/account/passphrase-strength.ts): on a
  * terminal at the prompt (before it is asked again), and from a script (stdin, --passphrase-file)
  * through the engine's own check. Nothing is stored for a refused passphrase.
  */
@@ -9,7 +9,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { run } from "../../cli/program.ts";
 import { type Io, io, terminalIo } from "../../cli/prompt.ts";
-import { PassphraseStrengthText } from "../../core/client/passphrase-policy.ts";
+import { PassphraseStrengthText } from "../../core/client/account/passphrase-policy.ts";
 import { startTestServer, type TestServer } from "../server/harness.ts";
 import { Cli, cleanupTempDirs, PASSWORD, tempDir, uniqueHandle } from "./cli-harness.ts";
 

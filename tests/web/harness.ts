@@ -7,7 +7,7 @@ import "./dom.ts";
 import { act, type ReactNode } from "react";
 import type { Root } from "react-dom/client";
 import type { WsyncClient } from "../../core/client/index.ts";
-import { Emitter, resetState as resetEngineState } from "../../core/client/state.ts";
+import { Emitter, resetState as resetEngineState } from "../../core/client/view/state.ts";
 import { BASE32_ALPHABET, type Channel, type ChannelType } from "../../core/protocol/runtime.ts";
 import { authUi, setBackupStatus } from "../../web/state/auth.ts";
 import { dangerouslySetClient, engineState } from "../../web/state/engine.ts";
@@ -122,7 +122,7 @@ export function channel(
 
 export interface FakeClient {
   calls: { method: string; args: unknown[] }[];
-  events: Emitter<import("../../core/client/state.ts").ClientEvents>;
+  events: Emitter<import("../../core/client/view/state.ts").ClientEvents>;
   /** Replace a method's behaviour, e.g. to fail or to hold a promise open. */
   impl: Record<string, (...args: unknown[]) => Promise<unknown>>;
   /** Plain properties of the engine (e.g. unconfirmedKeys), read as they are. */

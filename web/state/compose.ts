@@ -1,5 +1,5 @@
 import { proxy } from "valtio";
-import type { TimelineItem } from "../../core/client/state.ts";
+import type { TimelineItem } from "../../core/client/view/state.ts";
 import { loadClient } from "./engine.ts";
 
 /** What the message input is doing besides writing a new message: answering one, or editing one. */

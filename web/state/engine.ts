@@ -1,6 +1,6 @@
 import { proxy } from "valtio";
 import type { WebSocketCtor, WsyncClient } from "../../core/client/index.ts";
-import { type ClientState, initialState } from "../../core/client/state.ts";
+import { type ClientState, initialState } from "../../core/client/view/state.ts";
 import { BrowserStore, hasLegacyStorage } from "./browser-store.ts";
 
 /**

@@ -1,4 +1,4 @@
-import type { TimelineItem } from "../../core/client/state.ts";
+import type { TimelineItem } from "../../core/client/view/state.ts";
 import { loadClient } from "./engine.ts";
 
 /*

@@ -1,5 +1,5 @@
-import type { TimelineItem } from "../../core/client/state.ts";
-import { mentions } from "../../core/client/unread.ts";
+import type { TimelineItem } from "../../core/client/view/state.ts";
+import { mentions } from "../../core/client/view/unread.ts";
 
 /**
  * Notifications for new messages: per channel "mentions" (the default), "all" or "mute", kept in

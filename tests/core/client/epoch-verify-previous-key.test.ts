@@ -3,8 +3,8 @@
 // key, the fingerprint a signed member list names is what binds it, and a replaced key can never sign
 // past the commit that replaced it.
 import { expect, test } from "bun:test";
-import type { ChainState, VerifiedEpoch } from "../../../core/client/chain.ts";
-import { type VerifyContext, verifyEpoch } from "../../../core/client/epoch-verify.ts";
+import type { ChainState, VerifiedEpoch } from "../../../core/client/channel/chain.ts";
+import { type VerifyContext, verifyEpoch } from "../../../core/client/channel/epoch-verify.ts";
 import {
   buildCommit,
   fingerprint,

@@ -1,5 +1,5 @@
 /**
- * The key-backup passphrase's strength rule (core/client/passphrase-strength.ts): dictionary,
+ * The key-backup passphrase's strength rule (core/client/account/passphrase-strength.ts): dictionary,
  * pattern, famous and name-based passphrases are refused with a reason; long random ones and
  * generated recovery codes clear the 10^14-guess bar; the texts state the offline cost per guess.
  */
@@ -14,7 +14,7 @@ import {
   PassphraseStrengthText,
   passphraseStrength,
   RECOVERY_CODE_GUESSES_LOG10,
-} from "../../../core/client/passphrase-strength.ts";
+} from "../../../core/client/account/passphrase-strength.ts";
 import { KeyBackupError, newRecoveryCode, PASSPHRASE_MIN_LENGTH } from "../../../core/crypto/key-backup.ts";
 
 const ME = { handle: "margot.wsync.example", email: "margot.lefevre@example.com" };

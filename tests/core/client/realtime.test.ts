@@ -1,5 +1,5 @@
 /**
- * Realtime (core/client/realtime.ts) without a server: a fake WebSocket class plays the server, and
+ * Realtime (core/client/net/realtime.ts) without a server: a fake WebSocket class plays the server, and
  * bun:test's fake timers drive the reconnection delays and the 20 s connect timeout, so nothing here
  * waits in real time and the production constants stay as they are (spec §9).
  */

@@ -1,18 +1,18 @@
 /**
  * The key backup carries the device's trust state (protocol §8 "Fresh devices"): the uploader
- * (core/client/trust-backup.ts) against a scripted server (debounced, merged, 404 and 409 handled,
+ * (core/client/account/trust-backup.ts) against a scripted server (debounced, merged, 404 and 409 handled,
  * failures retried on the next head move), and end to end: a user with a backup sends in a channel
  * whose head moves; a fresh device restored from the backup starts from that head and those pins, so
  * its channel shows no "fresh-device" mark and a server that then hides the latest epoch is seen
  * rolling back. A trust state that does not open leaves the restored device on the server's word.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { SendBlockedError } from "../../../core/client/epoch-manager.ts";
+import { TrustBackup, TrustUploadTiming } from "../../../core/client/account/trust-backup.ts";
+import { SendBlockedError } from "../../../core/client/channel/epoch-manager.ts";
 import { MemoryStore, WsyncClient } from "../../../core/client/index.ts";
-import { Keyring } from "../../../core/client/keyring.ts";
-import { initialState } from "../../../core/client/state.ts";
-import type { TrustState } from "../../../core/client/trust.ts";
-import { TrustBackup, TrustUploadTiming } from "../../../core/client/trust-backup.ts";
+import { Keyring } from "../../../core/client/keys/keyring.ts";
+import type { TrustState } from "../../../core/client/keys/trust.ts";
+import { initialState } from "../../../core/client/view/state.ts";
 import {
   generateIdentity,
   type Identity,

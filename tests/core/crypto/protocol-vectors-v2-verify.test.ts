@@ -1,10 +1,14 @@
-// The shared v2 epochs through the engine's pure verifier (core/client/epoch-verify.ts): the client
+// The shared v2 epochs through the engine's pure verifier (core/client/channel/epoch-verify.ts): the client
 // holds epoch 1 as verified, and each negative epoch 2 must be refused naming exactly the check the
 // vectors name, while the genuine epoch 2 is accepted. This is the path every member takes before
 // using a key, so the crypto checks in protocol-vectors-v2.test.ts must also hold end to end here.
 import { describe, expect, test } from "bun:test";
-import type { ChainState, VerifiedEpoch } from "../../../core/client/chain.ts";
-import { type EpochCandidate, type VerifyContext, verifyEpoch } from "../../../core/client/epoch-verify.ts";
+import type { ChainState, VerifiedEpoch } from "../../../core/client/channel/chain.ts";
+import {
+  type EpochCandidate,
+  type VerifyContext,
+  verifyEpoch,
+} from "../../../core/client/channel/epoch-verify.ts";
 import {
   fingerprint,
   fromHex,

@@ -4,9 +4,9 @@
  * counts once per person; unverified ones count for nothing).
  */
 import { describe, expect, test } from "bun:test";
-import { presentTimeline } from "../../../core/client/rich.ts";
-import type { TimelineItem } from "../../../core/client/state.ts";
-import { richOf } from "../../../core/client/timeline.ts";
+import { presentTimeline } from "../../../core/client/channel/rich.ts";
+import { richOf } from "../../../core/client/channel/timeline.ts";
+import type { TimelineItem } from "../../../core/client/view/state.ts";
 import {
   decryptMessage,
   encryptMessage,

@@ -11,7 +11,7 @@ import {
   createRouter,
   RouterProvider,
 } from "@tanstack/react-router";
-import { BackupFlowText } from "../../../core/client/key-backup-flow.ts";
+import { BackupFlowText } from "../../../core/client/account/key-backup-flow.ts";
 import { KeyBackupError, KeyBackupText, PASSPHRASE_MIN_LENGTH } from "../../../core/crypto/key-backup.ts";
 import { BackupText, RECOVERY_CODE_FILE } from "../../../web/features/auth/BackupSecretFields.tsx";
 import { KeysModal } from "../../../web/features/auth/KeysModal.tsx";

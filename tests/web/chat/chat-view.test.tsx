@@ -1,7 +1,7 @@
 import "../dom.ts";
 import { afterEach, beforeEach, describe, expect, jest, test } from "bun:test";
 import { act } from "react";
-import { AUTHOR_COLORS, authorColor, dayLabel } from "../../../core/client/display.ts";
+import { AUTHOR_COLORS, authorColor, dayLabel } from "../../../core/client/view/display.ts";
 import { FORWARD_SECRECY_TEXT } from "../../../core/crypto/errors.ts";
 import { Toasts } from "../../../web/components/Toasts.tsx";
 import { ChatView } from "../../../web/features/chat/ChatView.tsx";

@@ -3,14 +3,14 @@
  * timeline items and members. Uses the shared harness (tests/web/harness.ts) for mounting and the fake
  * engine.
  */
-import { SecurityText } from "../../../core/client/security-text.ts";
+import { SecurityText } from "../../../core/client/view/security-text.ts";
 import {
   type ChannelView,
   emptyChannelView,
   type SecurityCheck,
   type SecurityWarning,
   type TimelineItem,
-} from "../../../core/client/state.ts";
+} from "../../../core/client/view/state.ts";
 import type { ChannelType, Member } from "../../../core/protocol/runtime.ts";
 import { panel } from "../../../web/features/chat/members/panel.ts";
 import { engineState } from "../../../web/state/engine.ts";

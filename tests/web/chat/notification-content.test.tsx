@@ -7,7 +7,7 @@
  */
 import { afterAll, afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { act } from "react";
-import { emptyChannelView } from "../../../core/client/state.ts";
+import { emptyChannelView } from "../../../core/client/view/state.ts";
 import { NotifySetting } from "../../../web/features/chat/ChannelActivity.tsx";
 import { useActivity } from "../../../web/features/chat/use-activity.ts";
 import { engineState } from "../../../web/state/engine.ts";

@@ -5,8 +5,8 @@
  */
 import "../dom.ts";
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { SecurityText } from "../../../core/client/security-text.ts";
-import type { EpochChange, SecurityCheck } from "../../../core/client/state.ts";
+import { SecurityText } from "../../../core/client/view/security-text.ts";
+import type { EpochChange, SecurityCheck } from "../../../core/client/view/state.ts";
 import { Toasts } from "../../../web/components/Toasts.tsx";
 import { ChatView } from "../../../web/features/chat/ChatView.tsx";
 import { MembersSidebar } from "../../../web/features/chat/MembersSidebar.tsx";

@@ -5,9 +5,9 @@
  */
 import "../dom.ts";
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { clockTime } from "../../../core/client/display.ts";
-import { SecurityText } from "../../../core/client/security-text.ts";
-import type { EpochChange, IntegrityNote, SecurityCheck } from "../../../core/client/state.ts";
+import { clockTime } from "../../../core/client/view/display.ts";
+import { SecurityText } from "../../../core/client/view/security-text.ts";
+import type { EpochChange, IntegrityNote, SecurityCheck } from "../../../core/client/view/state.ts";
 import { Toasts } from "../../../web/components/Toasts.tsx";
 import { ChatView } from "../../../web/features/chat/ChatView.tsx";
 import { panel } from "../../../web/features/chat/members/panel.ts";

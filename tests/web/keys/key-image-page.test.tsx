@@ -10,7 +10,7 @@ import {
   createRouter,
   RouterProvider,
 } from "@tanstack/react-router";
-import { BackupFlowText } from "../../../core/client/key-backup-flow.ts";
+import { BackupFlowText } from "../../../core/client/account/key-backup-flow.ts";
 import { generateIdentity } from "../../../core/crypto/index.ts";
 import { KeyBackupError, KeyBackupText } from "../../../core/crypto/key-backup.ts";
 import { IMAGE_READ_FAILED } from "../../../web/features/auth/PrivateKeyValidationModal.tsx";

@@ -5,7 +5,7 @@
  * strong ones and generated recovery codes accepted.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { PassphraseStrengthText } from "../../../core/client/passphrase-policy.ts";
+import { PassphraseStrengthText } from "../../../core/client/account/passphrase-policy.ts";
 import { BackupText } from "../../../web/features/auth/BackupSecretFields.tsx";
 import { KeysModal } from "../../../web/features/auth/KeysModal.tsx";
 import { KeyBackupDialog, KeyBackupText as T } from "../../../web/features/keys/KeyBackupDialog.tsx";

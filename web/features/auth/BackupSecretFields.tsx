@@ -1,6 +1,6 @@
 import { useEffect, useId, useState } from "react";
-import { MIN_GUESSES_LOG10, PassphraseStrengthText } from "../../../core/client/passphrase-policy.ts";
-import type { PassphraseStrength, StrengthInputs } from "../../../core/client/passphrase-strength.ts";
+import { MIN_GUESSES_LOG10, PassphraseStrengthText } from "../../../core/client/account/passphrase-policy.ts";
+import type { PassphraseStrength, StrengthInputs } from "../../../core/client/account/passphrase-strength.ts";
 import {
   type BackupSecretKind,
   checkPassphrase,
@@ -11,7 +11,7 @@ import type { BackupChoice } from "../../state/auth.ts";
 import { engineState } from "../../state/engine.ts";
 import { download } from "./keys-file.ts";
 
-type StrengthModule = typeof import("../../../core/client/passphrase-strength.ts");
+type StrengthModule = typeof import("../../../core/client/account/passphrase-strength.ts");
 let strengthModule: Promise<StrengthModule> | null = null;
 
 /**
@@ -20,7 +20,7 @@ let strengthModule: Promise<StrengthModule> | null = null;
  * tried again next time.
  */
 export function loadStrength(): Promise<StrengthModule> {
-  strengthModule ??= import("../../../core/client/passphrase-strength.ts").catch((e: unknown) => {
+  strengthModule ??= import("../../../core/client/account/passphrase-strength.ts").catch((e: unknown) => {
     strengthModule = null;
     throw e;
   });

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from "react";
 import toast from "react-hot-toast/headless";
 import { useSnapshot } from "valtio";
-import { trustDate } from "../../../core/client/trust.ts";
+import { trustDate } from "../../../core/client/keys/trust.ts";
 import { CryptoText } from "../../../core/crypto/index.ts";
 import type { BackupSecretKind } from "../../../core/crypto/key-backup.ts";
 import { lazyPart } from "../../components/lazy-part.tsx";

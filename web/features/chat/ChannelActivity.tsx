@@ -1,6 +1,6 @@
 import { useEffect, useState } from "react";
 import { useSnapshot } from "valtio";
-import { handleWithoutSuffix } from "../../../core/client/display.ts";
+import { handleWithoutSuffix } from "../../../core/client/view/display.ts";
 import { engineState } from "../../state/engine.ts";
 import {
   askPermission,

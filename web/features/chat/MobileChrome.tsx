@@ -1,6 +1,6 @@
 import { useEffect, useState } from "react";
 import { useSnapshot } from "valtio";
-import { handleWithoutSuffix } from "../../../core/client/display.ts";
+import { handleWithoutSuffix } from "../../../core/client/view/display.ts";
 import { helpLines } from "../../../core/commands/help-text.ts";
 import { formatStatus } from "../../../core/commands/status.ts";
 import { Modal } from "../../components/Modal.tsx";

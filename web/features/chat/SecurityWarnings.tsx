@@ -1,5 +1,5 @@
 import type { Snapshot } from "valtio";
-import type { SecurityCheck, SecurityWarning } from "../../../core/client/state.ts";
+import type { SecurityCheck, SecurityWarning } from "../../../core/client/view/state.ts";
 import { compareKeys } from "./members/panel.ts";
 
 /**

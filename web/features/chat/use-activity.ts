@@ -1,8 +1,8 @@
 import { useEffect, useRef } from "react";
 import { type Snapshot, useSnapshot } from "valtio";
-import { handleWithoutSuffix } from "../../../core/client/display.ts";
-import type { ClientState } from "../../../core/client/state.ts";
-import { newestSeq, type Unread, unreadOf } from "../../../core/client/unread.ts";
+import { handleWithoutSuffix } from "../../../core/client/view/display.ts";
+import type { ClientState } from "../../../core/client/view/state.ts";
+import { newestSeq, type Unread, unreadOf } from "../../../core/client/view/unread.ts";
 import { engineState, loadClient } from "../../state/engine.ts";
 import { levelOf, notify, shouldNotify } from "../../state/notify.ts";
 

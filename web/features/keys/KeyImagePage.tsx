@@ -1,6 +1,6 @@
 import { Link } from "@tanstack/react-router";
 import { type ChangeEvent, type FormEvent, useEffect, useState } from "react";
-import { BackupFlowText } from "../../../core/client/key-backup-flow.ts";
+import { BackupFlowText } from "../../../core/client/account/key-backup-flow.ts";
 import { checkPrivateKey, PrivateKeyCheckText } from "../../../core/crypto/identity.ts";
 import { KeyBackupError } from "../../../core/crypto/key-backup.ts";
 import { base64ToBytes } from "../../../core/shadow-cipher/index.ts";

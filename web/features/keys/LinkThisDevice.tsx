@@ -1,5 +1,5 @@
 import { useEffect, useState } from "react";
-import type { LinkOffer, LinkReceived } from "../../../core/client/device-link-flow.ts";
+import type { LinkOffer, LinkReceived } from "../../../core/client/account/device-link-flow.ts";
 import { loadClient } from "../../state/engine.ts";
 import { boardTarget } from "../../state/resume.ts";
 import { CompareActions, clock, DeviceLinkText, Digits, errorText, QrImage } from "./device-link-ui.tsx";

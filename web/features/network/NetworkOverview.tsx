@@ -1,5 +1,5 @@
 import { useSnapshot } from "valtio";
-import { activityLevel, clockTime, dayLabel } from "../../../core/client/display.ts";
+import { activityLevel, clockTime, dayLabel } from "../../../core/client/view/display.ts";
 import { displaySafe } from "../../../core/commands/display-safe.ts";
 import { selectChannel } from "../../state/channel.ts";
 import { engineState } from "../../state/engine.ts";

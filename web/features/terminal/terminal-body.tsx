@@ -1,5 +1,5 @@
 import type { ReactNode } from "react";
-import { handleWithoutSuffix } from "../../../core/client/display.ts";
+import { handleWithoutSuffix } from "../../../core/client/view/display.ts";
 import {
   type Command,
   formatChannelList,

@@ -4,7 +4,7 @@
  * outcome every forgery must end in (a refusal with a warning naming the failed check).
  */
 import { expect } from "bun:test";
-import { SendBlockedError } from "../../../../core/client/epoch-manager.ts";
+import { SendBlockedError } from "../../../../core/client/channel/epoch-manager.ts";
 import { type SecurityCheck, SecurityText } from "../../../../core/client/index.ts";
 import {
   type BuildCommitInput,

@@ -5,8 +5,8 @@
  * the warning naming the check; nothing that should not be is ever shown as verified.
  */
 import { expect, test } from "bun:test";
-import { SendBlockedError } from "../../../../core/client/epoch-manager.ts";
-import { presentTimeline } from "../../../../core/client/rich.ts";
+import { SendBlockedError } from "../../../../core/client/channel/epoch-manager.ts";
+import { presentTimeline } from "../../../../core/client/channel/rich.ts";
 import {
   buildDeletionV3,
   fingerprint,

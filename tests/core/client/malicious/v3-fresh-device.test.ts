@@ -6,7 +6,7 @@
  * epoch mallory holds.
  */
 import { expect, test } from "bun:test";
-import { SendBlockedError } from "../../../../core/client/epoch-manager.ts";
+import { SendBlockedError } from "../../../../core/client/channel/epoch-manager.ts";
 import { MemoryStore, WsyncClient } from "../../../../core/client/index.ts";
 import { until } from "../engine-harness.ts";
 import { messages, Tamper, tamperSuite, type User } from "./tamper.ts";

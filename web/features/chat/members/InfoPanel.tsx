@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { useSnapshot } from "valtio";
-import { handleWithoutSuffix } from "../../../../core/client/display.ts";
+import { handleWithoutSuffix } from "../../../../core/client/view/display.ts";
 import { authUi } from "../../../state/auth.ts";
 import { engineState } from "../../../state/engine.ts";
 import { LogoutDialog } from "../../auth/lazy-modals.tsx";

@@ -1,7 +1,7 @@
 import { useEffect, useState } from "react";
 import toast from "react-hot-toast/headless";
 import { type Snapshot, useSnapshot } from "valtio";
-import { handleWithoutSuffix } from "../../../../core/client/display.ts";
+import { handleWithoutSuffix } from "../../../../core/client/view/display.ts";
 import type { Member } from "../../../../core/protocol/runtime.ts";
 import { kickMember } from "../../../state/channel.ts";
 import { engineState } from "../../../state/engine.ts";

@@ -1,8 +1,8 @@
 import { useEffect, useRef, useState } from "react";
 import toast from "react-hot-toast/headless";
 import { useSnapshot } from "valtio";
-import { handleWithoutSuffix } from "../../../../core/client/display.ts";
-import { SecurityText } from "../../../../core/client/security-text.ts";
+import { handleWithoutSuffix } from "../../../../core/client/view/display.ts";
+import { SecurityText } from "../../../../core/client/view/security-text.ts";
 import { CryptoText } from "../../../../core/crypto/errors.ts";
 import { compose, sendEdit, sendReply } from "../../../state/compose.ts";
 import { engineState } from "../../../state/engine.ts";

@@ -1,9 +1,9 @@
 import { type ReactNode, useEffect, useLayoutEffect, useRef, useState } from "react";
 import { type Snapshot, useSnapshot } from "valtio";
-import { dayLabel } from "../../../../core/client/display.ts";
-import { presentTimeline } from "../../../../core/client/rich.ts";
-import type { ChannelView, TimelineItem } from "../../../../core/client/state.ts";
-import { newestSeq } from "../../../../core/client/unread.ts";
+import { presentTimeline } from "../../../../core/client/channel/rich.ts";
+import { dayLabel } from "../../../../core/client/view/display.ts";
+import type { ChannelView, TimelineItem } from "../../../../core/client/view/state.ts";
+import { newestSeq } from "../../../../core/client/view/unread.ts";
 import { FORWARD_SECRECY_TEXT } from "../../../../core/crypto/errors.ts";
 import { engineState } from "../../../state/engine.ts";
 import { loadMore, markRead, resendMessage } from "../../../state/message.ts";

@@ -2,14 +2,14 @@ import { useEffect, useState } from "react";
 import toast from "react-hot-toast/headless";
 import type { Snapshot } from "valtio";
 import { useSnapshot } from "valtio";
+import type { PresentedItem } from "../../../../core/client/channel/rich.ts";
 import {
   authorColor,
   clockTime,
   handleWithoutSuffix,
   notifySymbol,
-} from "../../../../core/client/display.ts";
-import type { PresentedItem } from "../../../../core/client/rich.ts";
-import type { TimelineItem } from "../../../../core/client/state.ts";
+} from "../../../../core/client/view/display.ts";
+import type { TimelineItem } from "../../../../core/client/view/state.ts";
 import { FORWARD_SECRECY_TEXT } from "../../../../core/crypto/errors.ts";
 import { compose, REACTIONS, toggleReaction } from "../../../state/compose.ts";
 import { engineState } from "../../../state/engine.ts";

@@ -1,6 +1,6 @@
 import { type ReactNode, useState } from "react";
 import { useSnapshot } from "valtio";
-import { mentionPattern } from "../../../../core/client/unread.ts";
+import { mentionPattern } from "../../../../core/client/view/unread.ts";
 import { engineState } from "../../../state/engine.ts";
 
 /**

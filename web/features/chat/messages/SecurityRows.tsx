@@ -1,7 +1,7 @@
 import type { Snapshot } from "valtio";
-import { clockTime, handleWithoutSuffix } from "../../../../core/client/display.ts";
-import { SecurityText } from "../../../../core/client/security-text.ts";
-import type { EpochChange, IntegrityNote, TimelineItem } from "../../../../core/client/state.ts";
+import { clockTime, handleWithoutSuffix } from "../../../../core/client/view/display.ts";
+import { SecurityText } from "../../../../core/client/view/security-text.ts";
+import type { EpochChange, IntegrityNote, TimelineItem } from "../../../../core/client/view/state.ts";
 
 type Item = Snapshot<TimelineItem>;
 

@@ -1,5 +1,5 @@
-import { fingerprint } from "../crypto/index.ts";
-import type { EngineContext } from "./engine-context.ts";
+import { fingerprint } from "../../crypto/index.ts";
+import type { EngineContext } from "../channel/engine-context.ts";
 
 /** One lookup per key at a time, remembered once it succeeds (a failure is tried again next time). */
 function once<T>(memo: Map<string, Promise<T>>, key: string, make: () => Promise<T>): Promise<T> {

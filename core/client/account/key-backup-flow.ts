@@ -1,14 +1,14 @@
-import { checkPrivateKey } from "../crypto/index.ts";
+import { checkPrivateKey } from "../../crypto/index.ts";
 import {
   type BackupSecretKind,
   checkPassphrase,
   KeyBackupError,
   openKeyBackup,
   sealKeyBackup,
-} from "../crypto/key-backup.ts";
-import { ApiError } from "../protocol/runtime.ts";
-import type { ApiClient } from "./api.ts";
-import type { ClientState } from "./state.ts";
+} from "../../crypto/key-backup.ts";
+import { ApiError } from "../../protocol/runtime.ts";
+import type { ApiClient } from "../net/api.ts";
+import type { ClientState } from "../view/state.ts";
 
 /** Texts of the key backup flows that are not the crypto layer's (docs/key-backup.md). */
 export const BackupFlowText = {

@@ -8,7 +8,7 @@ import {
   type RouteName,
   type RouteResponse,
   routePath,
-} from "../protocol/runtime.ts";
+} from "../../protocol/runtime.ts";
 
 /** Spec §7/§9: the HTTP timeout. */
 export const HTTP_TIMEOUT_MS = 100_000;

@@ -1,11 +1,11 @@
-import { reasonOf } from "../crypto/errors.ts";
-import type { Identity } from "../crypto/identity.ts";
-import { openTrustState, sealTrustState } from "../crypto/trust-seal.ts";
-import { ApiError, TrustStateLimits } from "../protocol/runtime.ts";
-import type { ApiClient } from "./api.ts";
-import type { Keyring } from "./keyring.ts";
-import type { ClientState } from "./state.ts";
-import type { TrustState } from "./trust.ts";
+import { reasonOf } from "../../crypto/errors.ts";
+import type { Identity } from "../../crypto/identity.ts";
+import { openTrustState, sealTrustState } from "../../crypto/trust-seal.ts";
+import { ApiError, TrustStateLimits } from "../../protocol/runtime.ts";
+import type { Keyring } from "../keys/keyring.ts";
+import type { TrustState } from "../keys/trust.ts";
+import type { ApiClient } from "../net/api.ts";
+import type { ClientState } from "../view/state.ts";
 
 // Protocol §8 "Fresh devices": the key backup also carries the device's trust state, with a `version`
 // counter moved whenever a head moves, and a device restored from it shows the backup's date. The

@@ -1,5 +1,5 @@
-import type { Channel, EpochInfo, Invite, Member, NotifyAction, User } from "../protocol/runtime.ts";
-import type { ConnectionStatus } from "./realtime.ts";
+import type { Channel, EpochInfo, Invite, Member, NotifyAction, User } from "../../protocol/runtime.ts";
+import type { ConnectionStatus } from "../net/realtime.ts";
 
 /**
  * Spec §4.1 key states: keys usable, a private key must be validated, or no public key anywhere; and

@@ -1,4 +1,4 @@
-import { DEFAULT_KDF, PASSPHRASE_MIN_LENGTH } from "../crypto/key-backup.ts";
+import { DEFAULT_KDF, PASSPHRASE_MIN_LENGTH } from "../../crypto/key-backup.ts";
 
 /**
  * The rule a key-backup passphrase must meet, and its texts (docs/key-backup.md,

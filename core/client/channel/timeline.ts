@@ -1,6 +1,6 @@
-import type { Plaintext } from "../crypto/index.ts";
-import type { TimelineRecord } from "../protocol/runtime.ts";
-import type { ChannelView, TimelineItem } from "./state.ts";
+import type { Plaintext } from "../../crypto/index.ts";
+import type { TimelineRecord } from "../../protocol/runtime.ts";
+import type { ChannelView, TimelineItem } from "../view/state.ts";
 
 /** A record as an item before decryption (notifications need none). */
 export function itemFromRecord(record: TimelineRecord, isNew = false): TimelineItem {

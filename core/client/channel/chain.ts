@@ -1,6 +1,6 @@
-import type { Commit } from "../protocol/runtime.ts";
-import type { EpochChange } from "./state.ts";
-import { type KeyValueStore, readJson } from "./store.ts";
+import type { Commit } from "../../protocol/runtime.ts";
+import { type KeyValueStore, readJson } from "../store.ts";
+import type { EpochChange } from "../view/state.ts";
 
 /** One epoch this client verified (protocol §7), as it persists it. */
 export interface VerifiedEpoch {

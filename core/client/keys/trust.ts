@@ -1,6 +1,6 @@
-import type { VerifiedEpoch } from "./chain.ts";
+import type { VerifiedEpoch } from "../channel/chain.ts";
+import { type KeyValueStore, readJson } from "../store.ts";
 import type { Keyring } from "./keyring.ts";
-import { type KeyValueStore, readJson } from "./store.ts";
 
 /**
  * Protocol §8 "Fresh devices": what a device verified on its own, carried to the user's other devices

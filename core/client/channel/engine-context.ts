@@ -1,7 +1,7 @@
-import type { ApiClient } from "./api.ts";
-import type { Keyring } from "./keyring.ts";
-import type { Realtime } from "./realtime.ts";
-import type { ClientEvents, ClientState } from "./state.ts";
+import type { Keyring } from "../keys/keyring.ts";
+import type { ApiClient } from "../net/api.ts";
+import type { Realtime } from "../net/realtime.ts";
+import type { ClientEvents, ClientState } from "../view/state.ts";
 
 /** What the per-channel engine (ChannelEngine and its EpochManager) is given by the client. */
 export interface EngineContext {

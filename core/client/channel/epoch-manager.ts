@@ -12,14 +12,20 @@ import {
   signKeyChange,
   unwrapEpochKey,
   verifyInvite,
-} from "../crypto/index.ts";
+} from "../../crypto/index.ts";
 import {
   ApiError,
   type CommitReason,
   type EpochInfo,
   type KeyChange,
   type Member,
-} from "../protocol/runtime.ts";
+} from "../../protocol/runtime.ts";
+import { SendBlockedError } from "../errors.ts";
+import type { EpochKey } from "../keys/keyring.ts";
+import { SignerKeys } from "../keys/signer-keys.ts";
+import { trustDate } from "../keys/trust.ts";
+import { SecurityText } from "../view/security-text.ts";
+import type { ChannelView, EpochChange, SecurityCheck, SecurityWarning } from "../view/state.ts";
 import { type ChainState, membersOf, type VerifiedEpoch } from "./chain.ts";
 import type { EngineContext } from "./engine-context.ts";
 import {
@@ -29,12 +35,6 @@ import {
   type VerifyContext,
   verifyEpoch,
 } from "./epoch-verify.ts";
-import { SendBlockedError } from "./errors.ts";
-import type { EpochKey } from "./keyring.ts";
-import { SecurityText } from "./security-text.ts";
-import { SignerKeys } from "./signer-keys.ts";
-import type { ChannelView, EpochChange, SecurityCheck, SecurityWarning } from "./state.ts";
-import { trustDate } from "./trust.ts";
 
 const MAX_ROTATION_ATTEMPTS = 5;
 

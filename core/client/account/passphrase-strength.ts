@@ -1,7 +1,7 @@
 import { ZxcvbnFactory } from "@zxcvbn-ts/core";
 import * as common from "@zxcvbn-ts/language-common";
 import * as en from "@zxcvbn-ts/language-en";
-import { KeyBackupError, PASSPHRASE_MIN_LENGTH } from "../crypto/key-backup.ts";
+import { KeyBackupError, PASSPHRASE_MIN_LENGTH } from "../../crypto/key-backup.ts";
 import {
   durationWords,
   GPU_GUESSES_PER_SECOND,

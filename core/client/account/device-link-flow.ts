@@ -9,11 +9,11 @@ import {
   sealDeviceLink,
   toBase64,
   toBase64Url,
-} from "../crypto/index.ts";
-import { ApiError, DeviceLink } from "../protocol/runtime.ts";
-import type { ApiClient } from "./api.ts";
-import type { Keyring } from "./keyring.ts";
-import type { TrustOrigin, TrustState } from "./trust.ts";
+} from "../../crypto/index.ts";
+import { ApiError, DeviceLink } from "../../protocol/runtime.ts";
+import type { Keyring } from "../keys/keyring.ts";
+import type { TrustOrigin, TrustState } from "../keys/trust.ts";
+import type { ApiClient } from "../net/api.ts";
 
 /**
  * Linking a new device from a signed-in one (protocol §8 "Fresh devices"; docs/device-linking.md):

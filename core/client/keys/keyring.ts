@@ -1,10 +1,10 @@
-import type { Bytes } from "../crypto/bytes.ts";
-import type { Identity } from "../crypto/identity.ts";
-import { CHAIN_INDEX_KEY, ChainStore } from "./chain.ts";
+import type { Bytes } from "../../crypto/bytes.ts";
+import type { Identity } from "../../crypto/identity.ts";
+import { type SecretVault, StoreVault } from "../account/vault.ts";
+import { CHAIN_INDEX_KEY, ChainStore } from "../channel/chain.ts";
+import { type KeyValueStore, readJson, StoreKeys } from "../store.ts";
 import { SenderChains } from "./sender-chain.ts";
-import { type KeyValueStore, readJson, StoreKeys } from "./store.ts";
 import { TrustStore } from "./trust.ts";
-import { type SecretVault, StoreVault } from "./vault.ts";
 
 const RETIRED_KEY = "wsync-retired-key";
 
@@ -81,7 +81,7 @@ export class Keyring {
     if (this.retiredIdentity) return this.retiredIdentity;
     const text = this.vault instanceof StoreVault ? await this.store.get(RETIRED_KEY) : null;
     if (!text) return null;
-    const { importIdentity } = await import("../crypto/identity.ts");
+    const { importIdentity } = await import("../../crypto/identity.ts");
     this.retiredIdentity = await importIdentity(text).catch(() => null);
     return this.retiredIdentity;
   }

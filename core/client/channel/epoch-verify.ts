@@ -5,11 +5,11 @@ import {
   verifyInvite,
   verifyLinkProof,
   verifyObject,
-} from "../crypto/index.ts";
-import type { Admission, Admissions, ChannelType, Commit, KeyChange } from "../protocol/runtime.ts";
+} from "../../crypto/index.ts";
+import type { Admission, Admissions, ChannelType, Commit, KeyChange } from "../../protocol/runtime.ts";
+import type { AdmissionCheck, EpochChange, SecurityCheck } from "../view/state.ts";
 import type { ChainState, VerifiedEpoch } from "./chain.ts";
 import { membersOf } from "./chain.ts";
-import type { AdmissionCheck, EpochChange, SecurityCheck } from "./state.ts";
 
 /** A commit the server offers, with the evidence of who it added and (when held) its key. */
 export interface EpochCandidate {

@@ -8,7 +8,7 @@ import {
   WS_PATH,
   WsClose,
   WsEvent,
-} from "../protocol/runtime.ts";
+} from "../../protocol/runtime.ts";
 
 /** The standard WebSocket surface the engine needs (browser, Bun and Node all provide it). */
 export interface SocketLike {

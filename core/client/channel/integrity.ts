@@ -1,6 +1,6 @@
-import { Limits } from "../protocol/runtime.ts";
+import { Limits } from "../../protocol/runtime.ts";
+import type { ChannelView, IntegrityNote, TimelineItem } from "../view/state.ts";
 import type { SeenState } from "./chain.ts";
-import type { ChannelView, IntegrityNote, TimelineItem } from "./state.ts";
 
 // Protocol §7 replay and order checks that need more than one record: a (sender, clientMsgId) seen
 // before, an older epoch's message after a newer epoch's records, and signed times that run

@@ -1,7 +1,7 @@
-import { fromBase64 } from "../crypto/base64.ts";
-import { fromUtf8 } from "../crypto/bytes.ts";
-import type { Session } from "../protocol/runtime.ts";
-import { type KeyValueStore, readJson, StoreKeys } from "./store.ts";
+import { fromBase64 } from "../../crypto/base64.ts";
+import { fromUtf8 } from "../../crypto/bytes.ts";
+import type { Session } from "../../protocol/runtime.ts";
+import { type KeyValueStore, readJson, StoreKeys } from "../store.ts";
 
 /** Seconds before expiry at which the access token is refreshed proactively. */
 export const REFRESH_MARGIN_MS = 60_000;

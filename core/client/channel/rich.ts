@@ -1,4 +1,4 @@
-import type { TimelineItem } from "./state.ts";
+import type { TimelineItem } from "../view/state.ts";
 
 /**
  * Replies, reactions and edits as a reader sees them (docs/protocol-extensions.md), derived from the

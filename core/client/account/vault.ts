@@ -1,7 +1,7 @@
-import { fromBase64, toBase64Url } from "../crypto/base64.ts";
-import { type Identity, importIdentity } from "../crypto/identity.ts";
-import type { EpochKey, StoredEpochKey } from "./keyring.ts";
-import { type KeyValueStore, readJson, StoreKeys } from "./store.ts";
+import { fromBase64, toBase64Url } from "../../crypto/base64.ts";
+import { type Identity, importIdentity } from "../../crypto/identity.ts";
+import type { EpochKey, StoredEpochKey } from "../keys/keyring.ts";
+import { type KeyValueStore, readJson, StoreKeys } from "../store.ts";
 
 /**
  * Where this device keeps its secret keys: the identity key pair and the epoch keys it unwrapped.

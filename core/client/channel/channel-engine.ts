@@ -12,7 +12,7 @@ import {
   type RichPlaintext,
   reasonOf,
   verifyDeletion,
-} from "../crypto/index.ts";
+} from "../../crypto/index.ts";
 import {
   ApiError,
   Limits,
@@ -21,8 +21,17 @@ import {
   type SignedDeletion,
   type TimelineRecord,
   WsEvent,
-} from "../protocol/runtime.ts";
-import { NetworkError } from "./api.ts";
+} from "../../protocol/runtime.ts";
+import type { EpochKey } from "../keys/keyring.ts";
+import { NetworkError } from "../net/api.ts";
+import { SecurityText } from "../view/security-text.ts";
+import {
+  type ChannelView,
+  type EpochChange,
+  emptyChannelView,
+  type IntegrityNote,
+  type TimelineItem,
+} from "../view/state.ts";
 import type { SeenState } from "./chain.ts";
 import type { EngineContext } from "./engine-context.ts";
 import { EpochManager, SendBlockedError } from "./epoch-manager.ts";
@@ -34,15 +43,6 @@ import {
   markWithheld,
   withheldRuns,
 } from "./integrity.ts";
-import type { EpochKey } from "./keyring.ts";
-import { SecurityText } from "./security-text.ts";
-import {
-  type ChannelView,
-  type EpochChange,
-  emptyChannelView,
-  type IntegrityNote,
-  type TimelineItem,
-} from "./state.ts";
 import { insertItem, itemFromRecord, richOf } from "./timeline.ts";
 
 export type { EngineContext } from "./engine-context.ts";

@@ -1,15 +1,15 @@
-import { CryptoText, reasonOf } from "../crypto/errors.ts";
-import { checkPrivateKey, generateIdentity, PrivateKeyCheckText } from "../crypto/identity.ts";
-import type { BackupSecretKind } from "../crypto/key-backup.ts";
-import { ApiError, type Session } from "../protocol/runtime.ts";
-import type { ApiClient } from "./api.ts";
+import { CryptoText, reasonOf } from "../../crypto/errors.ts";
+import { checkPrivateKey, generateIdentity, PrivateKeyCheckText } from "../../crypto/identity.ts";
+import type { BackupSecretKind } from "../../crypto/key-backup.ts";
+import { ApiError, type Session } from "../../protocol/runtime.ts";
+import type { Keyring } from "../keys/keyring.ts";
+import type { TrustOrigin } from "../keys/trust.ts";
+import type { ApiClient } from "../net/api.ts";
+import type { Realtime } from "../net/realtime.ts";
+import type { KeyValueStore } from "../store.ts";
+import { type ClientEvents, type ClientState, resetState } from "../view/state.ts";
 import type { KeyBackupFlow } from "./key-backup-flow.ts";
-import type { Keyring } from "./keyring.ts";
-import type { Realtime } from "./realtime.ts";
 import { needsRefresh, type SessionStore } from "./session.ts";
-import { type ClientEvents, type ClientState, resetState } from "./state.ts";
-import type { KeyValueStore } from "./store.ts";
-import type { TrustOrigin } from "./trust.ts";
 import type { TrustBackup } from "./trust-backup.ts";
 
 /** What the authentication flow is given by the client. */

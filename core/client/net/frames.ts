@@ -1,7 +1,7 @@
-import { channelIdFromUri, type ServerFrame, WsEvent } from "../protocol/runtime.ts";
+import { channelIdFromUri, type ServerFrame, WsEvent } from "../../protocol/runtime.ts";
+import type { ChannelParts } from "../channel/channel-parts.ts";
+import type { ClientEvents, ClientState } from "../view/state.ts";
 import type { ApiClient } from "./api.ts";
-import type { ChannelParts } from "./channel-parts.ts";
-import type { ClientEvents, ClientState } from "./state.ts";
 
 /** How long "… is typing" shows after the last typing frame (senders repeat every few seconds). */
 export const TYPING_SHOWN_MS = 6000;

@@ -1,6 +1,6 @@
-import { CHAIN_INDEX_KEY, type ChainState, type SeenState } from "./chain.ts";
+import { CHAIN_INDEX_KEY, type ChainState, type SeenState } from "../channel/chain.ts";
+import { type KeyValueStore, readJson } from "../store.ts";
 import type { Keyring } from "./keyring.ts";
-import { type KeyValueStore, readJson } from "./store.ts";
 import {
   type ChannelTrust,
   type TrustOrigin,

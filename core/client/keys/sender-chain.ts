@@ -1,7 +1,7 @@
-import { toHex } from "../crypto/bytes.ts";
-import { fingerprint } from "../crypto/fingerprint.ts";
-import { randomBytes } from "../crypto/random.ts";
-import { type KeyValueStore, updateValue } from "./store.ts";
+import { toHex } from "../../crypto/bytes.ts";
+import { fingerprint } from "../../crypto/fingerprint.ts";
+import { randomBytes } from "../../crypto/random.ts";
+import { type KeyValueStore, updateValue } from "../store.ts";
 
 /** This device's chains as stored: the identity they belong to, the device id, the last n per channel. */
 interface Stored {
