@@ -11,18 +11,9 @@
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import {
-  type ConnectResult,
-  closedLoop,
-  connects,
-  type FanoutResult,
-  type LatencyPoint,
-  openLoop,
-  type PublishResult,
-  publishes,
-} from "./lib/metrics.ts";
+import { closedLoop, connects, openLoop, publishes } from "./lib/metrics.ts";
 import { pin } from "./lib/proc.ts";
-import { latencyChart, markdown } from "./lib/report.ts";
+import { latencyChart, markdown, type SystemRound } from "./lib/report.ts";
 import { median } from "./lib/stats.ts";
 import { startBunRaw } from "./systems/bunraw.ts";
 import { ircInstalled, startIrc } from "./systems/irc.ts";
@@ -67,18 +58,6 @@ const S = quick
       pubPerChannel: 200,
       sockets: 10_000,
     };
-
-export interface SystemRound {
-  system: string;
-  round: number;
-  fanoutBig: FanoutResult;
-  /** Null for the IRC peers: an IRC line carries at most 512 bytes. */
-  fanoutBig1k: FanoutResult | null;
-  fanoutSmall: FanoutResult;
-  latency: LatencyPoint[];
-  publishes: PublishResult;
-  connects: ConnectResult;
-}
 
 function version(cmd: string[]): string {
   try {

@@ -1,5 +1,6 @@
 #!/usr/bin/env bun
-import { lifetime, run } from "./program.ts";
+import { lifetime } from "./lifetime.ts";
+import { run } from "./program.ts";
 
 // No top-level await: the compiled binary is bytecode-compiled, which needs a plain module body.
 run(process.argv.slice(2)).then((code) => {

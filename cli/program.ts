@@ -12,10 +12,8 @@ import { registerMigrateCommand } from "./commands/migrate.ts";
 import { registerServeCommand } from "./commands/serve.ts";
 import { settleClients } from "./context.ts";
 import { describeError, ExitCode, usageError } from "./errors.ts";
+import { lifetime } from "./lifetime.ts";
 import { io } from "./prompt.ts";
-
-/** Set by commands that keep the process running after their action returns (serve). */
-export const lifetime = { keepAlive: false };
 
 export function buildProgram(): Command {
   const program = new Command()

@@ -32,6 +32,7 @@ import { LoginGuard, type SharedLoginAttempts } from "./services/login-throttle.
 import { MessageService } from "./services/message-service.ts";
 import { Notices } from "./services/notices.ts";
 import { RateLimiter, type SharedBuckets, WRITE_KINDS } from "./services/rate-limit.ts";
+import type { Services } from "./services/services.ts";
 import { TokenService } from "./services/tokens.ts";
 import { guardStorage } from "./storage/faults.ts";
 import type { Storage } from "./storage/types.ts";
@@ -67,25 +68,7 @@ export interface AppDeps {
   clientAddress?: (request: Request) => string | null;
 }
 
-export interface Services {
-  config: Config;
-  storage: Storage;
-  bus: Bus;
-  hub: Hub;
-  presence: Presence;
-  clock: Clock;
-  log: (message: string) => void;
-  auth: AuthService;
-  channels: ChannelService;
-  epochs: EpochService;
-  messages: MessageService;
-  keyBackups: KeyBackupService;
-  /** Device-link slots (protocol §8 "Fresh devices"). */
-  deviceLinks: DeviceLinkService;
-  weather: ReturnType<typeof createWeatherService>;
-  /** Per-user write limits shared by HTTP and WebSocket (services/rate-limit.ts). */
-  limits: RateLimiter;
-}
+export type { Services };
 
 export function createServices(deps: AppDeps): Services {
   const clock = deps.clock ?? systemClock;

@@ -1,6 +1,19 @@
 /** The summary table (markdown) and the latency chart (SVG) of a run. */
-import type { SystemRound } from "../run.ts";
+import type { ConnectResult, FanoutResult, LatencyPoint, PublishResult } from "./metrics.ts";
 import { median } from "./stats.ts";
+
+/** One system's results in one round of the suite (bench/run.ts makes them; this module reports them). */
+export interface SystemRound {
+  system: string;
+  round: number;
+  fanoutBig: FanoutResult;
+  /** Null for the IRC peers: an IRC line carries at most 512 bytes. */
+  fanoutBig1k: FanoutResult | null;
+  fanoutSmall: FanoutResult;
+  latency: LatencyPoint[];
+  publishes: PublishResult;
+  connects: ConnectResult;
+}
 
 interface Doc {
   quick: boolean;

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { lifetime } from "../lifetime.ts";
 
 export function registerServeCommand(program: Command): void {
   program
@@ -9,7 +10,6 @@ export function registerServeCommand(program: Command): void {
     .option("--data <dir>", "data directory (default $WSYNC_DATA_DIR or ./data)")
     .action(async (o: { port?: string; host?: string; data?: string }) => {
       const { startServer } = await import("../../server/main.ts");
-      const { lifetime } = await import("../program.ts");
       lifetime.keepAlive = true;
       await startServer({
         ...process.env,

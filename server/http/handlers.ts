@@ -1,6 +1,6 @@
 import type { RouteBody, RouteName, RouteResponse } from "../../core/protocol/index.ts";
-import type { Services } from "../app.ts";
 import type { AuthContext } from "../services/auth-service.ts";
+import type { Services } from "../services/services.ts";
 import { VERSION } from "../version.ts";
 import { refreshFromCookie } from "./session-cookie.ts";
 

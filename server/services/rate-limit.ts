@@ -1,4 +1,4 @@
-import { ApiError } from "../../core/protocol/index.ts";
+import { ApiError, WsEvent } from "../../core/protocol/index.ts";
 import type { Clock } from "../util/clock.ts";
 
 /** The kinds of write a user is limited on; each has its own bucket per user. */
@@ -154,15 +154,15 @@ export const WRITE_KINDS: Readonly<Record<string, WriteKind>> = {
   send: "message",
   deleteMessage: "message",
   markRead: "read",
-  "channel:typing": "typing",
+  [WsEvent.typing]: "typing",
   createEpoch: "epoch",
   savePublicKey: "key",
   keyBackupPut: "backup",
   keyBackupGet: "backup",
   keyBackupDelete: "backup",
-  "channel:join": "channel",
-  "channel:leave": "channel",
-  "channel:message": "message",
+  [WsEvent.channelJoin]: "channel",
+  [WsEvent.channelLeave]: "channel",
+  [WsEvent.channelMessage]: "message",
   deviceLinkOpen: "link",
   deviceLinkLookup: "link",
   deviceLinkComplete: "link",

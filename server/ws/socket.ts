@@ -10,7 +10,6 @@ import {
   WsClose,
   WsEvent,
 } from "../../core/protocol/index.ts";
-import type { Services } from "../app.ts";
 import { mapError } from "../http/errors.ts";
 import { frame } from "../realtime/bus.ts";
 import { type Connection, channelTopic } from "../realtime/hub.ts";
@@ -18,6 +17,7 @@ import type { AuthContext } from "../services/auth-service.ts";
 import type { ChannelRef } from "../services/message-service.ts";
 import { WRITE_KINDS } from "../services/rate-limit.ts";
 import { uriOf } from "../services/records.ts";
+import type { Services } from "../services/services.ts";
 
 const frameCheck = TypeCompiler.Compile(Frame);
 // A Map, not an object: a frame type such as "constructor" must not find Object.prototype members.

@@ -9,7 +9,7 @@ import { readdirSync } from "node:fs";
 import { SQL } from "bun";
 import type { WsyncClient } from "../../core/client/index.ts";
 import { startServerProcess } from "../bench/server-process.ts";
-import { signedUp, texts, until } from "../core/client/engine-harness.ts";
+import { signedUp, texts } from "../core/client/engine-harness.ts";
 import { dropAll, newDatabase, notRun, PG_URL } from "./pg-harness.ts";
 
 type Server = Awaited<ReturnType<typeof startServerProcess>>;

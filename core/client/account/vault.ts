@@ -1,7 +1,28 @@
 import { fromBase64, toBase64Url } from "../../crypto/base64.ts";
+import type { Bytes } from "../../crypto/bytes.ts";
 import { type Identity, importIdentity } from "../../crypto/identity.ts";
-import type { EpochKey, StoredEpochKey } from "../keys/keyring.ts";
 import { type KeyValueStore, readJson, StoreKeys } from "../store.ts";
+
+/** Spec §3 "Stored epoch key (local)": one entry per epoch in a per-channel store. */
+export interface StoredEpochKey {
+  epochId: string;
+  epochNumber: number;
+  symmetricKeyJwk: { kty: "oct"; k: string; alg: "A256GCM" };
+  createdAt: number;
+}
+
+export interface EpochKey {
+  epochId: string;
+  epochNumber: number;
+  /**
+   * The key's bytes: present when this client unwrapped or made the key, or loaded it from a store
+   * that keeps bytes (the CLI's file). Absent for a key loaded from the browser's vault, which holds
+   * only a non-extractable CryptoKey (`imported`).
+   */
+  key?: Bytes;
+  /** The key imported into WebCrypto (once, on first use; or as the vault stored it). */
+  imported?: Promise<CryptoKey>;
+}
 
 /**
  * Where this device keeps its secret keys: the identity key pair and the epoch keys it unwrapped.

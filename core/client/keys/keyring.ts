@@ -1,4 +1,3 @@
-import type { Bytes } from "../../crypto/bytes.ts";
 import type { Identity } from "../../crypto/identity.ts";
 import { type SecretVault, StoreVault } from "../account/vault.ts";
 import { CHAIN_INDEX_KEY, ChainStore } from "../channel/chain.ts";
@@ -8,26 +7,9 @@ import { TrustStore } from "./trust.ts";
 
 const RETIRED_KEY = "wsync-retired-key";
 
-/** Spec §3 "Stored epoch key (local)": one entry per epoch in a per-channel store. */
-export interface StoredEpochKey {
-  epochId: string;
-  epochNumber: number;
-  symmetricKeyJwk: { kty: "oct"; k: string; alg: "A256GCM" };
-  createdAt: number;
-}
+import type { EpochKey, StoredEpochKey } from "../account/vault.ts";
 
-export interface EpochKey {
-  epochId: string;
-  epochNumber: number;
-  /**
-   * The key's bytes: present when this client unwrapped or made the key, or loaded it from a store
-   * that keeps bytes (the CLI's file). Absent for a key loaded from the browser's vault, which holds
-   * only a non-extractable CryptoKey (`imported`).
-   */
-  key?: Bytes;
-  /** The key imported into WebCrypto (once, on first use; or as the vault stored it). */
-  imported?: Promise<CryptoKey>;
-}
+export type { EpochKey, StoredEpochKey };
 
 /**
  * What this client holds secretly: the identity key pair, the epoch keys it unwrapped, and the public

@@ -1,13 +1,6 @@
 import { CHAIN_INDEX_KEY, type ChainState, type SeenState } from "../channel/chain.ts";
 import { type KeyValueStore, readJson } from "../store.ts";
-import type { Keyring } from "./keyring.ts";
-import {
-  type ChannelTrust,
-  type TrustOrigin,
-  type TrustState,
-  type TrustStore,
-  VERSION_KEY,
-} from "./trust.ts";
+import { type ChannelTrust, type TrustSources, type TrustState, VERSION_KEY } from "./trust-state.ts";
 
 // The export and import of a device's trust state (protocol §8 "Fresh devices"), loaded only when a
 // device is linked or a backup carries it, so a board that only reads does not load it.
@@ -17,8 +10,8 @@ const PAIRS_CARRIED = 100;
 
 export async function exportTrust(
   store: KeyValueStore,
-  keyring: Keyring,
-  trust: TrustStore,
+  keyring: TrustSources,
+  version: number,
   now: number,
 ): Promise<TrustState> {
   const channels: Record<string, ChannelTrust> = {};
@@ -44,7 +37,7 @@ export async function exportTrust(
   }
   return {
     v: 1,
-    version: await trust.version(),
+    version,
     createdAt: now,
     pins: await keyring.allPins(),
     handles: await keyring.allHandles(),
@@ -55,10 +48,9 @@ export async function exportTrust(
 /** The head epochs are kept without their keys until this device fetches and checks them (as an anchor is). */
 export async function importTrust(
   store: KeyValueStore,
-  keyring: Keyring,
-  trust: TrustStore,
+  keyring: TrustSources,
+  version: number,
   t: TrustState,
-  _origin: TrustOrigin,
 ): Promise<void> {
   if (t?.v !== 1 || typeof t.channels !== "object" || t.channels === null)
     throw new Error("Not a trust state");
@@ -79,7 +71,7 @@ export async function importTrust(
     seen.chains = { ...(c.chains ?? {}), ...(seen.chains ?? {}) };
     keyring.chains.markSeenDirty(id);
   }
-  await store.set(VERSION_KEY, JSON.stringify(Math.max(t.version ?? 0, await trust.version())));
+  await store.set(VERSION_KEY, JSON.stringify(Math.max(t.version ?? 0, version)));
 }
 
 function newestPairs(seen: SeenState): Record<string, number> {

@@ -1,47 +1,10 @@
-import type { VerifiedEpoch } from "../channel/chain.ts";
 import { type KeyValueStore, readJson } from "../store.ts";
-import type { Keyring } from "./keyring.ts";
+import { type TrustOrigin, type TrustSources, type TrustState, VERSION_KEY } from "./trust-state.ts";
 
-/**
- * Protocol §8 "Fresh devices": what a device verified on its own, carried to the user's other devices
- * (device linking, the key backup) so a new device does not start from the server's word alone.
- */
-export interface TrustState {
-  v: 1;
-  /** Bumped whenever a head moves; a restored copy says how new it is. */
-  version: number;
-  /** When this copy was made (ms). */
-  createdAt: number;
-  /** did → pinned public key, and did → pinned (signed) handle. */
-  pins: Record<string, string>;
-  handles: Record<string, string>;
-  channels: Record<string, ChannelTrust>;
-}
-
-/** One channel's trust: its newest verified epoch (the commit's facts), its owner, and what was seen. */
-export interface ChannelTrust {
-  head: { epochNumber: number; epochId: string };
-  /** The verified entry of the head epoch: its signed member list, link and chains. */
-  epoch: VerifiedEpoch;
-  firstV2: number | null;
-  firstV3: number | null;
-  linkSecret: string | null;
-  owner: string | null;
-  /** The newest seen (sender, clientMsgId) pairs, and each sender chain's highest number. */
-  pairs: Record<string, number>;
-  chains: Record<string, Record<string, string>>;
-}
-
-/** Where a device's trust state came from (protocol §8), and since when. */
-export interface TrustOrigin {
-  source: "self" | "server" | "link" | "backup";
-  /** ms: when the device signed in (server), or the date of the trust state it was given. */
-  since: number;
-}
+export type { ChannelTrust, TrustOrigin, TrustState } from "./trust-state.ts";
 
 const ORIGIN_KEY = "wsync-trust-origin";
 const CLEARED_KEY = "wsync-trust-cleared";
-export const VERSION_KEY = "wsync-trust-version";
 
 /** The date a person reads in "verified from the server's word since {date}". */
 export function trustDate(ms: number): string {
@@ -51,7 +14,7 @@ export function trustDate(ms: number): string {
 export class TrustStore {
   constructor(
     private readonly store: KeyValueStore,
-    private readonly keyring: Keyring,
+    private readonly sources: TrustSources,
   ) {}
 
   /** A device with no record verified everything itself (it registered, or predates this record). */
@@ -102,7 +65,12 @@ export class TrustStore {
 
   /** Everything this device verified, in the shape another device imports (trust-transfer.ts). */
   async export(now: number): Promise<TrustState> {
-    return (await import("./trust-transfer.ts")).exportTrust(this.store, this.keyring, this, now);
+    return (await import("./trust-transfer.ts")).exportTrust(
+      this.store,
+      this.sources,
+      await this.version(),
+      now,
+    );
   }
 
   /**
@@ -110,7 +78,12 @@ export class TrustStore {
    * server that hides a later epoch is seen rolling back), pins, names, owners and seen messages.
    */
   async import(t: TrustState, origin: TrustOrigin): Promise<void> {
-    await (await import("./trust-transfer.ts")).importTrust(this.store, this.keyring, this, t, origin);
+    await (await import("./trust-transfer.ts")).importTrust(
+      this.store,
+      this.sources,
+      await this.version(),
+      t,
+    );
     await this.setOrigin(origin);
   }
 

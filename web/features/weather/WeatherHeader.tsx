@@ -1,6 +1,6 @@
 import { useEffect, useState } from "react";
 import type { Weather } from "../../../core/protocol/runtime.ts";
-import { hhmm } from "./WeatherWidget.tsx";
+import { hhmm, WEATHER_URL } from "./WeatherWidget.tsx";
 
 export type WeatherLoad =
   | { state: "loading" }
@@ -12,7 +12,7 @@ export function useWeather(): WeatherLoad {
   const [load, setLoad] = useState<WeatherLoad>({ state: "loading" });
   useEffect(() => {
     let live = true;
-    fetch("/api/board/weather", { headers: { accept: "application/json" } })
+    fetch(WEATHER_URL, { headers: { accept: "application/json" } })
       .then(async (r) => {
         if (!r.ok) throw new Error(`weather ${r.status}`);
         return ((await r.json()) as { data: Weather }).data;

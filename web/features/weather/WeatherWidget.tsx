@@ -1,5 +1,8 @@
 import { useEffect, useState } from "react";
-import type { Weather } from "../../../core/protocol/runtime.ts";
+import { API_BASE, RouteMeta, type Weather } from "../../../core/protocol/runtime.ts";
+
+/** `GET /api/board/weather`, from the protocol's route table. */
+export const WEATHER_URL = API_BASE + RouteMeta.weather.path;
 
 /** HH:MM in UTC on the server and in the first browser render (so they match), local after. */
 export function hhmm(iso: string | null, local: boolean): string {
@@ -21,7 +24,7 @@ export function WeatherWidget({ initial }: { initial: Weather | null }) {
   useEffect(() => {
     const timer = setInterval(
       () => {
-        fetch("/api/board/weather")
+        fetch(WEATHER_URL)
           .then((r) => r.json() as Promise<{ data: Weather }>)
           .then((r) => setW(r.data))
           .catch(() => undefined);

@@ -1,0 +1,38 @@
+import type { Config } from "../config.ts";
+import type { Bus } from "../realtime/bus.ts";
+import type { Hub } from "../realtime/hub.ts";
+import type { Presence } from "../realtime/presence.ts";
+import type { Storage } from "../storage/types.ts";
+import type { Clock } from "../util/clock.ts";
+import type { createWeatherService } from "../weather/index.ts";
+import type { AuthService } from "./auth-service.ts";
+import type { ChannelService } from "./channel-service.ts";
+import type { DeviceLinkService } from "./device-link-service.ts";
+import type { EpochService } from "./epoch-service.ts";
+import type { KeyBackupService } from "./key-backup-service.ts";
+import type { MessageService } from "./message-service.ts";
+import type { RateLimiter } from "./rate-limit.ts";
+
+/**
+ * Everything a request handler or socket reaches: the services one process runs (server/app.ts makes
+ * them). Its own module, so the HTTP handlers and the socket need not import the app that imports them.
+ */
+export interface Services {
+  config: Config;
+  storage: Storage;
+  bus: Bus;
+  hub: Hub;
+  presence: Presence;
+  clock: Clock;
+  log: (message: string) => void;
+  auth: AuthService;
+  channels: ChannelService;
+  epochs: EpochService;
+  messages: MessageService;
+  keyBackups: KeyBackupService;
+  /** Device-link slots (protocol §8 "Fresh devices"). */
+  deviceLinks: DeviceLinkService;
+  weather: ReturnType<typeof createWeatherService>;
+  /** Per-user write limits shared by HTTP and WebSocket (services/rate-limit.ts). */
+  limits: RateLimiter;
+}
