@@ -1,6 +1,5 @@
-// The public surface of wsync's client cryptography (protocol §5). p256.ts, chacha20.ts and
-// keypair.ts stay internal: they are the machinery behind deterministic test keys, and p256.ts's
-// arithmetic is not constant-time, so nothing outside this folder should be able to reach it.
+// The public surface of wsync's client cryptography (protocol §5). keypair.ts stays internal; the
+// test-only deterministic randomness lives in tests/support/fixed-randomness.ts, behind one hook.
 export * from "./base64.ts";
 export * from "./bytes.ts";
 export * from "./canon.ts";

@@ -1,15 +1,19 @@
 import type { Bytes } from "./bytes.ts";
-import { fromHex } from "./bytes.ts";
-import { ChaCha20Stream } from "./chacha20.ts";
+import type { EcdhKeyPair } from "./keypair.ts";
 
 /**
- * Every random byte wsync's crypto draws comes from `randomBytes`, so a test can make the whole
- * protocol deterministic in one place and pin exact bytes in known-answer vectors. Key pairs are the
- * one exception in normal operation: there the engine's own `generateKey` draws the scalar (see
- * keypair.ts), because WebCrypto cannot import a bare private scalar.
+ * Every random byte wsync's crypto draws comes from `randomBytes`, and every ECDH key pair from
+ * keypair.ts's `generateEcdhKeyPair`. Known-answer tests make both deterministic through one hook,
+ * which lives in the tests (tests/support/fixed-randomness.ts): no test-only crypto ships in core,
+ * and the hook is refused outside a test run.
  */
+export interface RandomnessHook {
+  bytes(length: number): Bytes;
+  /** A key pair derived from the hook's stream (WebCrypto cannot import a bare scalar). */
+  ecdhKeyPair(extractable: boolean): Promise<EcdhKeyPair>;
+}
 
-let fixed: ChaCha20Stream | null = null;
+let hook: RandomnessHook | null = null;
 
 function runningUnderTests(): boolean {
   const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
@@ -20,17 +24,17 @@ function assertTestEnvironment(): void {
   // Predictable "random" bytes outside a test run would make every key and IV guessable. Browsers
   // have no `process`, so they always refuse; bun test sets NODE_ENV=test.
   if (!runningUnderTests()) {
-    throw new Error("dangerouslyUseFixedRandomness is only available when NODE_ENV is 'test'");
+    throw new Error("a fixed randomness hook is only available when NODE_ENV is 'test'");
   }
 }
 
-/** `length` cryptographically secure random bytes (or the fixed test stream, under tests only). */
+/** `length` cryptographically secure random bytes (or the test hook's, under tests only). */
 export function randomBytes(length: number): Bytes {
   if (!Number.isSafeInteger(length) || length < 0) throw new RangeError("randomBytes: bad length");
-  if (fixed) {
+  if (hook) {
     // Re-checked on every draw: a hook left on by a test must not leak into anything else.
     assertTestEnvironment();
-    return fixed.read(length);
+    return hook.bytes(length);
   }
   const out = new Uint8Array(length);
   // getRandomValues fills at most 65,536 bytes per call.
@@ -40,24 +44,19 @@ export function randomBytes(length: number): Bytes {
   return out;
 }
 
-/** True while the test-only fixed stream is active; key generation then derives keys from it. */
+/** The test hook in force, if any (keypair.ts asks it for key pairs). */
+export function randomnessHook(): RandomnessHook | null {
+  if (hook) assertTestEnvironment();
+  return hook;
+}
+
+/** True while a test hook is active. */
 export function isRandomnessFixed(): boolean {
-  return fixed !== null;
+  return hook !== null;
 }
 
-/**
- * TEST ONLY. From now on `randomBytes` returns the RFC 8439 ChaCha20 keystream keyed by `seedHex`
- * (32 bytes, 64 hex digits; nonce zero, counter from 0), and key pairs are derived from it.
- * Throws unless NODE_ENV is "test".
- */
-export function dangerouslyUseFixedRandomness(seedHex: string): void {
-  assertTestEnvironment();
-  const seed = fromHex(seedHex);
-  if (seed.length !== 32) throw new RangeError("dangerouslyUseFixedRandomness: seed must be 32 bytes of hex");
-  fixed = new ChaCha20Stream(seed);
-}
-
-/** Back to the platform's secure generator. Always allowed. */
-export function dangerouslyRestoreRandomness(): void {
-  fixed = null;
+/** TEST ONLY: plugs a deterministic source in (null: back to the platform's). Throws outside tests. */
+export function setRandomnessHook(next: RandomnessHook | null): void {
+  if (next) assertTestEnvironment();
+  hook = next;
 }

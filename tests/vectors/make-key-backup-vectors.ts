@@ -12,8 +12,6 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
-  dangerouslyRestoreRandomness,
-  dangerouslyUseFixedRandomness,
   fromBase64,
   generateIdentity,
   toBase64,
@@ -29,6 +27,7 @@ import {
   type SealKeyBackupInput,
   sealKeyBackup,
 } from "../../core/crypto/key-backup.ts";
+import { dangerouslyRestoreRandomness, dangerouslyUseFixedRandomness } from "../support/fixed-randomness.ts";
 
 if (process.env.NODE_ENV === undefined) process.env.NODE_ENV = "test";
 if (process.env.NODE_ENV !== "test") {

@@ -11,8 +11,6 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   canon,
-  dangerouslyRestoreRandomness,
-  dangerouslyUseFixedRandomness,
   fromBase64,
   fromHex,
   generateIdentity,
@@ -26,6 +24,7 @@ import {
   utf8,
 } from "../../core/crypto/index.ts";
 import { sealTrustStateWith, type TrustStateBlob } from "../../core/crypto/trust-seal.ts";
+import { dangerouslyRestoreRandomness, dangerouslyUseFixedRandomness } from "../support/fixed-randomness.ts";
 
 if (process.env.NODE_ENV === undefined) process.env.NODE_ENV = "test";
 if (process.env.NODE_ENV !== "test") {

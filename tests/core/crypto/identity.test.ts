@@ -15,13 +15,7 @@ import {
   validatePrivateKeyFromImage,
   validatePrivateKeyText,
 } from "../../../core/crypto/index.ts";
-import {
-  basePointMultiply,
-  bigIntToBytes,
-  bytesToBigInt,
-  P256,
-  scalarFromBytes,
-} from "../../../core/crypto/p256.ts";
+import { keyPairFromSeed } from "../../support/fixed-randomness.ts";
 
 describe("validatePrivateKeyText (spec §5)", () => {
   const valid = "A".repeat(51);
@@ -165,31 +159,37 @@ describe("parsePublicKey", () => {
   });
 });
 
-describe("p256 (test-key arithmetic)", () => {
-  test("d·G matches the engine's own public key for engine-made keys", async () => {
-    for (let i = 0; i < 5; i++) {
-      const pair = await crypto.subtle.generateKey({ name: "ECDH", namedCurve: "P-256" }, true, [
-        "deriveBits",
-      ]);
-      const jwk = await crypto.subtle.exportKey("jwk", pair.privateKey);
-      const d = bytesToBigInt(fromBase64(jwk.d as string));
-      const { x, y } = basePointMultiply(d);
-      expect(toBase64Url(bigIntToBytes(x, 32))).toBe(jwk.x as string);
-      expect(toBase64Url(bigIntToBytes(y, 32))).toBe(jwk.y as string);
-    }
+describe("test keys from a seed (tests/support/fixed-randomness.ts)", () => {
+  test("a seeded pair is a valid P-256 pair: the engine imports it and it agrees with an engine-made key", async () => {
+    const seed = new Uint8Array(48).fill(7);
+    const mine = await keyPairFromSeed(seed, true);
+    expect(mine.publicRaw.length).toBe(65);
+    expect(mine.publicRaw[0]).toBe(4);
+    const other = await crypto.subtle.generateKey({ name: "ECDH", namedCurve: "P-256" }, true, [
+      "deriveBits",
+    ]);
+    const otherRaw = new Uint8Array(await crypto.subtle.exportKey("raw", other.publicKey));
+    const peer = (raw: Uint8Array<ArrayBuffer>) =>
+      crypto.subtle.importKey("raw", raw, { name: "ECDH", namedCurve: "P-256" }, false, []);
+    const a = await crypto.subtle.deriveBits(
+      { name: "ECDH", public: await peer(otherRaw) },
+      mine.privateKey,
+      256,
+    );
+    const b = await crypto.subtle.deriveBits(
+      { name: "ECDH", public: await peer(mine.publicRaw) },
+      other.privateKey,
+      256,
+    );
+    expect(toBase64Url(new Uint8Array(a))).toBe(toBase64Url(new Uint8Array(b)));
   });
 
-  test("small and extreme scalars: 1·G = G, (n-1)·G = -G", () => {
-    expect(basePointMultiply(1n)).toEqual({ x: P256.gx, y: P256.gy });
-    expect(basePointMultiply(P256.n - 1n)).toEqual({ x: P256.gx, y: P256.p - P256.gy });
-    expect(() => basePointMultiply(0n)).toThrow(RangeError);
-    expect(() => basePointMultiply(P256.n)).toThrow(RangeError);
-  });
-
-  test("scalarFromBytes stays in [1, n-1]", () => {
-    expect(scalarFromBytes(new Uint8Array(48))).toBe(1n);
-    const top = scalarFromBytes(new Uint8Array(48).fill(0xff));
-    expect(top >= 1n && top < P256.n).toBe(true);
-    expect(() => scalarFromBytes(new Uint8Array(32))).toThrow(RangeError);
+  test("the same seed gives the same key; the scalar is never zero", async () => {
+    const a = await keyPairFromSeed(new Uint8Array(48).fill(0xff), false);
+    const b = await keyPairFromSeed(new Uint8Array(48).fill(0xff), false);
+    expect(a.publicRaw).toEqual(b.publicRaw);
+    // All-zero bytes give the scalar 1: the public point is the generator.
+    const one = await keyPairFromSeed(new Uint8Array(48), false);
+    expect(toBase64Url(one.publicRaw.subarray(1, 33))).toBe("axfR8uEsQkf4vOblY6RA8ncDfYEt6zOg9KE5RdiYwpY");
   });
 });

@@ -6,8 +6,6 @@
 import {
   type CreatedEpoch,
   createEpoch,
-  dangerouslyRestoreRandomness,
-  dangerouslyUseFixedRandomness,
   type EncryptedMessage,
   type EpochState,
   encryptMessage,
@@ -19,6 +17,10 @@ import {
   safetyNumber,
 } from "../../../core/crypto/index.ts";
 import type { CommitReason } from "../../../core/protocol/index.ts";
+import {
+  dangerouslyRestoreRandomness,
+  dangerouslyUseFixedRandomness,
+} from "../../support/fixed-randomness.ts";
 
 export async function withFixedRandomness<T>(seedHex: string, run: () => Promise<T>): Promise<T> {
   dangerouslyUseFixedRandomness(seedHex);

@@ -8,8 +8,6 @@ import { afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { argon2id } from "@noble/hashes/argon2.js";
 import { canon } from "../../../core/crypto/canon.ts";
 import {
-  dangerouslyRestoreRandomness,
-  dangerouslyUseFixedRandomness,
   fromBase64,
   type GeneratedIdentity,
   generateIdentity,
@@ -33,6 +31,10 @@ import {
   parseKeyBackup,
   sealKeyBackup,
 } from "../../../core/crypto/key-backup.ts";
+import {
+  dangerouslyRestoreRandomness,
+  dangerouslyUseFixedRandomness,
+} from "../../support/fixed-randomness.ts";
 import vectorsJson from "../../vectors/key-backup.json";
 
 /** Cheap Argon2id parameters (the floor) where speed matters. */

@@ -1,14 +1,9 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { chacha20Block } from "../../../core/crypto/chacha20.ts";
+import { generateIdentity, isRandomnessFixed, randomBytes, toHex } from "../../../core/crypto/index.ts";
 import {
   dangerouslyRestoreRandomness,
   dangerouslyUseFixedRandomness,
-  fromHex,
-  generateIdentity,
-  isRandomnessFixed,
-  randomBytes,
-  toHex,
-} from "../../../core/crypto/index.ts";
+} from "../../support/fixed-randomness.ts";
 
 const env = process.env;
 
@@ -95,15 +90,5 @@ describe("randomBytes", () => {
 
   test("two draws differ", () => {
     expect(toHex(randomBytes(16))).not.toBe(toHex(randomBytes(16)));
-  });
-});
-
-describe("chacha20Block", () => {
-  test("RFC 8439 §2.3.2 block function test vector", () => {
-    const key = Uint8Array.from({ length: 32 }, (_, i) => i);
-    const nonce = fromHex("000000090000004a00000000");
-    expect(toHex(chacha20Block(key, 1, nonce))).toBe(
-      "10f1e7e4d13b5915500fdd1fa32071c4c7d1f4c733c068030422aa9ac3d46c4ed2826446079faa0914c2d705d98b02a2b5129cd1de164eb9cbd083e8a2503c4e",
-    );
   });
 });
