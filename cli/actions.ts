@@ -1,7 +1,7 @@
 import type { TimelineItem, WsyncClient } from "../core/client/index.ts";
 import { handleWithoutSuffix } from "../core/client/view/display.ts";
-import { displaySafe } from "../core/commands/display-safe.ts";
 import type { Channel } from "../core/protocol/index.ts";
+import { displaySafe } from "../core/slash-commands/display-safe.ts";
 import { CliError, ExitCode, usageError } from "./errors.ts";
 import { sendBlockedText } from "./format.ts";
 

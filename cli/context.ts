@@ -2,8 +2,8 @@ import { existsSync, renameSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { WsyncClient } from "../core/client/index.ts";
-import { displaySafe } from "../core/commands/display-safe.ts";
 import { type Channel, channelIdFromUri } from "../core/protocol/index.ts";
+import { displaySafe } from "../core/slash-commands/display-safe.ts";
 import { CliError, ExitCode, notSignedIn } from "./errors.ts";
 import { FileStore } from "./file-store.ts";
 

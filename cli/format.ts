@@ -10,8 +10,8 @@ import {
   type SecurityWarning,
   type TimelineItem,
 } from "../core/client/index.ts";
-import { displaySafe } from "../core/commands/index.ts";
 import type { Channel } from "../core/protocol/index.ts";
+import { displaySafe } from "../core/slash-commands/index.ts";
 
 /** The stable JSON shape of one timeline item (docs/cli.md). */
 export interface ItemJson {

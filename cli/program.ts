@@ -1,19 +1,19 @@
 import { Command, CommanderError } from "commander";
 import { VERSION } from "../server/version.ts";
-import { registerApiCommand } from "./commands/api.ts";
-import { registerAuthCommands } from "./commands/auth.ts";
-import { registerChannelCommands } from "./commands/channels.ts";
-import { registerDeviceCommands } from "./commands/device.ts";
-import { registerKeyCommands } from "./commands/keys.ts";
-import { registerLinkCommands } from "./commands/link.ts";
-import { registerListenCommand } from "./commands/listen.ts";
-import { registerMessageCommands } from "./commands/messages.ts";
-import { registerMigrateCommand } from "./commands/migrate.ts";
-import { registerServeCommand } from "./commands/serve.ts";
 import { settleClients } from "./context.ts";
 import { describeError, ExitCode, usageError } from "./errors.ts";
 import { lifetime } from "./lifetime.ts";
 import { io } from "./prompt.ts";
+import { registerApiCommand } from "./subcommands/api.ts";
+import { registerAuthCommands } from "./subcommands/auth.ts";
+import { registerChannelCommands } from "./subcommands/channels.ts";
+import { registerDeviceCommands } from "./subcommands/device.ts";
+import { registerKeyCommands } from "./subcommands/keys.ts";
+import { registerLinkCommands } from "./subcommands/link.ts";
+import { registerListenCommand } from "./subcommands/listen.ts";
+import { registerMessageCommands } from "./subcommands/messages.ts";
+import { registerMigrateCommand } from "./subcommands/migrate.ts";
+import { registerServeCommand } from "./subcommands/serve.ts";
 
 export function buildProgram(): Command {
   const program = new Command()

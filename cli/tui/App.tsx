@@ -3,14 +3,14 @@ import Spinner from "ink-spinner";
 import TextInput from "ink-text-input";
 import { useEffect, useRef, useState } from "react";
 import { handleWithoutSuffix, type WsyncClient } from "../../core/client/index.ts";
-import { displaySafe, parseCommandLine } from "../../core/commands/index.ts";
+import { displaySafe, parseCommandLine } from "../../core/slash-commands/index.ts";
 import { sendBlockedText } from "../format.ts";
 import { ChannelList } from "./ChannelList.tsx";
-import { perform } from "./commands.ts";
 import { cleanInput, complete, InputHistory, newestSeq, type Unread, unreadOf } from "./input-aids.ts";
-import { parseIrc, performIrc } from "./irc.ts";
 import { MembersPane } from "./MembersPane.tsx";
 import { MessagePane, paneLines, scrollRoom } from "./MessagePane.tsx";
+import { parseIrc, performIrc } from "./screen-commands.ts";
+import { perform } from "./slash-host.ts";
 import { useClientState } from "./use-client-state.ts";
 
 type Pane = "channels" | "messages" | "members" | "input";

@@ -1,6 +1,6 @@
 import { Box, Text } from "ink";
-import { displaySafe } from "../../core/commands/index.ts";
 import type { Channel } from "../../core/protocol/index.ts";
+import { displaySafe } from "../../core/slash-commands/index.ts";
 
 interface Props {
   channels: Channel[];

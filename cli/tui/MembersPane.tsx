@@ -1,6 +1,6 @@
 import { Box, Text } from "ink";
-import { displaySafe } from "../../core/commands/index.ts";
 import type { Member } from "../../core/protocol/index.ts";
+import { displaySafe } from "../../core/slash-commands/index.ts";
 
 /** Spec §2.8 CONNECTED_NODES: OPERATORS (owners, OP) and MEMBERS with presence dots. */
 export function MembersPane({

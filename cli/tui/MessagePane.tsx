@@ -8,7 +8,7 @@ import {
   SecurityText,
   type TimelineItem,
 } from "../../core/client/index.ts";
-import { displaySafe } from "../../core/commands/index.ts";
+import { displaySafe } from "../../core/slash-commands/index.ts";
 import {
   deletedText,
   epochIsWarning,

@@ -1,5 +1,4 @@
 import type { Bytes } from "./bytes.ts";
-import type { EcdhKeyPair } from "./keypair.ts";
 
 /**
  * Every random byte wsync's crypto draws comes from `randomBytes`, and every ECDH key pair from
@@ -10,7 +9,7 @@ import type { EcdhKeyPair } from "./keypair.ts";
 export interface RandomnessHook {
   bytes(length: number): Bytes;
   /** A key pair derived from the hook's stream (WebCrypto cannot import a bare scalar). */
-  ecdhKeyPair(extractable: boolean): Promise<EcdhKeyPair>;
+  ecdhKeyPair(extractable: boolean): Promise<{ privateKey: CryptoKey; publicRaw: Bytes }>;
 }
 
 let hook: RandomnessHook | null = null;

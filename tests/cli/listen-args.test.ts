@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
-import { parseSince } from "../../cli/commands/listen.ts";
 import { CliError } from "../../cli/errors.ts";
+import { parseSince } from "../../cli/subcommands/listen.ts";
 
 test("--since: a bare seq for every channel, CHANNEL=SEQ (id or #name) for one; anything else is a usage error", () => {
   const s = parseSince(["12", "abcdabcdabcdabcd=40", "#ops=7"]);

@@ -8,7 +8,7 @@ import {
   newestSeq,
   unreadOf,
 } from "../../cli/tui/input-aids.ts";
-import { parseIrc } from "../../cli/tui/irc.ts";
+import { parseIrc } from "../../cli/tui/screen-commands.ts";
 import { ALICE, BOB, fixtureView } from "./fixtures.ts";
 
 test("mentions: @handle with or without the server suffix, not a longer handle or an e-mail", () => {

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { PUZZLE_QUESTION, TERMINAL_UNLOCKED_KEY } from "../../../core/commands/index.ts";
+import { PUZZLE_QUESTION, TERMINAL_UNLOCKED_KEY } from "../../../core/slash-commands/index.ts";
 import { TerminalView } from "../../../web/features/terminal/TerminalView.tsx";
 import { engineState } from "../../../web/state/engine.ts";
 import { uiState } from "../../../web/state/ui.ts";

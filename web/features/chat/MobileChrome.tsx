@@ -1,8 +1,8 @@
 import { useEffect, useState } from "react";
 import { useSnapshot } from "valtio";
 import { handleWithoutSuffix } from "../../../core/client/view/display.ts";
-import { helpLines } from "../../../core/commands/help-text.ts";
-import { formatStatus } from "../../../core/commands/status.ts";
+import { helpLines } from "../../../core/slash-commands/help-text.ts";
+import { formatStatus } from "../../../core/slash-commands/status.ts";
 import { Modal } from "../../components/Modal.tsx";
 import { engineState } from "../../state/engine.ts";
 import { uiState } from "../../state/ui.ts";

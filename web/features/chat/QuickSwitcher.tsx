@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { useSnapshot } from "valtio";
-import { displaySafe } from "../../../core/commands/display-safe.ts";
+import { displaySafe } from "../../../core/slash-commands/display-safe.ts";
 import { Modal } from "../../components/Modal.tsx";
 import { selectChannel } from "../../state/channel.ts";
 import { engineState } from "../../state/engine.ts";

@@ -1,6 +1,6 @@
 import { useSnapshot } from "valtio";
 import { activityLevel, clockTime, dayLabel } from "../../../core/client/view/display.ts";
-import { displaySafe } from "../../../core/commands/display-safe.ts";
+import { displaySafe } from "../../../core/slash-commands/display-safe.ts";
 import { selectChannel } from "../../state/channel.ts";
 import { engineState } from "../../state/engine.ts";
 import { uiState } from "../../state/ui.ts";

@@ -6,7 +6,7 @@ import {
   PUZZLE_QUESTION,
   TERMINAL_UNLOCKED_KEY,
   TERMINAL_UNLOCKED_VALUE,
-} from "../../../core/commands/lock.ts";
+} from "../../../core/slash-commands/lock.ts";
 import { lazyPart } from "../../components/lazy-part.tsx";
 import { fetchChannels } from "../../state/channel.ts";
 import { engineState } from "../../state/engine.ts";
@@ -25,7 +25,7 @@ const TerminalBody = lazyPart(() => loadCommands().then((m) => m.TerminalBody), 
 
 /**
  * The terminal command panel (spec §2.8, §2.12, §4.6): a puzzle until a secret phrase is given, then a
- * prompt for /wsync/ commands. Parsing and the lock rules are core/commands' (shared with the CLI);
+ * prompt for /wsync/ commands. Parsing and the lock rules are core/slash-commands' (shared with the CLI);
  * this view only performs the commands, as cli/tui/commands.ts does, and shows their output.
  */
 export function TerminalView() {

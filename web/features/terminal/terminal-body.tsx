@@ -1,25 +1,25 @@
 import type { ReactNode } from "react";
 import { handleWithoutSuffix } from "../../../core/client/view/display.ts";
+import type { Channel } from "../../../core/protocol/runtime.ts";
 import {
   type Command,
   formatChannelList,
-  formatStatus,
   type HighlightRange,
   helpLines,
   highlightSegments,
   interpretTerminalInput,
   joinCommandFor,
   noMatchesText,
+  performSlash,
   searchChannels,
   type TerminalAction,
-} from "../../../core/commands/index.ts";
-import type { Channel } from "../../../core/protocol/runtime.ts";
+} from "../../../core/slash-commands/index.ts";
 import { createChannel, joinChannel, selectChannel } from "../../state/channel.ts";
 import { engineState } from "../../state/engine.ts";
 
 /**
  * The unlocked terminal's commands and views (spec §2.8, §2.12, §4.6), loaded when the terminal is
- * unlocked or a line is submitted: the puzzle in front of them needs none of core/commands.
+ * unlocked or a line is submitted: the puzzle in front of them needs none of core/slash-commands.
  */
 export type View = "guide" | "channels" | "search";
 
@@ -46,41 +46,35 @@ export function interpret(unlocked: boolean, line: string): TerminalAction {
   });
 }
 
-export async function runCommand(cmd: Command, line: string, host: TerminalHost): Promise<void> {
-  switch (cmd.name) {
-    case "list":
-      return host.show("channels");
-    case "search":
-      host.setQuery(cmd.query);
-      return host.show("search");
-    case "help":
-      return host.print(line, helpLines(cmd.topic));
-    case "status":
-      return host.print(
-        line,
-        formatStatus({
-          handle: handleWithoutSuffix(engineState.auth.user?.handle ?? ""),
-          channelCount: engineState.channels.filter((c) => c.isMember).length,
-          connected: engineState.connection === "connected",
-        }),
-      );
-    case "reset":
-      return host.relock();
-    case "create": {
+/**
+ * Carries out a slash command on the board: what it does is core/slash-commands/effects.ts's (the table the
+ * CLI screen shares); here only how the terminal shows it (views for list and search, lines for the
+ * rest, the lock for reset).
+ */
+export function runCommand(cmd: Command, line: string, host: TerminalHost): Promise<void> {
+  return performSlash(cmd, {
+    status: () => ({
+      handle: handleWithoutSuffix(engineState.auth.user?.handle ?? ""),
+      channelCount: engineState.channels.filter((c) => c.isMember).length,
+      connected: engineState.connection === "connected",
+    }),
+    create: async (name, type) => {
       // Spec §5: create also needs the account's public key; without it the command does nothing.
-      if (!engineState.auth.user?.publicKey) return;
-      const { channel, link } = await createChannel({ name: cmd.channelName, type: cmd.channelType });
-      // A secret channel's link is shown here (opening the channel would replace this view).
-      if (link)
-        return host.print(line, [
-          `CHANNEL CREATED: ${link}`,
-          "Share this link with people you want to invite to the channel",
-        ]);
-      return selectChannel(channel.id);
-    }
-    case "join":
-      return joinChannel(cmd.joinToken ? `${cmd.channelId}#${cmd.joinToken}` : cmd.channelId);
-  }
+      if (!engineState.auth.user?.publicKey) return null;
+      const { channel, link } = await createChannel({ name, type });
+      return { channelId: channel.id, name: channel.value.name, link: link ?? null };
+    },
+    join: (target) => joinChannel(target),
+    print: (out) => host.print(line, out),
+    showChannels: async () => host.show("channels"),
+    showSearch: async (query) => {
+      host.setQuery(query);
+      host.show("search");
+    },
+    // A secret channel's link is shown here (opening the channel would replace this view).
+    opened: (channelId, linkShown) => (linkShown ? undefined : selectChannel(channelId)),
+    reset: () => host.relock(),
+  });
 }
 
 function Marked({ text, ranges }: { text: string; ranges: readonly HighlightRange[] }) {

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import type { ChannelView, SecurityWarning, TimelineItem } from "../../core/client/index.ts";
-import { displaySafe } from "../../core/commands/display-safe.ts";
+import { displaySafe } from "../../core/slash-commands/display-safe.ts";
 import { type GlobalOptions, memberChannel, signedInClient } from "../context.ts";
 import { CliError, ExitCode, usageError } from "../errors.ts";
 import {

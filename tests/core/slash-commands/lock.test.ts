@@ -7,7 +7,7 @@ import {
   TERMINAL_UNLOCKED_VALUE,
   tryUnlock,
   UNLOCK_MIN_PARTIAL_LENGTH,
-} from "../../../core/commands/index.ts";
+} from "../../../core/slash-commands/index.ts";
 
 describe("constants", () => {
   test("the riddle, word for word", () => {

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import type { SecurityWarning, TimelineItem, WsyncClient } from "../../core/client/index.ts";
-import { displaySafe } from "../../core/commands/display-safe.ts";
 import type { Channel } from "../../core/protocol/index.ts";
+import { displaySafe } from "../../core/slash-commands/display-safe.ts";
 import { allChannels, type GlobalOptions, signedInClient } from "../context.ts";
 import { ExitCode, usageError } from "../errors.ts";
 import {

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import type { WsyncClient } from "../../core/client/index.ts";
-import { displaySafe } from "../../core/commands/index.ts";
 import type { Channel } from "../../core/protocol/index.ts";
+import { displaySafe } from "../../core/slash-commands/index.ts";
 import { type GlobalOptions, resolveChannel, signedInClient } from "../context.ts";
 import { CliError, ExitCode, usageError } from "../errors.ts";
 import { sendBlockedText } from "../format.ts";

@@ -1,6 +1,6 @@
 import { handleWithoutSuffix, type WsyncClient } from "../../core/client/index.ts";
 import type { Channel } from "../../core/protocol/index.ts";
-import type { CommandResult } from "./commands.ts";
+import type { CommandResult } from "./slash-host.ts";
 
 /**
  * The commands an irssi or weechat user types without thinking, beside the spec's `/wsync/...` set:

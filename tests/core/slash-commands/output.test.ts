@@ -9,7 +9,7 @@ import {
   helpText,
   joinCommandFor,
   parseCommandLine,
-} from "../../../core/commands/index.ts";
+} from "../../../core/slash-commands/index.ts";
 
 function channel(id: string, name: string, type: string): ChannelLike {
   return { id, value: { name, type } };

@@ -1,6 +1,7 @@
 export { create } from "./create.ts";
 export { commandWord } from "./define.ts";
 export { displaySafe } from "./display-safe.ts";
+export { CHANNEL_CREATED, performSlash, type SlashHost, slashEffects } from "./effects.ts";
 export { help } from "./help.ts";
 export { helpLines, helpText } from "./help-text.ts";
 export { join, joinCommandFor } from "./join.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { interpretTerminalInput } from "../../../core/commands/index.ts";
+import { interpretTerminalInput } from "../../../core/slash-commands/index.ts";
 
 const ID = "abcdefghij234567";
 

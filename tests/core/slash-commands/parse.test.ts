@@ -6,7 +6,7 @@ import {
   type ParsedCommand,
   parseCommandLine,
   tokenize,
-} from "../../../core/commands/index.ts";
+} from "../../../core/slash-commands/index.ts";
 
 const ID = "abcdefghij234567";
 const ID2 = "zzzzzzzzzzzzzzzz";

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
-import { displaySafe } from "../../core/commands/display-safe.ts";
 import { ChannelTypes } from "../../core/protocol/index.ts";
+import { displaySafe } from "../../core/slash-commands/display-safe.ts";
 import { kickMember } from "../actions.ts";
 import {
   allChannels,

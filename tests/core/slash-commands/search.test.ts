@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import type { Channel } from "../../../core/protocol/index.ts";
 import {
   type ChannelLike,
   type HighlightRange,
@@ -6,8 +7,7 @@ import {
   NO_MATCHES_HINT,
   noMatchesText,
   searchChannels,
-} from "../../../core/commands/index.ts";
-import type { Channel } from "../../../core/protocol/index.ts";
+} from "../../../core/slash-commands/index.ts";
 
 function channel(id: string, name: string, type: string): ChannelLike {
   return { id, value: { name, type } };

@@ -1,0 +1,73 @@
+import type { WsyncClient } from "../../core/client/index.ts";
+import {
+  type Command,
+  formatChannelList,
+  noMatchesText,
+  performSlash,
+  searchChannels,
+} from "../../core/slash-commands/index.ts";
+
+/** What a slash command did to the CLI's screen (App.tsx applies it). */
+export interface CommandResult {
+  /** Lines for the terminal view. */
+  output?: string[];
+  /** A channel to switch to. */
+  openChannelId?: string;
+  clear?: boolean;
+  status?: string;
+}
+
+/**
+ * The CLI screen's host for slash commands: what each command does is core/slash-commands/effects.ts's
+ * (the same table the web terminal uses); here only how the screen shows it. Listings print as lines;
+ * /wsync/reset clears the output (the puzzle lock it resets in the browser does not exist in the CLI,
+ * which is already behind your login).
+ */
+export async function perform(client: WsyncClient, cmd: Command): Promise<CommandResult> {
+  const r: CommandResult = {};
+  const print = (lines: readonly string[]) => {
+    r.output = [...(r.output ?? []), ...lines];
+  };
+  await performSlash(cmd, {
+    status: () => ({
+      handle: client.state.auth.user?.handle ?? "",
+      channelCount: client.state.channels.filter((c) => c.isMember).length,
+      connected: client.state.connection === "connected",
+    }),
+    create: async (name, type) => {
+      const { channel, link } = await client.createChannel({ name, type });
+      await client.open(channel.id);
+      return { channelId: channel.id, name: channel.value.name, link: link ?? null };
+    },
+    join: async (target) => {
+      const view = await client.join(target);
+      r.openChannelId = view.channel.id;
+      r.status = `Joined #${view.channel.value.name}`;
+    },
+    print,
+    showChannels: async () => {
+      const listing = formatChannelList(await client.refreshChannels());
+      print([listing.header, ...listing.lines.map((l) => l.text)]);
+    },
+    showSearch: async (query) => {
+      const matches = searchChannels(await client.refreshChannels(), query);
+      print(
+        matches.length === 0
+          ? [noMatchesText(query)]
+          : formatChannelList(matches.map((m) => m.channel)).lines.map((l) => l.text),
+      );
+    },
+    opened: (channelId, linkShown) => {
+      r.openChannelId = channelId;
+      // The link printed stays readable: the output is kept with the channel open.
+      if (!linkShown) r.output ??= [];
+    },
+    reset: () => {
+      r.clear = true;
+    },
+    say: (text) => {
+      r.status = text;
+    },
+  });
+  return r;
+}
