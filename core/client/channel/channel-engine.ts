@@ -14,7 +14,6 @@ import {
   verifyDeletion,
 } from "../../crypto/index.ts";
 import {
-  ApiError,
   Limits,
   type LinkProof,
   type MessageRecord,
@@ -23,7 +22,6 @@ import {
   WsEvent,
 } from "../../protocol/runtime.ts";
 import type { EpochKey } from "../keys/keyring.ts";
-import { NetworkError } from "../net/api.ts";
 import { SecurityText } from "../view/security-text.ts";
 import {
   type ChannelView,
@@ -43,13 +41,13 @@ import {
   markWithheld,
   withheldRuns,
 } from "./integrity.ts";
+import { Outbox } from "./outbox.ts";
 import { insertItem, itemFromRecord, richOf } from "./timeline.ts";
 
 export type { EngineContext } from "./engine-context.ts";
 
-const MAX_SEND_ATTEMPTS = 4;
-/** How long a message written offline waits for the connection before it fails (✗, retry). */
-export const OFFLINE_QUEUE_MS = 5 * 60_000;
+export { OFFLINE_QUEUE_MS } from "./outbox.ts";
+
 const HEX32 = /^[0-9a-f]{32}$/;
 
 /** The epoch key imported into WebCrypto once, on first use. */
@@ -75,13 +73,14 @@ interface Coverage {
 export class ChannelEngine {
   private readonly coverage = new Map<string, Coverage>();
   private readonly gapFills = new Map<string, Promise<void>>();
-  /** The chain number taken for a message not yet stored, by clientMsgId (reused by every retry). */
-  private readonly chainPositions = new Map<string, { device: string; n: number }>();
+  /** The way out: transport, retries, the offline queue, chain numbers (outbox.ts). */
+  private readonly outbox: Outbox;
 
   constructor(
     private readonly c: EngineContext,
     readonly epochs: EpochManager = new EpochManager(c),
   ) {
+    this.outbox = new Outbox(c);
     epochs.onChange = (channelId, change, createdAt) => {
       const view = this.view(channelId);
       if (view) this.placeEpochItem(view, change, createdAt);
@@ -644,16 +643,6 @@ export class ChannelEngine {
 
   // ---- sending ----------------------------------------------------------------------------------
 
-  /** Whether the server's current commit lists this user under a key other than the one it holds. */
-  private async listedUnderOldKey(
-    info: { commit: { members: { did: string; fp: string }[] } | null },
-    publicKey: string,
-    me: string,
-  ): Promise<boolean> {
-    const listed = info.commit?.members.find((m) => m.did === me)?.fp;
-    return listed !== undefined && listed !== (await this.epochs.keys.fingerprintOf(publicKey));
-  }
-
   /**
    * Encrypts under the newest verified epoch and sends, rotating first when the member set changed
    * and retrying with the same clientMsgId, so a retry can never post the message twice. It never
@@ -693,151 +682,69 @@ export class ChannelEngine {
     };
     insertItem(view, pending);
     this.c.changed();
-    const setQueued = (queued: boolean) => {
-      const idx = view.items.findIndex((i) => i.uri === pending.uri);
-      const cur = view.items[idx];
-      if (idx < 0 || !cur || Boolean(cur.queued) === queued) return;
-      view.items[idx] = { ...cur, queued };
-      this.c.changed();
-    };
-    const offlineUntil = this.c.now() + OFFLINE_QUEUE_MS;
-    try {
-      for (let attempt = 0; attempt < MAX_SEND_ATTEMPTS; ) {
-        try {
-          let info = view.epoch ?? (await this.epochs.refreshEpoch(channelId));
-          // The age of the verified head, never the server's word for it (protocol §8: a device never
-          // sends under a head older than the rotation limit without rotating first).
-          const chainNow = await this.epochs.chain(channelId);
-          const headAt = chainNow.head
-            ? chainNow.epochs[String(chainNow.head.epochNumber)]?.createdAt
+    const sent = await this.outbox.deliver({
+      view,
+      pending,
+      channelId,
+      publicKey: identity.publicKey,
+      ...(opts.onQueued ? { onQueued: opts.onQueued } : {}),
+      onEpochMoved: () => this.epochs.refreshEpoch(channelId),
+      attempt: async () => {
+        // Which epoch, after any rotation the policy asks for (epoch-manager.ts `headForSending`).
+        const { head, vk } = await this.epochs.headForSending(channelId, view, identity.publicKey);
+        const chain =
+          vk.epoch.v === 3
+            ? await this.outbox.position(clientMsgId, identity.publicKey, channelId)
             : undefined;
-          const madeAt = headAt ?? info.createdAt;
-          const tooOld = madeAt != null && this.c.now() - madeAt > Limits.epochMaxAgeMs;
-          // Nothing new is sent under a v1 or v2 epoch (protocol §7 "Upgrade", §8: a v3 client sends
-          // only under a v3 commit, whose members can check every admission and whose messages carry
-          // sender chains), whatever the server says about rotation.
-          const chain = await this.epochs.chain(channelId);
-          const headV = chain.head !== null ? chain.epochs[String(chain.head.epochNumber)]?.v : undefined;
-          const legacyHead = headV !== undefined && headV !== 3;
-          if (legacyHead && !info.rotationRequired && info.epochId === chain.head?.epochId) {
-            await this.epochs.rotate(channelId, { reason: "manual" });
-            info = view.epoch ?? (await this.epochs.refreshEpoch(channelId));
-          } else if (await this.listedUnderOldKey(info, identity.publicKey, me.did)) {
-            // The current epoch lists this user under a key they replaced (they reset their key): their
-            // own key-change commit comes first (protocol §8); others' epochs went to the old key.
-            await this.epochs.rotate(channelId, { reason: "key-change" });
-            info = view.epoch ?? (await this.epochs.refreshEpoch(channelId));
-          } else if (info.rotationRequired || tooOld || !info.epochId) {
-            await this.epochs.rotate(
-              channelId,
-              tooOld && !info.rotationRequired ? { reason: "scheduled" } : {},
-            );
-            info = view.epoch ?? (await this.epochs.refreshEpoch(channelId));
-          }
-          let head = await this.epochs.reconcile(channelId, info);
-          if (typeof head === "string") {
-            // The server may simply be ahead of us: fetch and verify, then look again.
-            info = await this.epochs.refreshEpoch(channelId);
-            head = await this.epochs.reconcile(channelId, info);
-          }
-          if (typeof head === "string") throw new SendBlockedError(head);
-          const vk = await this.epochs.verifiedKey(channelId, head.epochId);
-          if (!vk) throw new Error(CryptoText.epochKeysNotLoaded);
-          // The message's number in this device's chain, taken once per clientMsgId: a retry (or a
-          // resend after ✗) carries the same number, so an ack lost on the way never leaves a gap.
-          const chainPos =
-            vk.epoch.v === 3
-              ? (this.chainPositions.get(clientMsgId) ??
-                (await this.c.keyring.senderChains.next(identity.publicKey, channelId)))
-              : undefined;
-          if (chainPos) this.chainPositions.set(clientMsgId, chainPos);
-          const enc = await encryptMessage({
-            ...(chainPos ? { chain: chainPos } : {}),
-            identity,
-            senderDid: me.did,
-            channelId,
-            epochId: head.epochId,
-            epochNumber: head.epochNumber,
-            epochKey: await importedKey(vk.key),
-            text,
-            clientMsgId,
-            timestamp: this.c.now(),
-            ...(opts.body ? { body: opts.body } : {}),
-          });
-          const body = { channelUri: view.channel.uri, content: enc.contentJson, clientMsgId };
-          try {
-            const record =
-              this.c.realtime.connectionStatus === "connected"
-                ? ((await this.c.realtime.request(WsEvent.channelMessage, body)).record as MessageRecord)
-                : (await this.c.api.call("send", body)).record;
-            const item: TimelineItem = {
-              ...itemFromRecord(record),
-              author: me,
-              text: opts.body?.type === "reaction" ? null : text,
-              state: "success",
-              verified: true,
-              clientMsgId,
-              ...(opts.body ? richOf(opts.body) : {}),
-              signedAt: new Date(enc.content.timestamp).toISOString(),
-              ...(chainPos ? { chain: chainPos } : {}),
-            };
-            this.chainPositions.delete(clientMsgId);
-            const seen = await this.c.keyring.chains.seenState(channelId);
-            const placed =
-              this.place(view, seen, item, {
-                senderDid: me.did,
-                clientMsgId,
-                epochNumber: head.epochNumber,
-                timestamp: enc.content.timestamp,
-                ...(chainPos ? { chain: chainPos } : {}),
-              }) ??
-              view.items.find((i) => i.uri === record.uri) ??
-              item;
-            const cov = this.coverage.get(channelId);
-            if (cov && record.seq > cov.hi + 1) this.fillGap(channelId, cov.hi);
-            else if (cov && record.seq === cov.hi + 1) cov.hi = record.seq;
-            this.c.changed();
-            return placed;
-          } catch (e) {
-            if (!(e instanceof ApiError)) throw e;
-            if (e.code === "RotationRequired" || e.code === "EpochConflict") {
-              attempt++;
-              await this.epochs.refreshEpoch(channelId);
-              continue;
-            }
-            // The socket dropped between the check and the request: try again (HTTP if still down).
-            if (e.message === "Not connected" || e.message === "Connection lost") {
-              attempt++;
-              continue;
-            }
-            throw e;
-          }
-        } catch (e) {
-          // The server is unreachable: wait for the connection (the socket keeps trying) and send
-          // again with the same clientMsgId. Attempts are not spent while offline.
-          if (!(e instanceof NetworkError)) throw e;
-          const left = offlineUntil - this.c.now();
-          if (left <= 0 || !this.c.realtime.active) throw e;
-          setQueued(true);
-          opts.onQueued?.();
-          if (!(await this.c.realtime.whenConnected(left))) throw e;
-          setQueued(false);
-        }
-      }
-      throw new Error("Failed to send message");
-    } catch (e) {
-      // Refused for good (not a lost answer): the chain number goes back if nothing came after it.
-      const taken = this.chainPositions.get(clientMsgId);
-      if (taken && e instanceof ApiError) {
-        this.chainPositions.delete(clientMsgId);
-        await this.c.keyring.senderChains
-          .giveBack(identity.publicKey, channelId, taken)
-          .catch(() => undefined);
-      }
-      const idx = view.items.findIndex((i) => i.uri === pending.uri);
-      if (idx >= 0) view.items[idx] = { ...pending, sending: false, state: "failed", error: reasonOf(e) };
-      this.c.changed();
-      throw e;
-    }
+        const enc = await encryptMessage({
+          ...(chain ? { chain } : {}),
+          identity,
+          senderDid: me.did,
+          channelId,
+          epochId: head.epochId,
+          epochNumber: head.epochNumber,
+          epochKey: await importedKey(vk.key),
+          text,
+          clientMsgId,
+          timestamp: this.c.now(),
+          ...(opts.body ? { body: opts.body } : {}),
+        });
+        const record = await this.outbox.transmit({
+          channelUri: view.channel.uri,
+          content: enc.contentJson,
+          clientMsgId,
+        });
+        return { record, enc, chain, head };
+      },
+    });
+    // Placed as a record of our own, verified, with its signed time and chain number.
+    const { record, enc, chain, head } = sent;
+    const item: TimelineItem = {
+      ...itemFromRecord(record),
+      author: me,
+      text: opts.body?.type === "reaction" ? null : text,
+      state: "success",
+      verified: true,
+      clientMsgId,
+      ...(opts.body ? richOf(opts.body) : {}),
+      signedAt: new Date(enc.content.timestamp).toISOString(),
+      ...(chain ? { chain } : {}),
+    };
+    const seen = await this.c.keyring.chains.seenState(channelId);
+    const placed =
+      this.place(view, seen, item, {
+        senderDid: me.did,
+        clientMsgId,
+        epochNumber: head.epochNumber,
+        timestamp: enc.content.timestamp,
+        ...(chain ? { chain } : {}),
+      }) ??
+      view.items.find((i) => i.uri === record.uri) ??
+      item;
+    const cov = this.coverage.get(channelId);
+    if (cov && record.seq > cov.hi + 1) this.fillGap(channelId, cov.hi);
+    else if (cov && record.seq === cov.hi + 1) cov.hi = record.seq;
+    this.c.changed();
+    return placed;
   }
 }

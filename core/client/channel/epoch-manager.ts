@@ -18,6 +18,7 @@ import {
   type CommitReason,
   type EpochInfo,
   type KeyChange,
+  Limits,
   type Member,
 } from "../../protocol/runtime.ts";
 import { SendBlockedError } from "../errors.ts";
@@ -818,6 +819,53 @@ export class EpochManager {
       createdAt: created.commit.createdAt,
     });
     return { statement, signature: await signKeyChange(retired, statement) };
+  }
+
+  /**
+   * The epoch a message goes out under (protocol §7 "No rollback", §8), after any rotation the policy
+   * asks for: never under a v1 or v2 head (a v3 client upgrades the channel first); this user's own
+   * key-change commit first when the current commit lists them under a key they replaced; a rotation
+   * when the server requires one, when there is no epoch, or when the verified head is older than the
+   * rotation limit (its own commit's time, never the server's word). Then the server's current epoch
+   * must be the verified head; anything else blocks sending with the warning's words.
+   */
+  async headForSending(
+    channelId: string,
+    view: ChannelView,
+    publicKey: string,
+  ): Promise<{
+    head: { epochId: string; epochNumber: number };
+    vk: { key: EpochKey; epoch: VerifiedEpoch };
+  }> {
+    let info = view.epoch ?? (await this.refreshEpoch(channelId));
+    const chain = await this.chain(channelId);
+    const headEntry = chain.head ? chain.epochs[String(chain.head.epochNumber)] : undefined;
+    const madeAt = headEntry?.createdAt ?? info.createdAt;
+    const tooOld = madeAt != null && this.c.now() - madeAt > Limits.epochMaxAgeMs;
+    const legacyHead = headEntry !== undefined && headEntry.v !== 3;
+    const mine = info.commit?.members.find((m) => m.did === this.c.me().did)?.fp;
+    const listedUnderOldKey = mine !== undefined && mine !== (await this.keys.fingerprintOf(publicKey));
+    if (legacyHead && !info.rotationRequired && info.epochId === chain.head?.epochId) {
+      await this.rotate(channelId, { reason: "manual" });
+      info = view.epoch ?? (await this.refreshEpoch(channelId));
+    } else if (listedUnderOldKey) {
+      // They reset their key: others' epochs went to the old key; their own commit comes first.
+      await this.rotate(channelId, { reason: "key-change" });
+      info = view.epoch ?? (await this.refreshEpoch(channelId));
+    } else if (info.rotationRequired || tooOld || !info.epochId) {
+      await this.rotate(channelId, tooOld && !info.rotationRequired ? { reason: "scheduled" } : {});
+      info = view.epoch ?? (await this.refreshEpoch(channelId));
+    }
+    let head = await this.reconcile(channelId, info);
+    if (typeof head === "string") {
+      // The server may simply be ahead of us: fetch and verify, then look again.
+      info = await this.refreshEpoch(channelId);
+      head = await this.reconcile(channelId, info);
+    }
+    if (typeof head === "string") throw new SendBlockedError(head);
+    const vk = await this.verifiedKey(channelId, head.epochId);
+    if (!vk) throw new Error(CryptoText.epochKeysNotLoaded);
+    return { head, vk };
   }
 
   /**
