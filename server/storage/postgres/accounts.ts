@@ -1,31 +1,21 @@
 import {
+  type AccountColumns,
+  type KeyBackupColumns,
+  type PreviousKeyColumns,
+  type TrustStateColumns,
+  toAccount,
+  toKeyBackup,
+  toPreviousKey,
+  toTrustState,
+} from "../rows.ts";
+import {
   type AccountRow,
   type AccountStore,
   DuplicateError,
   type PreviousKeyRow,
   type TrustStatePut,
 } from "../types.ts";
-import { constraintOf, type Int8, num, type PgClient, sqlState } from "./client.ts";
-
-interface Row {
-  did: string;
-  handle: string;
-  email: string;
-  password_hash: string;
-  public_key: string | null;
-  fingerprint: string | null;
-  created_at: Int8;
-}
-
-const toAccount = (r: Row): AccountRow => ({
-  did: r.did,
-  handle: r.handle,
-  email: r.email,
-  passwordHash: r.password_hash,
-  publicKey: r.public_key,
-  fingerprint: r.fingerprint,
-  createdAt: num(r.created_at),
-});
+import { constraintOf, type PgClient, sqlState } from "./client.ts";
 
 const UNIQUE_VIOLATION = "23505";
 
@@ -50,7 +40,7 @@ export class PostgresAccounts implements AccountStore {
   }
 
   private async one(column: "did" | "handle" | "email", value: string): Promise<AccountRow | null> {
-    const rows: Row[] = await this.db.run(
+    const rows: AccountColumns[] = await this.db.run(
       (sql) => sql`SELECT * FROM accounts WHERE ${sql(column)} = ${value}`,
     );
     const r = rows[0];
@@ -70,7 +60,7 @@ export class PostgresAccounts implements AccountStore {
   private async many(column: "did" | "handle", values: string[]): Promise<AccountRow[]> {
     if (values.length === 0) return [];
     // One array parameter, however many values (no limit on bind parameters to reach).
-    const rows: Row[] = await this.db.run(
+    const rows: AccountColumns[] = await this.db.run(
       (sql) => sql`SELECT * FROM accounts WHERE ${sql(column)} = ANY(${sql.array(values, "TEXT")})`,
     );
     return rows.map(toAccount);
@@ -121,26 +111,20 @@ export class PostgresAccounts implements AccountStore {
 
   async previousKeys(dids: string[]): Promise<PreviousKeyRow[]> {
     if (dids.length === 0) return [];
-    const rows: { did: string; fingerprint: string; public_key: string; replaced_at: Int8 }[] =
-      await this.db.run(
-        (sql) => sql`
-          SELECT did, fingerprint, public_key, replaced_at FROM key_history
-          WHERE did = ANY(${sql.array(dids, "TEXT")}) ORDER BY did, replaced_at DESC, id DESC`,
-      );
-    return rows.map((r) => ({
-      did: r.did,
-      fingerprint: r.fingerprint,
-      publicKey: r.public_key,
-      replacedAt: num(r.replaced_at),
-    }));
+    const rows: PreviousKeyColumns[] = await this.db.run(
+      (sql) => sql`
+        SELECT did, fingerprint, public_key, replaced_at FROM key_history
+        WHERE did = ANY(${sql.array(dids, "TEXT")}) ORDER BY did, replaced_at DESC, id DESC`,
+    );
+    return rows.map(toPreviousKey);
   }
 
   async getKeyBackup(did: string): Promise<{ blob: string; updatedAt: number } | null> {
-    const rows: { blob: string; updated_at: Int8 }[] = await this.db.run(
+    const rows: KeyBackupColumns[] = await this.db.run(
       (sql) => sql`SELECT blob, updated_at FROM key_backups WHERE did = ${did}`,
     );
     const r = rows[0];
-    return r ? { blob: r.blob, updatedAt: num(r.updated_at) } : null;
+    return r ? toKeyBackup(r) : null;
   }
 
   async putKeyBackup(did: string, blob: string, at: number): Promise<void> {
@@ -160,11 +144,11 @@ export class PostgresAccounts implements AccountStore {
   }
 
   async getTrustState(did: string): Promise<{ blob: string; version: number; updatedAt: number } | null> {
-    const rows: { blob: string; version: Int8; updated_at: Int8 }[] = await this.db.run(
+    const rows: TrustStateColumns[] = await this.db.run(
       (sql) => sql`SELECT blob, version, updated_at FROM trust_states WHERE did = ${did}`,
     );
     const r = rows[0];
-    return r ? { blob: r.blob, version: num(r.version), updatedAt: num(r.updated_at) } : null;
+    return r ? toTrustState(r) : null;
   }
 
   async putTrustState(did: string, blob: string, version: number, at: number): Promise<TrustStatePut> {

@@ -1,4 +1,18 @@
-import type { Admission, ChannelType, InviteObject, SignedReadMarker } from "../../../core/protocol/index.ts";
+import type { Admission, SignedReadMarker } from "../../../core/protocol/index.ts";
+import {
+  type ChannelColumns,
+  type ChannelSummaryColumns,
+  type Int8,
+  type InviteColumns,
+  type MemberColumns,
+  num,
+  type ReadMarkerColumns,
+  toChannel,
+  toInvite,
+  toMarker,
+  toMember,
+  toSummary,
+} from "../rows.ts";
 import type {
   ChannelRow,
   ChannelStore,
@@ -9,72 +23,7 @@ import type {
   NewInvite,
   ReadMarkerRow,
 } from "../types.ts";
-import { type Int8, num, numOrNull, type PgClient } from "./client.ts";
-
-interface Row {
-  id: string;
-  name: string;
-  description: string;
-  type: ChannelType;
-  creator_did: string;
-  owner_did: string | null;
-  created_at: Int8;
-  join_token_hash: string | null;
-  link_voided: number;
-  member_version: Int8;
-}
-
-interface SummaryRow extends Row {
-  owner_handle: string | null;
-  member_count: Int8;
-  message_count: Int8;
-  last_activity: Int8 | null;
-  role: "owner" | "member" | null;
-}
-
-interface MRow {
-  channel_id: string;
-  did: string;
-  handle: string;
-  role: "owner" | "member";
-  joined_at: Int8;
-  public_key: string | null;
-  fingerprint: string | null;
-  admission_json: string | null;
-}
-
-const toChannel = (r: Row): ChannelRow => ({
-  id: r.id,
-  name: r.name,
-  description: r.description,
-  type: r.type,
-  creatorDid: r.creator_did,
-  ownerDid: r.owner_did,
-  createdAt: num(r.created_at),
-  joinTokenHash: r.join_token_hash,
-  linkVoided: r.link_voided === 1,
-  memberVersion: num(r.member_version),
-});
-
-const toSummary = (r: SummaryRow): ChannelSummary => ({
-  ...toChannel(r),
-  ownerHandle: r.owner_handle,
-  memberCount: num(r.member_count),
-  messageCount: num(r.message_count),
-  lastActivity: numOrNull(r.last_activity),
-  role: r.role,
-});
-
-const toMember = (r: MRow): MemberRow => ({
-  channelId: r.channel_id,
-  did: r.did,
-  handle: r.handle,
-  role: r.role,
-  joinedAt: num(r.joined_at),
-  publicKey: r.public_key,
-  fingerprint: r.fingerprint,
-  admission: r.admission_json === null ? null : (JSON.parse(r.admission_json) as Admission),
-});
+import type { PgClient } from "./client.ts";
 
 // Text is ordered byte-wise (COLLATE "C") wherever order is observable, as SQLite's BINARY collation
 // does, whatever the database's locale.
@@ -109,13 +58,13 @@ export class PostgresChannels implements ChannelStore {
   }
 
   async get(id: string): Promise<ChannelRow | null> {
-    const rows: Row[] = await this.db.run((sql) => sql`SELECT * FROM channels WHERE id = ${id}`);
+    const rows: ChannelColumns[] = await this.db.run((sql) => sql`SELECT * FROM channels WHERE id = ${id}`);
     const r = rows[0];
     return r ? toChannel(r) : null;
   }
 
   async summary(id: string, viewerDid: string): Promise<ChannelSummary | null> {
-    const rows: SummaryRow[] = await this.db.run((sql) =>
+    const rows: ChannelSummaryColumns[] = await this.db.run((sql) =>
       sql.unsafe(`${SUMMARY} WHERE c.id = $2`, [viewerDid, id]),
     );
     const r = rows[0];
@@ -124,7 +73,7 @@ export class PostgresChannels implements ChannelStore {
 
   async listVisible(viewerDid: string): Promise<ChannelSummary[]> {
     // Secret channels appear only to their members (protocol §3).
-    const rows: SummaryRow[] = await this.db.run((sql) =>
+    const rows: ChannelSummaryColumns[] = await this.db.run((sql) =>
       sql.unsafe(
         `${SUMMARY} WHERE c.type <> 'secret' OR me.did IS NOT NULL ORDER BY c.created_at, c.id COLLATE "C"`,
         [viewerDid],
@@ -134,7 +83,7 @@ export class PostgresChannels implements ChannelStore {
   }
 
   async member(channelId: string, did: string): Promise<MemberRow | null> {
-    const rows: MRow[] = await this.db.run((sql) =>
+    const rows: MemberColumns[] = await this.db.run((sql) =>
       sql.unsafe(`${MEMBER} WHERE m.channel_id = $1 AND m.did = $2`, [channelId, did]),
     );
     const r = rows[0];
@@ -142,7 +91,7 @@ export class PostgresChannels implements ChannelStore {
   }
 
   async members(channelId: string): Promise<MemberRow[]> {
-    const rows: MRow[] = await this.db.run((sql) =>
+    const rows: MemberColumns[] = await this.db.run((sql) =>
       sql.unsafe(`${MEMBER} WHERE m.channel_id = $1 ORDER BY m.joined_at, m.did COLLATE "C"`, [channelId]),
     );
     return rows.map(toMember);
@@ -170,10 +119,10 @@ export class PostgresChannels implements ChannelStore {
       const [channel]: { owner_did: string | null; join_token_hash: string | null; link_voided: number }[] =
         await tx`SELECT owner_did, join_token_hash, link_voided FROM channels WHERE id = ${channelId} FOR NO KEY UPDATE`;
       if (!channel) throw new Error(`unknown channel ${channelId}`);
-      const [existing]: MRow[] = await tx.unsafe(`${MEMBER} WHERE m.channel_id = $1 AND m.did = $2`, [
-        channelId,
-        did,
-      ]);
+      const [existing]: MemberColumns[] = await tx.unsafe(
+        `${MEMBER} WHERE m.channel_id = $1 AND m.did = $2`,
+        [channelId, did],
+      );
       if (existing) return { kind: "already-member", member: toMember(existing) };
       const [count]: { n: Int8 }[] =
         await tx`SELECT COUNT(*) AS n FROM members WHERE channel_id = ${channelId}`;
@@ -191,7 +140,7 @@ export class PostgresChannels implements ChannelStore {
         UPDATE channels SET member_version = member_version + 1,
           owner_did = CASE WHEN ${ownerless} THEN ${did} ELSE owner_did END
         WHERE id = ${channelId}`;
-      const [row]: MRow[] = await tx.unsafe(`${MEMBER} WHERE m.channel_id = $1 AND m.did = $2`, [
+      const [row]: MemberColumns[] = await tx.unsafe(`${MEMBER} WHERE m.channel_id = $1 AND m.did = $2`, [
         channelId,
         did,
       ]);
@@ -239,15 +188,7 @@ export class PostgresChannels implements ChannelStore {
   }
 
   private async invites(where: string, params: string[]): Promise<InviteRow[]> {
-    const rows: {
-      channel_id: string;
-      invitee_did: string;
-      from_did: string;
-      from_handle: string;
-      created_at: Int8;
-      invite_json: string | null;
-      invite_signature: string | null;
-    }[] = await this.db.run((sql) =>
+    const rows: InviteColumns[] = await this.db.run((sql) =>
       sql.unsafe(
         `SELECT i.channel_id, i.invitee_did, i.from_did, a.handle AS from_handle, i.created_at,
            i.invite_json, i.invite_signature
@@ -255,17 +196,7 @@ export class PostgresChannels implements ChannelStore {
         params,
       ),
     );
-    return rows.map((r) => ({
-      channelId: r.channel_id,
-      inviteeDid: r.invitee_did,
-      fromDid: r.from_did,
-      fromHandle: r.from_handle,
-      createdAt: num(r.created_at),
-      signed:
-        r.invite_json !== null && r.invite_signature !== null
-          ? { invite: JSON.parse(r.invite_json) as InviteObject, signature: r.invite_signature }
-          : null,
-    }));
+    return rows.map(toInvite);
   }
 
   async invite(channelId: string, did: string): Promise<InviteRow | null> {
@@ -284,7 +215,7 @@ export class PostgresChannels implements ChannelStore {
     signed: SignedReadMarker | null = null,
   ): Promise<ReadMarkerRow> {
     // As SQLite's: the signed marker goes with the seq it set.
-    const rows: MarkerRow[] = await this.db.run(
+    const rows: ReadMarkerColumns[] = await this.db.run(
       (sql) => sql`
         INSERT INTO read_markers (did, channel_id, seq, updated_at, signed_json)
         VALUES (${did}, ${channelId},
@@ -298,11 +229,11 @@ export class PostgresChannels implements ChannelStore {
           seq = GREATEST(read_markers.seq, excluded.seq), updated_at = excluded.updated_at
         RETURNING channel_id, seq, signed_json`,
     );
-    return toMarker(rows[0] as MarkerRow);
+    return toMarker(rows[0] as ReadMarkerColumns);
   }
 
   async readMarkers(did: string): Promise<ReadMarkerRow[]> {
-    const rows: MarkerRow[] = await this.db.run(
+    const rows: ReadMarkerColumns[] = await this.db.run(
       (sql) => sql`
         SELECT r.channel_id, r.seq, r.signed_json FROM read_markers r
         JOIN members m ON m.channel_id = r.channel_id AND m.did = r.did
@@ -311,15 +242,3 @@ export class PostgresChannels implements ChannelStore {
     return rows.map(toMarker);
   }
 }
-
-interface MarkerRow {
-  channel_id: string;
-  seq: Int8;
-  signed_json: string | null;
-}
-
-const toMarker = (r: MarkerRow): ReadMarkerRow => ({
-  channelId: r.channel_id,
-  seq: num(r.seq),
-  signed: r.signed_json == null ? null : (JSON.parse(r.signed_json) as SignedReadMarker),
-});

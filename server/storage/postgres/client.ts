@@ -1,11 +1,6 @@
 import type { ReservedSQL, SQL, TransactionSQL } from "bun";
 
-/** A PostgreSQL BIGINT as Bun returns it (a string, unless the client asked for BigInt). */
-export type Int8 = string | number | bigint;
-
-/** A BIGINT column as a JS number (seqs, counters and millisecond times are all safe integers). */
-export const num = (v: Int8): number => Number(v);
-export const numOrNull = (v: Int8 | null): number | null => (v === null ? null : Number(v));
+// BIGINT columns (strings from Bun.sql) are read through num/numOrNull in ../rows.ts.
 
 /** The SQLSTATE of a PostgreSQL server error, or undefined. */
 export function sqlState(e: unknown): string | undefined {

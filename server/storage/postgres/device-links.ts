@@ -1,25 +1,6 @@
+import { type DeviceLinkColumns, type Int8, num, toLink } from "../rows.ts";
 import type { DeviceLinkFillResult, DeviceLinkOpenResult, DeviceLinkRow, DeviceLinkStore } from "../types.ts";
-import { constraintOf, type Int8, num, numOrNull, type PgClient, sqlState } from "./client.ts";
-
-interface Row {
-  code_hash: string;
-  did: string;
-  ephemeral_public_key: string;
-  envelope_json: string | null;
-  created_at: Int8;
-  expires_at: Int8;
-  filled_at: Int8 | null;
-}
-
-const toLink = (r: Row): DeviceLinkRow => ({
-  codeHash: r.code_hash,
-  did: r.did,
-  ephemeralPublicKey: r.ephemeral_public_key,
-  createdAt: num(r.created_at),
-  expiresAt: num(r.expires_at),
-  envelope: r.envelope_json,
-  filledAt: numOrNull(r.filled_at),
-});
+import { constraintOf, type PgClient, sqlState } from "./client.ts";
 
 /** A unique violation on the slot's code: another process opened the same code meanwhile. */
 const codeTaken = (e: unknown) => sqlState(e) === "23505" && constraintOf(e) === "device_links_pkey";
@@ -56,7 +37,7 @@ export class PostgresDeviceLinks implements DeviceLinkStore {
   }
 
   async get(codeHash: string, now: number): Promise<DeviceLinkRow | null> {
-    const [row]: Row[] = await this.db.run(
+    const [row]: DeviceLinkColumns[] = await this.db.run(
       (sql) => sql`SELECT * FROM device_links WHERE code_hash = ${codeHash} AND expires_at > ${now}`,
     );
     return row ? toLink(row) : null;

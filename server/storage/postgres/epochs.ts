@@ -1,32 +1,7 @@
-import type { Admissions, Commit, KeyChange, WrappedEpochKey } from "../../../core/protocol/index.ts";
+import type { WrappedEpochKey } from "../../../core/protocol/index.ts";
+import { type EpochColumns, type Int8, num, toEpoch } from "../rows.ts";
 import type { EpochInsertResult, EpochRow, EpochState, EpochStore } from "../types.ts";
-import { type Int8, num, type PgClient } from "./client.ts";
-
-interface Row {
-  channel_id: string;
-  epoch_number: Int8;
-  epoch_id: string;
-  commit_json: string;
-  signature: string;
-  creator_did: string;
-  created_at: Int8;
-  member_version: Int8;
-  admissions_json: string;
-  key_change_json: string | null;
-}
-
-const toEpoch = (r: Row): EpochRow => ({
-  ...(r.key_change_json == null ? {} : { keyChange: JSON.parse(r.key_change_json) as KeyChange }),
-  channelId: r.channel_id,
-  epochNumber: num(r.epoch_number),
-  epochId: r.epoch_id,
-  commit: JSON.parse(r.commit_json) as Commit,
-  signature: r.signature,
-  creatorDid: r.creator_did,
-  createdAt: num(r.created_at),
-  memberVersion: num(r.member_version),
-  admissions: JSON.parse(r.admissions_json) as Admissions,
-});
+import type { PgClient } from "./client.ts";
 
 interface StateRow {
   channel_version: Int8 | null;
@@ -42,7 +17,7 @@ export class PostgresEpochs implements EpochStore {
 
   async state(channelId: string): Promise<EpochState> {
     // One statement, so one snapshot: the current epoch and the channel's version agree.
-    const [r]: (StateRow & Partial<Row>)[] = await this.db.run(
+    const [r]: (StateRow & Partial<EpochColumns>)[] = await this.db.run(
       (sql) => sql`
         SELECT c.member_version AS channel_version, c.type, c.join_token_hash, c.link_voided, e.*
         FROM (SELECT 1) AS one
@@ -52,7 +27,7 @@ export class PostgresEpochs implements EpochStore {
         ) e ON true`,
     );
     const memberVersion = r?.channel_version == null ? 0 : num(r.channel_version);
-    const current = r && r.channel_id != null ? toEpoch(r as Row) : null;
+    const current = r && r.channel_id != null ? toEpoch(r as EpochColumns) : null;
     return {
       current,
       memberVersion,
@@ -112,7 +87,7 @@ export class PostgresEpochs implements EpochStore {
 
   async byNumbers(channelId: string, epochNumbers: number[]): Promise<EpochRow[]> {
     if (epochNumbers.length === 0) return [];
-    const rows: Row[] = await this.db.run(
+    const rows: EpochColumns[] = await this.db.run(
       (sql) => sql`
         SELECT * FROM epochs WHERE channel_id = ${channelId}
           AND epoch_number = ANY(${sql.array(epochNumbers, "BIGINT")})

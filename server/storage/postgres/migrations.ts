@@ -1,11 +1,13 @@
 import type { SQL } from "bun";
+import { checkMigrations } from "../migration-names.ts";
 
 /**
- * Numbered migrations: the same schema, version for version, as server/storage/sqlite/migrations.ts,
- * in PostgreSQL types (BIGINT for seqs, counters, versions and millisecond times; TEXT for strings
+ * Numbered migrations: PostgreSQL's SQL for each version named in ../migration-names.ts (same
+ * versions, same order; `migrate` checks), the same schema, version for version, as
+ * server/storage/sqlite/migrations.ts, in PostgreSQL types (BIGINT for seqs, counters, versions and millisecond times; TEXT for strings
  * and for JSON kept as the exact text it was given; the interfaces hold no binary values, so nothing
  * is BYTEA). Table `schema_version` records each version applied. Never edit a released migration:
- * add the next number, here and in SQLite.
+ * name the next number there, and add it here and in SQLite.
  */
 export const migrations: { version: number; sql: string }[] = [
   {
@@ -229,6 +231,8 @@ export async function schemaVersion(sql: SQL): Promise<number> {
  * empty database wait for each other, and each migration runs exactly once.
  */
 export async function migrate(sql: SQL): Promise<void> {
+  // Before any round trip: a list that does not match is a build error, whatever the database holds.
+  checkMigrations("PostgreSQL", migrations);
   const last = Math.max(...migrations.map((m) => m.version));
   // Without the lock first: a database already up to date costs one round trip, no lock wait.
   if ((await schemaVersion(sql)) >= last) return;

@@ -1,17 +1,6 @@
+import { type SessionColumns, toSession } from "../rows.ts";
 import type { SessionRow, SessionStore, StoredSession } from "../types.ts";
-import { type Int8, num, numOrNull, type PgClient } from "./client.ts";
-
-interface Row {
-  id: string;
-  did: string;
-  refresh_hash: string;
-  created_at: Int8;
-  expires_at: Int8;
-  revoked_at: Int8 | null;
-  rotations: Int8;
-  prev_refresh_hash: string | null;
-  rotated_at: Int8 | null;
-}
+import type { PgClient } from "./client.ts";
 
 export class PostgresSessions implements SessionStore {
   constructor(private readonly db: PgClient) {}
@@ -25,20 +14,9 @@ export class PostgresSessions implements SessionStore {
   }
 
   async get(id: string): Promise<StoredSession | null> {
-    const rows: Row[] = await this.db.run((sql) => sql`SELECT * FROM sessions WHERE id = ${id}`);
+    const rows: SessionColumns[] = await this.db.run((sql) => sql`SELECT * FROM sessions WHERE id = ${id}`);
     const r = rows[0];
-    if (!r) return null;
-    return {
-      id: r.id,
-      did: r.did,
-      refreshHash: r.refresh_hash,
-      createdAt: num(r.created_at),
-      expiresAt: num(r.expires_at),
-      revokedAt: numOrNull(r.revoked_at),
-      rotations: num(r.rotations),
-      prevRefreshHash: r.prev_refresh_hash,
-      rotatedAt: numOrNull(r.rotated_at),
-    };
+    return r ? toSession(r) : null;
   }
 
   async rotate(

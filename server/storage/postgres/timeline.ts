@@ -1,5 +1,6 @@
 import type { TransactionSQL } from "bun";
-import type { NotifyAction, SignedDeletion } from "../../../core/protocol/index.ts";
+import type { SignedDeletion } from "../../../core/protocol/index.ts";
+import { type Int8, num, type TimelineColumns, toMessage, toRow } from "../rows.ts";
 import type {
   AppendMessageResult,
   MessageRow,
@@ -8,53 +9,7 @@ import type {
   TimelineRow,
   TimelineStore,
 } from "../types.ts";
-import { constraintOf, type Int8, num, type PgClient, sqlState } from "./client.ts";
-
-interface Row {
-  channel_id: string;
-  seq: Int8;
-  rkey: string;
-  kind: "message" | "notify";
-  author_did: string;
-  author_handle: string;
-  client_msg_id: string | null;
-  content: string | null;
-  action: NotifyAction | null;
-  created_at: Int8;
-  deletion_json: string | null;
-  tombstone_json?: string | null;
-}
-
-function toMessage(r: Row): MessageRow {
-  const row: MessageRow = {
-    kind: "message",
-    channelId: r.channel_id,
-    seq: num(r.seq),
-    rkey: r.rkey,
-    authorDid: r.author_did,
-    authorHandle: r.author_handle,
-    clientMsgId: r.client_msg_id ?? "",
-    content: r.content ?? "",
-    createdAt: num(r.created_at),
-  };
-  if (r.deletion_json !== null) row.deletion = JSON.parse(r.deletion_json) as SignedDeletion;
-  if (r.tombstone_json != null) row.tombstone = JSON.parse(r.tombstone_json) as MessageTombstone;
-  return row;
-}
-
-const toRow = (r: Row): TimelineRow =>
-  r.kind === "message"
-    ? toMessage(r)
-    : {
-        kind: "notify",
-        channelId: r.channel_id,
-        seq: num(r.seq),
-        rkey: r.rkey,
-        subjectDid: r.author_did,
-        subjectHandle: r.author_handle,
-        action: r.action ?? "joined",
-        createdAt: num(r.created_at),
-      };
+import { constraintOf, type PgClient, sqlState } from "./client.ts";
 
 /**
  * A unique violation on (author, clientMsgId): a concurrent send of the same message committed first
@@ -88,7 +43,7 @@ export class PostgresTimeline implements TimelineStore {
   }
 
   private async findClientMsg(sql: TransactionSQL | PgClient["sql"], authorDid: string, clientMsgId: string) {
-    const [r]: Row[] = await sql`
+    const [r]: TimelineColumns[] = await sql`
       SELECT * FROM timeline WHERE kind = 'message' AND author_did = ${authorDid} AND client_msg_id = ${clientMsgId}`;
     return r ? toMessage(r) : null;
   }
@@ -276,7 +231,7 @@ export class PostgresTimeline implements TimelineStore {
 
   // Tombstones are returned (protocol §7): a seq the server leaves out is shown as withheld.
   async page(channelId: string, limit: number, beforeSeq: number | null): Promise<TimelineRow[]> {
-    const rows: Row[] = await this.db.run(
+    const rows: TimelineColumns[] = await this.db.run(
       (sql) => sql`
         SELECT * FROM timeline WHERE channel_id = ${channelId} AND seq < ${beforeSeq ?? Number.MAX_SAFE_INTEGER}::bigint
         ORDER BY seq DESC LIMIT ${limit}`,
@@ -285,7 +240,7 @@ export class PostgresTimeline implements TimelineStore {
   }
 
   async since(channelId: string, sinceSeq: number, limit: number): Promise<TimelineRow[]> {
-    const rows: Row[] = await this.db.run(
+    const rows: TimelineColumns[] = await this.db.run(
       (sql) => sql`
         SELECT * FROM timeline WHERE channel_id = ${channelId} AND seq > ${sinceSeq}::bigint
         ORDER BY seq ASC LIMIT ${limit}`,
@@ -294,7 +249,9 @@ export class PostgresTimeline implements TimelineStore {
   }
 
   async byRkey(rkey: string): Promise<TimelineRow | null> {
-    const [r]: Row[] = await this.db.run((sql) => sql`SELECT * FROM timeline WHERE rkey = ${rkey}`);
+    const [r]: TimelineColumns[] = await this.db.run(
+      (sql) => sql`SELECT * FROM timeline WHERE rkey = ${rkey}`,
+    );
     return r ? toRow(r) : null;
   }
 

@@ -1,31 +1,21 @@
 import type { Database } from "bun:sqlite";
 import {
+  type AccountColumns,
+  type KeyBackupColumns,
+  type PreviousKeyColumns,
+  type TrustStateColumns,
+  toAccount,
+  toKeyBackup,
+  toPreviousKey,
+  toTrustState,
+} from "../rows.ts";
+import {
   type AccountRow,
   type AccountStore,
   DuplicateError,
   type PreviousKeyRow,
   type TrustStatePut,
 } from "../types.ts";
-
-interface Row {
-  did: string;
-  handle: string;
-  email: string;
-  password_hash: string;
-  public_key: string | null;
-  fingerprint: string | null;
-  created_at: number;
-}
-
-const toAccount = (r: Row): AccountRow => ({
-  did: r.did,
-  handle: r.handle,
-  email: r.email,
-  passwordHash: r.password_hash,
-  publicKey: r.public_key,
-  fingerprint: r.fingerprint,
-  createdAt: r.created_at,
-});
 
 export class SqliteAccounts implements AccountStore {
   constructor(private readonly db: Database) {}
@@ -47,7 +37,7 @@ export class SqliteAccounts implements AccountStore {
   }
 
   private one(where: string, value: string): AccountRow | null {
-    const r = this.db.query(`SELECT * FROM accounts WHERE ${where} = ?`).get(value) as Row | null;
+    const r = this.db.query(`SELECT * FROM accounts WHERE ${where} = ?`).get(value) as AccountColumns | null;
     return r ? toAccount(r) : null;
   }
 
@@ -65,7 +55,7 @@ export class SqliteAccounts implements AccountStore {
     if (values.length === 0) return [];
     const rows = this.db
       .query(`SELECT * FROM accounts WHERE ${column} IN (SELECT value FROM json_each(?))`)
-      .all(JSON.stringify(values)) as Row[];
+      .all(JSON.stringify(values)) as AccountColumns[];
     return rows.map(toAccount);
   }
 
@@ -121,26 +111,15 @@ export class SqliteAccounts implements AccountStore {
           `SELECT did, fingerprint, public_key, replaced_at FROM key_history
            WHERE did IN (SELECT value FROM json_each(?)) ORDER BY did, replaced_at DESC, rowid DESC`,
         )
-        .all(JSON.stringify(dids)) as {
-        did: string;
-        fingerprint: string;
-        public_key: string;
-        replaced_at: number;
-      }[]
-    ).map((r) => ({
-      did: r.did,
-      fingerprint: r.fingerprint,
-      publicKey: r.public_key,
-      replacedAt: r.replaced_at,
-    }));
+        .all(JSON.stringify(dids)) as PreviousKeyColumns[]
+    ).map(toPreviousKey);
   }
 
   async getKeyBackup(did: string): Promise<{ blob: string; updatedAt: number } | null> {
-    const r = this.db.query("SELECT blob, updated_at FROM key_backups WHERE did = ?").get(did) as {
-      blob: string;
-      updated_at: number;
-    } | null;
-    return r ? { blob: r.blob, updatedAt: r.updated_at } : null;
+    const r = this.db
+      .query("SELECT blob, updated_at FROM key_backups WHERE did = ?")
+      .get(did) as KeyBackupColumns | null;
+    return r ? toKeyBackup(r) : null;
   }
 
   async putKeyBackup(did: string, blob: string, at: number): Promise<void> {
@@ -162,12 +141,10 @@ export class SqliteAccounts implements AccountStore {
   }
 
   async getTrustState(did: string): Promise<{ blob: string; version: number; updatedAt: number } | null> {
-    const r = this.db.query("SELECT blob, version, updated_at FROM trust_states WHERE did = ?").get(did) as {
-      blob: string;
-      version: number;
-      updated_at: number;
-    } | null;
-    return r ? { blob: r.blob, version: r.version, updatedAt: r.updated_at } : null;
+    const r = this.db
+      .query("SELECT blob, version, updated_at FROM trust_states WHERE did = ?")
+      .get(did) as TrustStateColumns | null;
+    return r ? toTrustState(r) : null;
   }
 
   async putTrustState(did: string, blob: string, version: number, at: number): Promise<TrustStatePut> {

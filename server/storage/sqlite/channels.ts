@@ -1,5 +1,17 @@
 import type { Database } from "bun:sqlite";
-import type { Admission, ChannelType, InviteObject, SignedReadMarker } from "../../../core/protocol/index.ts";
+import type { Admission, SignedReadMarker } from "../../../core/protocol/index.ts";
+import {
+  type ChannelColumns,
+  type ChannelSummaryColumns,
+  type InviteColumns,
+  type MemberColumns,
+  type ReadMarkerColumns,
+  toChannel,
+  toInvite,
+  toMarker,
+  toMember,
+  toSummary,
+} from "../rows.ts";
 import type {
   ChannelRow,
   ChannelStore,
@@ -10,71 +22,6 @@ import type {
   NewInvite,
   ReadMarkerRow,
 } from "../types.ts";
-
-interface Row {
-  id: string;
-  name: string;
-  description: string;
-  type: ChannelType;
-  creator_did: string;
-  owner_did: string | null;
-  created_at: number;
-  join_token_hash: string | null;
-  link_voided: number;
-  member_version: number;
-}
-
-interface SummaryRow extends Row {
-  owner_handle: string | null;
-  member_count: number;
-  message_count: number;
-  last_activity: number | null;
-  role: "owner" | "member" | null;
-}
-
-interface MRow {
-  channel_id: string;
-  did: string;
-  handle: string;
-  role: "owner" | "member";
-  joined_at: number;
-  public_key: string | null;
-  fingerprint: string | null;
-  admission_json: string | null;
-}
-
-const toChannel = (r: Row): ChannelRow => ({
-  id: r.id,
-  name: r.name,
-  description: r.description,
-  type: r.type,
-  creatorDid: r.creator_did,
-  ownerDid: r.owner_did,
-  createdAt: r.created_at,
-  joinTokenHash: r.join_token_hash,
-  linkVoided: r.link_voided === 1,
-  memberVersion: r.member_version,
-});
-
-const toSummary = (r: SummaryRow): ChannelSummary => ({
-  ...toChannel(r),
-  ownerHandle: r.owner_handle,
-  memberCount: r.member_count,
-  messageCount: r.message_count,
-  lastActivity: r.last_activity,
-  role: r.role,
-});
-
-const toMember = (r: MRow): MemberRow => ({
-  channelId: r.channel_id,
-  did: r.did,
-  handle: r.handle,
-  role: r.role,
-  joinedAt: r.joined_at,
-  publicKey: r.public_key,
-  fingerprint: r.fingerprint,
-  admission: r.admission_json === null ? null : (JSON.parse(r.admission_json) as Admission),
-});
 
 const SUMMARY = `
   SELECT c.*, o.handle AS owner_handle,
@@ -120,14 +67,14 @@ export class SqliteChannels implements ChannelStore {
   }
 
   async get(id: string): Promise<ChannelRow | null> {
-    const r = this.db.query("SELECT * FROM channels WHERE id = ?").get(id) as Row | null;
+    const r = this.db.query("SELECT * FROM channels WHERE id = ?").get(id) as ChannelColumns | null;
     return r ? toChannel(r) : null;
   }
 
   async summary(id: string, viewerDid: string): Promise<ChannelSummary | null> {
     const r = this.db
       .query(`${SUMMARY} WHERE c.id = $id`)
-      .get({ viewer: viewerDid, id }) as SummaryRow | null;
+      .get({ viewer: viewerDid, id }) as ChannelSummaryColumns | null;
     return r ? toSummary(r) : null;
   }
 
@@ -135,21 +82,21 @@ export class SqliteChannels implements ChannelStore {
     // Secret channels appear only to their members (protocol §3).
     const rows = this.db
       .query(`${SUMMARY} WHERE c.type != 'secret' OR me.did IS NOT NULL ORDER BY c.created_at, c.id`)
-      .all({ viewer: viewerDid }) as SummaryRow[];
+      .all({ viewer: viewerDid }) as ChannelSummaryColumns[];
     return rows.map(toSummary);
   }
 
   async member(channelId: string, did: string): Promise<MemberRow | null> {
     const r = this.db
       .query(`${MEMBER} WHERE m.channel_id = ? AND m.did = ?`)
-      .get(channelId, did) as MRow | null;
+      .get(channelId, did) as MemberColumns | null;
     return r ? toMember(r) : null;
   }
 
   async members(channelId: string): Promise<MemberRow[]> {
     const rows = this.db
       .query(`${MEMBER} WHERE m.channel_id = ? ORDER BY m.joined_at, m.did`)
-      .all(channelId) as MRow[];
+      .all(channelId) as MemberColumns[];
     return rows.map(toMember);
   }
 
@@ -172,7 +119,7 @@ export class SqliteChannels implements ChannelStore {
       .transaction((): MembershipChange => {
         const existing = this.db
           .query(`${MEMBER} WHERE m.channel_id = ? AND m.did = ?`)
-          .get(channelId, did) as MRow | null;
+          .get(channelId, did) as MemberColumns | null;
         if (existing) return { kind: "already-member", member: toMember(existing) };
         const count = (
           this.db.query("SELECT COUNT(*) AS n FROM members WHERE channel_id = ?").get(channelId) as {
@@ -204,7 +151,7 @@ export class SqliteChannels implements ChannelStore {
         this.db.query("UPDATE channels SET member_version = member_version + 1 WHERE id = ?").run(channelId);
         const row = this.db
           .query(`${MEMBER} WHERE m.channel_id = ? AND m.did = ?`)
-          .get(channelId, did) as MRow;
+          .get(channelId, did) as MemberColumns;
         return { kind: "joined", member: toMember(row) };
       })
       .immediate();
@@ -268,26 +215,8 @@ export class SqliteChannels implements ChannelStore {
            i.invite_json, i.invite_signature
          FROM invites i JOIN accounts a ON a.did = i.from_did WHERE ${where} ORDER BY i.created_at`,
       )
-      .all(...params) as {
-      channel_id: string;
-      invitee_did: string;
-      from_did: string;
-      from_handle: string;
-      created_at: number;
-      invite_json: string | null;
-      invite_signature: string | null;
-    }[];
-    return rows.map((r) => ({
-      channelId: r.channel_id,
-      inviteeDid: r.invitee_did,
-      fromDid: r.from_did,
-      fromHandle: r.from_handle,
-      createdAt: r.created_at,
-      signed:
-        r.invite_json !== null && r.invite_signature !== null
-          ? { invite: JSON.parse(r.invite_json) as InviteObject, signature: r.invite_signature }
-          : null,
-    }));
+      .all(...params) as InviteColumns[];
+    return rows.map(toInvite);
   }
 
   async invite(channelId: string, did: string): Promise<InviteRow | null> {
@@ -319,7 +248,7 @@ export class SqliteChannels implements ChannelStore {
            seq = MAX(read_markers.seq, excluded.seq), updated_at = excluded.updated_at
          RETURNING channel_id, seq, signed_json`,
       )
-      .get(did, channelId, seq, at, signed ? JSON.stringify(signed) : null) as MarkerRow;
+      .get(did, channelId, seq, at, signed ? JSON.stringify(signed) : null) as ReadMarkerColumns;
     return toMarker(row);
   }
 
@@ -330,19 +259,7 @@ export class SqliteChannels implements ChannelStore {
          JOIN members m ON m.channel_id = r.channel_id AND m.did = r.did
          WHERE r.did = ? ORDER BY r.channel_id`,
       )
-      .all(did) as MarkerRow[];
+      .all(did) as ReadMarkerColumns[];
     return rows.map(toMarker);
   }
 }
-
-interface MarkerRow {
-  channel_id: string;
-  seq: number;
-  signed_json: string | null;
-}
-
-const toMarker = (r: MarkerRow): ReadMarkerRow => ({
-  channelId: r.channel_id,
-  seq: r.seq,
-  signed: r.signed_json === null ? null : (JSON.parse(r.signed_json) as SignedReadMarker),
-});

@@ -1,25 +1,6 @@
 import type { Database } from "bun:sqlite";
+import { type DeviceLinkColumns, toLink } from "../rows.ts";
 import type { DeviceLinkFillResult, DeviceLinkOpenResult, DeviceLinkRow, DeviceLinkStore } from "../types.ts";
-
-interface Row {
-  code_hash: string;
-  did: string;
-  ephemeral_public_key: string;
-  envelope_json: string | null;
-  created_at: number;
-  expires_at: number;
-  filled_at: number | null;
-}
-
-const toLink = (r: Row): DeviceLinkRow => ({
-  codeHash: r.code_hash,
-  did: r.did,
-  ephemeralPublicKey: r.ephemeral_public_key,
-  createdAt: r.created_at,
-  expiresAt: r.expires_at,
-  envelope: r.envelope_json,
-  filledAt: r.filled_at,
-});
 
 /** Device-link slots (types.ts DeviceLinkStore); every check and change in one transaction. */
 export class SqliteDeviceLinks implements DeviceLinkStore {
@@ -56,7 +37,7 @@ export class SqliteDeviceLinks implements DeviceLinkStore {
   async get(codeHash: string, now: number): Promise<DeviceLinkRow | null> {
     const row = this.db
       .query("SELECT * FROM device_links WHERE code_hash = ? AND expires_at > ?")
-      .get(codeHash, now) as Row | null;
+      .get(codeHash, now) as DeviceLinkColumns | null;
     return row ? toLink(row) : null;
   }
 

@@ -1,32 +1,7 @@
 import type { Database } from "bun:sqlite";
-import type { Admissions, Commit, KeyChange, WrappedEpochKey } from "../../../core/protocol/index.ts";
+import type { WrappedEpochKey } from "../../../core/protocol/index.ts";
+import { type EpochColumns, num, toEpoch } from "../rows.ts";
 import type { EpochInsertResult, EpochRow, EpochState, EpochStore } from "../types.ts";
-
-interface Row {
-  channel_id: string;
-  epoch_number: number;
-  epoch_id: string;
-  commit_json: string;
-  signature: string;
-  creator_did: string;
-  created_at: number;
-  member_version: number;
-  admissions_json: string;
-  key_change_json: string | null;
-}
-
-const toEpoch = (r: Row): EpochRow => ({
-  ...(r.key_change_json === null ? {} : { keyChange: JSON.parse(r.key_change_json) as KeyChange }),
-  channelId: r.channel_id,
-  epochNumber: r.epoch_number,
-  epochId: r.epoch_id,
-  commit: JSON.parse(r.commit_json) as Commit,
-  signature: r.signature,
-  creatorDid: r.creator_did,
-  createdAt: r.created_at,
-  memberVersion: r.member_version,
-  admissions: JSON.parse(r.admissions_json) as Admissions,
-});
 
 interface ChannelState {
   member_version: number;
@@ -38,10 +13,10 @@ interface ChannelState {
 export class SqliteEpochs implements EpochStore {
   constructor(private readonly db: Database) {}
 
-  private currentRow(channelId: string): Row | null {
+  private currentRow(channelId: string): EpochColumns | null {
     return this.db
       .query("SELECT * FROM epochs WHERE channel_id = ? ORDER BY epoch_number DESC LIMIT 1")
-      .get(channelId) as Row | null;
+      .get(channelId) as EpochColumns | null;
   }
 
   private channelState(channelId: string): ChannelState | null {
@@ -53,12 +28,13 @@ export class SqliteEpochs implements EpochStore {
   async state(channelId: string): Promise<EpochState> {
     return this.db.transaction((): EpochState => {
       const row = this.currentRow(channelId);
+      const current = row ? toEpoch(row) : null;
       const channel = this.channelState(channelId);
       const memberVersion = channel?.member_version ?? 0;
       return {
-        current: row ? toEpoch(row) : null,
+        current,
         memberVersion,
-        rotationRequired: !row || row.member_version !== memberVersion,
+        rotationRequired: !current || current.memberVersion !== memberVersion,
         linkRotationRequired:
           channel?.type === "secret" && (channel.join_token_hash === null || channel.link_voided === 1),
       };
@@ -73,7 +49,7 @@ export class SqliteEpochs implements EpochStore {
     return this.db
       .transaction((): EpochInsertResult => {
         const current = this.currentRow(e.channelId);
-        if (e.epochNumber !== (current?.epoch_number ?? 0) + 1) return "conflict";
+        if (e.epochNumber !== num(current?.epoch_number ?? 0) + 1) return "conflict";
         if ((this.channelState(e.channelId)?.member_version ?? 0) !== e.memberVersion)
           return "members-changed";
         this.db
@@ -126,7 +102,7 @@ export class SqliteEpochs implements EpochStore {
         `SELECT * FROM epochs WHERE channel_id = ? AND epoch_number IN (SELECT value FROM json_each(?))
          ORDER BY epoch_number`,
       )
-      .all(channelId, JSON.stringify(epochNumbers)) as Row[];
+      .all(channelId, JSON.stringify(epochNumbers)) as EpochColumns[];
     return rows.map(toEpoch);
   }
 }

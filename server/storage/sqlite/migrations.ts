@@ -1,9 +1,11 @@
 import type { Database } from "bun:sqlite";
+import { checkMigrations } from "../migration-names.ts";
 
 /**
- * Numbered migrations. `PRAGMA user_version` records the last one applied; each runs in its own
- * transaction, so a crash mid-upgrade leaves the previous version intact. Never edit a released
- * migration: add the next number.
+ * Numbered migrations: SQLite's SQL for each version named in ../migration-names.ts (same versions,
+ * same order; `migrate` checks). `PRAGMA user_version` records the last one applied; each runs in its
+ * own transaction, so a crash mid-upgrade leaves the previous version intact. Never edit a released
+ * migration: name the next number there, and add it here and in PostgreSQL.
  */
 export const migrations: { version: number; sql: string }[] = [
   {
@@ -211,6 +213,7 @@ const userVersion = (db: Database) =>
   (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
 
 export function migrate(db: Database): void {
+  checkMigrations("SQLite", migrations);
   for (const m of migrations) {
     if (m.version <= userVersion(db)) continue;
     db.transaction(() => {

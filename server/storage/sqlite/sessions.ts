@@ -1,17 +1,6 @@
 import type { Database } from "bun:sqlite";
+import { type SessionColumns, toSession } from "../rows.ts";
 import type { SessionRow, SessionStore, StoredSession } from "../types.ts";
-
-interface Row {
-  id: string;
-  did: string;
-  refresh_hash: string;
-  created_at: number;
-  expires_at: number;
-  revoked_at: number | null;
-  rotations: number;
-  prev_refresh_hash: string | null;
-  rotated_at: number | null;
-}
 
 export class SqliteSessions implements SessionStore {
   constructor(private readonly db: Database) {}
@@ -25,19 +14,8 @@ export class SqliteSessions implements SessionStore {
   }
 
   async get(id: string): Promise<StoredSession | null> {
-    const r = this.db.query("SELECT * FROM sessions WHERE id = ?").get(id) as Row | null;
-    if (!r) return null;
-    return {
-      id: r.id,
-      did: r.did,
-      refreshHash: r.refresh_hash,
-      createdAt: r.created_at,
-      expiresAt: r.expires_at,
-      revokedAt: r.revoked_at,
-      rotations: r.rotations,
-      prevRefreshHash: r.prev_refresh_hash,
-      rotatedAt: r.rotated_at,
-    };
+    const r = this.db.query("SELECT * FROM sessions WHERE id = ?").get(id) as SessionColumns | null;
+    return r ? toSession(r) : null;
   }
 
   async rotate(

@@ -1,5 +1,6 @@
 import type { Database } from "bun:sqlite";
-import type { NotifyAction, SignedDeletion } from "../../../core/protocol/index.ts";
+import type { SignedDeletion } from "../../../core/protocol/index.ts";
+import { type TimelineColumns, toMessage, toRow } from "../rows.ts";
 import type {
   AppendMessageResult,
   MessageRow,
@@ -8,52 +9,6 @@ import type {
   TimelineRow,
   TimelineStore,
 } from "../types.ts";
-
-interface Row {
-  channel_id: string;
-  seq: number;
-  rkey: string;
-  kind: "message" | "notify";
-  author_did: string;
-  author_handle: string;
-  client_msg_id: string | null;
-  content: string | null;
-  action: NotifyAction | null;
-  created_at: number;
-  deletion_json: string | null;
-  tombstone_json?: string | null;
-}
-
-function toMessage(r: Row): MessageRow {
-  const row: MessageRow = {
-    kind: "message",
-    channelId: r.channel_id,
-    seq: r.seq,
-    rkey: r.rkey,
-    authorDid: r.author_did,
-    authorHandle: r.author_handle,
-    clientMsgId: r.client_msg_id ?? "",
-    content: r.content ?? "",
-    createdAt: r.created_at,
-  };
-  if (r.deletion_json !== null) row.deletion = JSON.parse(r.deletion_json) as SignedDeletion;
-  if (r.tombstone_json != null) row.tombstone = JSON.parse(r.tombstone_json) as MessageTombstone;
-  return row;
-}
-
-const toRow = (r: Row): TimelineRow =>
-  r.kind === "message"
-    ? toMessage(r)
-    : {
-        kind: "notify",
-        channelId: r.channel_id,
-        seq: r.seq,
-        rkey: r.rkey,
-        subjectDid: r.author_did,
-        subjectHandle: r.author_handle,
-        action: r.action ?? "joined",
-        createdAt: r.created_at,
-      };
 
 /** A message waiting for its batch's commit (SqliteTimeline.appendMessage). */
 interface PendingAppend {
@@ -80,7 +35,7 @@ export class SqliteTimeline implements TimelineStore {
   private findClientMsg(authorDid: string, clientMsgId: string): MessageRow | null {
     const r = this.db
       .query("SELECT * FROM timeline WHERE kind = 'message' AND author_did = ? AND client_msg_id = ?")
-      .get(authorDid, clientMsgId) as Row | null;
+      .get(authorDid, clientMsgId) as TimelineColumns | null;
     return r ? toMessage(r) : null;
   }
 
@@ -195,19 +150,19 @@ export class SqliteTimeline implements TimelineStore {
   async page(channelId: string, limit: number, beforeSeq: number | null): Promise<TimelineRow[]> {
     const rows = this.db
       .query(`SELECT * FROM timeline WHERE channel_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`)
-      .all(channelId, beforeSeq ?? Number.MAX_SAFE_INTEGER, limit) as Row[];
+      .all(channelId, beforeSeq ?? Number.MAX_SAFE_INTEGER, limit) as TimelineColumns[];
     return rows.map(toRow);
   }
 
   async since(channelId: string, sinceSeq: number, limit: number): Promise<TimelineRow[]> {
     const rows = this.db
       .query(`SELECT * FROM timeline WHERE channel_id = ? AND seq > ? ORDER BY seq ASC LIMIT ?`)
-      .all(channelId, sinceSeq, limit) as Row[];
+      .all(channelId, sinceSeq, limit) as TimelineColumns[];
     return rows.map(toRow);
   }
 
   async byRkey(rkey: string): Promise<TimelineRow | null> {
-    const r = this.db.query("SELECT * FROM timeline WHERE rkey = ?").get(rkey) as Row | null;
+    const r = this.db.query("SELECT * FROM timeline WHERE rkey = ?").get(rkey) as TimelineColumns | null;
     return r ? toRow(r) : null;
   }
 

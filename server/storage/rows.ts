@@ -1,0 +1,331 @@
+import type {
+  AccountRow,
+  ChannelRow,
+  ChannelSummary,
+  DeviceLinkRow,
+  EpochRow,
+  InviteRow,
+  MemberRow,
+  MessageRow,
+  MessageTombstone,
+  NotifyRow,
+  PreviousKeyRow,
+  ReadMarkerRow,
+  StoredSession,
+  TimelineRow,
+} from "./types.ts";
+
+/**
+ * The rows both SQL backends read, as their drivers return them (snake_case columns), and the mappers
+ * from those rows to the storage interfaces' types (types.ts). Each backend keeps only its SQL and its
+ * own error handling; the two schemas are the same, version for version (migration-names.ts).
+ *
+ * Where the two backends' old mappers differed in more than the integer conversion, the shared one
+ * handles both:
+ * - Integers are typed `Int8` and always read through `num`/`numOrNull`: bun:sqlite returns a
+ *   number, Bun.sql a BIGINT as a string (`link_voided` is INTEGER, a number from both).
+ * - JSON: both schemas store it as TEXT (the exact text given; PostgreSQL has no JSON or JSONB
+ *   column), so neither driver returns it already parsed, and every JSON column is parsed from text,
+ *   to the type of the interface field it fills (`MemberRow["admission"]`, so mappers follow types.ts).
+ * - Nullable columns are tested with `== null` (SQLite's mappers said `=== null`, PostgreSQL's
+ *   sometimes `== null`): the same for a column a query returns, and also right for one it left out
+ *   (PostgreSQL's epoch state reads a LEFT JOIN's `e.*` as a partial row; `tombstone_json` is optional).
+ */
+
+/** An integer column as a driver returns it: a number (bun:sqlite), or a BIGINT as a string (Bun.sql). */
+export type Int8 = string | number | bigint;
+
+/** An integer column as a JS number (seqs, counters, versions and millisecond times are all safe integers). */
+export const num = (v: Int8): number => Number(v);
+export const numOrNull = (v: Int8 | null | undefined): number | null => (v == null ? null : Number(v));
+
+/** A JSON TEXT column, parsed; null when the column is null. */
+const jsonOrNull = <T>(v: string | null | undefined): T | null => (v == null ? null : (JSON.parse(v) as T));
+
+// Accounts (accounts, key_history, key_backups, trust_states).
+
+export interface AccountColumns {
+  did: string;
+  handle: string;
+  email: string;
+  password_hash: string;
+  public_key: string | null;
+  fingerprint: string | null;
+  created_at: Int8;
+}
+
+export const toAccount = (r: AccountColumns): AccountRow => ({
+  did: r.did,
+  handle: r.handle,
+  email: r.email,
+  passwordHash: r.password_hash,
+  publicKey: r.public_key,
+  fingerprint: r.fingerprint,
+  createdAt: num(r.created_at),
+});
+
+export interface PreviousKeyColumns {
+  did: string;
+  fingerprint: string;
+  public_key: string;
+  replaced_at: Int8;
+}
+
+export const toPreviousKey = (r: PreviousKeyColumns): PreviousKeyRow => ({
+  did: r.did,
+  fingerprint: r.fingerprint,
+  publicKey: r.public_key,
+  replacedAt: num(r.replaced_at),
+});
+
+export interface KeyBackupColumns {
+  blob: string;
+  updated_at: Int8;
+}
+
+export const toKeyBackup = (r: KeyBackupColumns): { blob: string; updatedAt: number } => ({
+  blob: r.blob,
+  updatedAt: num(r.updated_at),
+});
+
+export interface TrustStateColumns {
+  blob: string;
+  version: Int8;
+  updated_at: Int8;
+}
+
+export const toTrustState = (r: TrustStateColumns): { blob: string; version: number; updatedAt: number } => ({
+  blob: r.blob,
+  version: num(r.version),
+  updatedAt: num(r.updated_at),
+});
+
+// Sessions.
+
+export interface SessionColumns {
+  id: string;
+  did: string;
+  refresh_hash: string;
+  created_at: Int8;
+  expires_at: Int8;
+  revoked_at: Int8 | null;
+  rotations: Int8;
+  prev_refresh_hash: string | null;
+  rotated_at: Int8 | null;
+}
+
+export const toSession = (r: SessionColumns): StoredSession => ({
+  id: r.id,
+  did: r.did,
+  refreshHash: r.refresh_hash,
+  createdAt: num(r.created_at),
+  expiresAt: num(r.expires_at),
+  revokedAt: numOrNull(r.revoked_at),
+  rotations: num(r.rotations),
+  prevRefreshHash: r.prev_refresh_hash,
+  rotatedAt: numOrNull(r.rotated_at),
+});
+
+// Channels, members, invites and read markers.
+
+export interface ChannelColumns {
+  id: string;
+  name: string;
+  description: string;
+  type: ChannelRow["type"];
+  creator_did: string;
+  owner_did: string | null;
+  created_at: Int8;
+  join_token_hash: string | null;
+  /** INTEGER in both schemas (int4 in PostgreSQL): a number from both drivers. */
+  link_voided: number;
+  member_version: Int8;
+}
+
+export const toChannel = (r: ChannelColumns): ChannelRow => ({
+  id: r.id,
+  name: r.name,
+  description: r.description,
+  type: r.type,
+  creatorDid: r.creator_did,
+  ownerDid: r.owner_did,
+  createdAt: num(r.created_at),
+  joinTokenHash: r.join_token_hash,
+  linkVoided: r.link_voided === 1,
+  memberVersion: num(r.member_version),
+});
+
+export interface ChannelSummaryColumns extends ChannelColumns {
+  owner_handle: string | null;
+  member_count: Int8;
+  message_count: Int8;
+  last_activity: Int8 | null;
+  role: "owner" | "member" | null;
+}
+
+export const toSummary = (r: ChannelSummaryColumns): ChannelSummary => ({
+  ...toChannel(r),
+  ownerHandle: r.owner_handle,
+  memberCount: num(r.member_count),
+  messageCount: num(r.message_count),
+  lastActivity: numOrNull(r.last_activity),
+  role: r.role,
+});
+
+export interface MemberColumns {
+  channel_id: string;
+  did: string;
+  handle: string;
+  role: "owner" | "member";
+  joined_at: Int8;
+  public_key: string | null;
+  fingerprint: string | null;
+  admission_json: string | null;
+}
+
+export const toMember = (r: MemberColumns): MemberRow => ({
+  channelId: r.channel_id,
+  did: r.did,
+  handle: r.handle,
+  role: r.role,
+  joinedAt: num(r.joined_at),
+  publicKey: r.public_key,
+  fingerprint: r.fingerprint,
+  admission: jsonOrNull<NonNullable<MemberRow["admission"]>>(r.admission_json),
+});
+
+export interface InviteColumns {
+  channel_id: string;
+  invitee_did: string;
+  from_did: string;
+  from_handle: string;
+  created_at: Int8;
+  invite_json: string | null;
+  invite_signature: string | null;
+}
+
+type Invite = NonNullable<InviteRow["signed"]>["invite"];
+
+export const toInvite = (r: InviteColumns): InviteRow => ({
+  channelId: r.channel_id,
+  inviteeDid: r.invitee_did,
+  fromDid: r.from_did,
+  fromHandle: r.from_handle,
+  createdAt: num(r.created_at),
+  signed:
+    r.invite_json != null && r.invite_signature != null
+      ? { invite: JSON.parse(r.invite_json) as Invite, signature: r.invite_signature }
+      : null,
+});
+
+export interface ReadMarkerColumns {
+  channel_id: string;
+  seq: Int8;
+  signed_json: string | null;
+}
+
+export const toMarker = (r: ReadMarkerColumns): ReadMarkerRow => ({
+  channelId: r.channel_id,
+  seq: num(r.seq),
+  signed: jsonOrNull<NonNullable<ReadMarkerRow["signed"]>>(r.signed_json),
+});
+
+// Epochs.
+
+export interface EpochColumns {
+  channel_id: string;
+  epoch_number: Int8;
+  epoch_id: string;
+  commit_json: string;
+  signature: string;
+  creator_did: string;
+  created_at: Int8;
+  member_version: Int8;
+  admissions_json: string;
+  key_change_json: string | null;
+}
+
+export const toEpoch = (r: EpochColumns): EpochRow => ({
+  // Present only when stored: an epoch without a key change has no `keyChange` key at all.
+  ...(r.key_change_json == null ? {} : { keyChange: JSON.parse(r.key_change_json) as EpochRow["keyChange"] }),
+  channelId: r.channel_id,
+  epochNumber: num(r.epoch_number),
+  epochId: r.epoch_id,
+  commit: JSON.parse(r.commit_json) as EpochRow["commit"],
+  signature: r.signature,
+  creatorDid: r.creator_did,
+  createdAt: num(r.created_at),
+  memberVersion: num(r.member_version),
+  admissions: JSON.parse(r.admissions_json) as EpochRow["admissions"],
+});
+
+// Device-link slots.
+
+export interface DeviceLinkColumns {
+  code_hash: string;
+  did: string;
+  ephemeral_public_key: string;
+  envelope_json: string | null;
+  created_at: Int8;
+  expires_at: Int8;
+  filled_at: Int8 | null;
+}
+
+export const toLink = (r: DeviceLinkColumns): DeviceLinkRow => ({
+  codeHash: r.code_hash,
+  did: r.did,
+  ephemeralPublicKey: r.ephemeral_public_key,
+  createdAt: num(r.created_at),
+  expiresAt: num(r.expires_at),
+  envelope: r.envelope_json,
+  filledAt: numOrNull(r.filled_at),
+});
+
+// The timeline (messages and notices in one table).
+
+export interface TimelineColumns {
+  channel_id: string;
+  seq: Int8;
+  rkey: string;
+  kind: "message" | "notify";
+  author_did: string;
+  author_handle: string;
+  client_msg_id: string | null;
+  content: string | null;
+  action: NotifyRow["action"] | null;
+  created_at: Int8;
+  deletion_json: string | null;
+  tombstone_json?: string | null;
+}
+
+export function toMessage(r: TimelineColumns): MessageRow {
+  const row: MessageRow = {
+    kind: "message",
+    channelId: r.channel_id,
+    seq: num(r.seq),
+    rkey: r.rkey,
+    authorDid: r.author_did,
+    authorHandle: r.author_handle,
+    clientMsgId: r.client_msg_id ?? "",
+    content: r.content ?? "",
+    createdAt: num(r.created_at),
+  };
+  // Present only when stored, as `keyChange` above.
+  if (r.deletion_json != null) row.deletion = JSON.parse(r.deletion_json) as MessageRow["deletion"];
+  if (r.tombstone_json != null) row.tombstone = JSON.parse(r.tombstone_json) as MessageTombstone;
+  return row;
+}
+
+export const toRow = (r: TimelineColumns): TimelineRow =>
+  r.kind === "message"
+    ? toMessage(r)
+    : {
+        kind: "notify",
+        channelId: r.channel_id,
+        seq: num(r.seq),
+        rkey: r.rkey,
+        subjectDid: r.author_did,
+        subjectHandle: r.author_handle,
+        action: r.action ?? "joined",
+        createdAt: num(r.created_at),
+      };
