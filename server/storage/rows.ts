@@ -20,8 +20,7 @@ import type {
  * from those rows to the storage interfaces' types (types.ts). Each backend keeps only its SQL and its
  * own error handling; the two schemas are the same, version for version (migration-names.ts).
  *
- * Where the two backends' old mappers differed in more than the integer conversion, the shared one
- * handles both:
+ * How the shared mappers read what either driver returns (where the old per-backend mappers differed):
  * - Integers are typed `Int8` and always read through `num`/`numOrNull`: bun:sqlite returns a
  *   number, Bun.sql a BIGINT as a string (`link_voided` is INTEGER, a number from both).
  * - JSON: both schemas store it as TEXT (the exact text given; PostgreSQL has no JSON or JSONB
