@@ -1,5 +1,10 @@
 import { CryptoText, reasonOf } from "../../crypto/errors.ts";
-import { checkPrivateKey, generateIdentity, PrivateKeyCheckText } from "../../crypto/identity.ts";
+import {
+  checkPrivateKey,
+  generateIdentity,
+  importIdentity,
+  PrivateKeyCheckText,
+} from "../../crypto/identity.ts";
 import type { BackupSecretKind } from "../../crypto/key-backup.ts";
 import { ApiError, type Session } from "../../protocol/runtime.ts";
 import type { Keyring } from "../keys/keyring.ts";
@@ -276,8 +281,15 @@ export class AuthFlow {
    */
   async restoreFromBackup(secret: string): Promise<void> {
     const opened = await (await this.backups()).open(secret);
-    await this.installKey(opened.privateKey, opened.publicKey);
-    await (await this.trustBackup()).restore();
+    // The trust state beside the backup goes in before the key (installing the key shows the board,
+    // which opens channels): they start at the heads another device verified.
+    const identity = await importIdentity(opened.privateKey);
+    const restored = await (await this.trustBackup()).restore(identity);
+    await this.installKey(
+      opened.privateKey,
+      opened.publicKey,
+      restored ? { source: "backup", since: restored.createdAt } : undefined,
+    );
   }
 
   /** The uploader of the key backup's trust state (trust-backup.ts, loaded on first use). */

@@ -140,8 +140,10 @@ export class DeviceLinkFlow {
     }
     const { privateKey, identity } = await checkPrivateKey(payload.privateKey, this.c.accountPublicKey());
     const origin: TrustOrigin = { source: "link", since: payload.trust?.createdAt ?? this.c.now() };
-    await this.c.installKey(privateKey, identity.publicKey, origin);
+    // The trust state goes in before the key: installing the key shows the board, which opens
+    // channels, and they must start at the heads the other device verified.
     await this.c.keyring.trust.import(payload.trust, origin);
+    await this.c.installKey(privateKey, identity.publicKey, origin);
   }
 
   // ---- the signed-in device ------------------------------------------------------------------

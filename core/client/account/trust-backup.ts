@@ -194,8 +194,15 @@ export class TrustBackup {
    * channels start from what another of the user's devices verified, and say since when). None, or
    * one that does not open under this identity: the device keeps the server's word, and says so.
    */
-  async restore(): Promise<{ version: number; createdAt: number } | null> {
-    const me = signedIn(this.c);
+  async restore(identity?: Identity): Promise<{ version: number; createdAt: number } | null> {
+    // `identity`: the key just opened from the backup, before it is installed (the trust state goes
+    // in first, so nothing the board opens meanwhile starts from the server's word).
+    const user = this.c.state.auth.user;
+    const me = identity
+      ? user && user.publicKey === identity.publicKey
+        ? { did: user.did, identity }
+        : null
+      : signedIn(this.c);
     if (!me) return null;
     let opened: { version: number; state: TrustState | null } | null;
     try {
