@@ -55,6 +55,23 @@ browserTest("reply, react, edit and delete, seen by the other member", async () 
   await aliceQuestion.getByRole("button", { name: "👍 2" }).click();
   await question.getByRole("button", { name: "👍 1" }).waitFor();
 
+  // A reply that gets a reaction keeps its text on one line (issue 28 defect 3: it was squeezed to
+  // one character per line, on both sides).
+  const aliceReply = alice.page.locator(".chat-list .msg", { hasText: "yes, the usual place" }).first();
+  await aliceReply.hover();
+  await aliceReply.getByRole("button", { name: "React" }).click();
+  await aliceReply.getByRole("button", { name: "React 👍" }).click();
+  for (const page of [alice.page, bob.page]) {
+    const reply = page.locator(".chat-list .msg", { hasText: "yes, the usual place" }).first();
+    await reply.getByRole("button", { name: "👍 1" }).waitFor();
+    const box = await reply.locator(".text").boundingBox();
+    const line = await reply
+      .locator(".text")
+      .evaluate((el) => Number.parseFloat(getComputedStyle(el).lineHeight));
+    expect(box?.width ?? 0).toBeGreaterThan(150);
+    expect(box?.height ?? 0).toBeLessThan(line * 1.6);
+  }
+
   // Alice edits her message: both see the new text, marked (edited).
   await aliceQuestion.hover();
   await aliceQuestion.getByRole("button", { name: "Edit" }).click();

@@ -247,6 +247,10 @@ export async function verifyEpoch(ctx: VerifyContext, cand: EpochCandidate): Pro
     if (!creatorWasMember && !creatorJoins) {
       return fail("creator", "creator is not a member", c.creatorDid, ctx.handleOf(c.creatorDid));
     }
+    // The timeline row names people as the signed lists do (this commit's, or the previous one's for
+    // those it removes), never by the server's word; v1 lists carry no names.
+    const named = (did: string, list: readonly { did: string; handle?: string }[] = c.members) =>
+      list.find((x) => x.did === did)?.handle ?? ctx.handleOf(did);
     const added: EpochChange["added"] = [];
     for (const m of c.members) {
       if (before.has(m.did)) continue;
@@ -256,19 +260,19 @@ export async function verifyEpoch(ctx: VerifyContext, cand: EpochCandidate): Pro
       }
       const checked = await checkAdmission(ctx, prev, m, cand.admissions[m.did], c.v);
       if (!checked) return fail("admission", "no checkable admission", m.did, ctx.handleOf(m.did));
-      added.push({ did: m.did, handle: ctx.handleOf(m.did), admission: checked });
+      added.push({ did: m.did, handle: named(m.did), admission: checked });
     }
     change = {
       epochNumber: n,
       reason: c.v !== 1 ? c.reason : "legacy",
-      creator: { did: c.creatorDid, handle: ctx.handleOf(c.creatorDid) },
+      creator: { did: c.creatorDid, handle: named(c.creatorDid) },
       added,
       removed: prev.members
         .filter((m) => !now.has(m.did))
-        .map((m) => ({ did: m.did, handle: ctx.handleOf(m.did) })),
+        .map((m) => ({ did: m.did, handle: named(m.did, prev.members) })),
       rekeyed: c.members
         .filter((m) => before.has(m.did) && before.get(m.did)?.fp !== m.fp)
-        .map((m) => ({ did: m.did, handle: ctx.handleOf(m.did) })),
+        .map((m) => ({ did: m.did, handle: named(m.did) })),
       linkChanged: false,
       ...(keyChange ? { keyChange } : {}),
       ...(renamed ? { renamed } : {}),
