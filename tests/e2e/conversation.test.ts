@@ -317,6 +317,8 @@ browserTest(
     // Nothing destroys a key silently: the dialog says what this device loses first.
     const confirm = dan.page.getByRole("dialog", { name: "Log out of this device?" });
     await confirm.waitFor();
+    // The safe choice has the focus: Enter right away does not log out (issue 28).
+    await dan.page.waitForFunction(() => document.activeElement?.textContent === "Cancel");
     await confirm.getByRole("button", { name: "Log out", exact: true }).click();
     await dan.page.waitForURL("**/login", { timeout: WAIT });
     await dan.page.locator('input[name="identifier"]').waitFor();

@@ -166,6 +166,15 @@ browserTest("registration and login errors are on the right field, with the real
   await fill({ handle: uniqueHandle("ok"), ...good, confirmPassword: `${PASSWORD}!` });
   await fieldError("confirmPassword").filter({ hasText: "Passwords do not match" }).waitFor();
 
+  // The server's reason is said once (issue 28: it read "Password is not strong enough: Password is
+  // not strong enough: …").
+  const weak = "aaaaaaaaaaab";
+  await fill({ handle: uniqueHandle("ok"), ...good, password: weak, confirmPassword: weak });
+  await fieldError("password").filter({ hasText: "common password" }).waitFor();
+  expect(await fieldError("password").textContent()).toBe(
+    "Password is not strong enough: it is a common password",
+  );
+
   await fill({ handle: taken.session.handle.split(".")[0] as string, ...good });
   await fieldError("handle").filter({ hasText: "Handle is already taken" }).waitFor();
   expect(await page.evaluate(() => document.activeElement?.getAttribute("name"))).toBe("handle");

@@ -46,8 +46,12 @@ export function Modal({
         dialog.setAttribute("open", "");
       }
     } else if (!dialog.open) dialog.setAttribute("open", "");
-    // The first field or button, unless something inside already took focus (autoFocus).
-    if (!dialog.contains(document.activeElement)) dialog.querySelector<HTMLElement>(FOCUSABLE)?.focus();
+    // The element marked `data-autofocus` (a confirmation's safe choice), else the first field or button,
+    // unless something inside already took focus. showModal itself focuses the first focusable
+    // element, so the mark is applied after it (React's autoFocus would run before and be undone).
+    const preferred = dialog.querySelector<HTMLElement>("[data-autofocus]");
+    if (preferred) preferred.focus();
+    else if (!dialog.contains(document.activeElement)) dialog.querySelector<HTMLElement>(FOCUSABLE)?.focus();
     // Tab and Shift+Tab go round inside the dialog (the platform would let focus leave for the
     // browser's own controls).
     const trap = (e: KeyboardEvent) => {

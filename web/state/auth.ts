@@ -84,10 +84,13 @@ export function registrationErrors(e: unknown): Record<string, string> {
   if (e instanceof ApiError) {
     if (e.code === "HandleTaken") return { handle: "Handle is already taken" };
     if (e.code === "EmailTaken") return { email: "Email is already registered" };
-    if (e.code === "WeakPassword")
+    if (e.code === "WeakPassword") {
+      // The server's reason already starts with the spec's words; a bare reason gets them once.
+      const reason = e.message.replace(/^Password is not strong enough:?\s*/i, "");
       return {
-        password: e.message ? `Password is not strong enough: ${e.message}` : "Password is not strong enough",
+        password: reason ? `Password is not strong enough: ${reason}` : "Password is not strong enough",
       };
+    }
     if (e.code === "RateLimited")
       return { form: `Too many attempts; try again${e.retryAfter ? ` in ${e.retryAfter} s` : " later"}` };
     if (e.code === "InvalidRequest") {

@@ -138,7 +138,8 @@ export function LogoutDialog({
         >
           {busy ? LogoutText.loggingOut : LogoutText.logout}
         </button>
-        <button type="button" disabled={busy} onClick={onCancel}>
+        {/* The safe choice has the focus when the dialog opens (issue 28: Enter logged out at once). */}
+        <button type="button" disabled={busy} onClick={onCancel} data-autofocus>
           {LogoutText.cancel}
         </button>
       </div>
