@@ -87,11 +87,26 @@ browserTest("reply, react, edit and delete, seen by the other member", async () 
   expect(await question.getByRole("button", { name: "Edit" }).count()).toBe(0);
 
   // Alice deletes her message (asked first): both see it deleted.
-  alice.page.once("dialog", (d) => void d.accept());
+  // The app's own dialog asks (not the browser's confirm()), opening on Cancel; Escape keeps it.
+  let native = 0;
+  alice.page.on("dialog", (d) => {
+    native++;
+    void d.dismiss();
+  });
   const edited = alice.page.locator(".chat-list .msg", { hasText: "lunch at one?" }).first();
   await edited.hover();
   await edited.getByRole("button", { name: "Delete" }).click();
+  const ask = alice.page.getByRole("dialog", { name: "Delete this message?" });
+  await ask.waitFor();
+  await alice.page.waitForFunction(() => document.activeElement?.textContent === "Cancel");
+  await alice.page.keyboard.press("Escape");
+  await ask.waitFor({ state: "detached" });
+  expect(await edited.locator(".text").textContent()).toContain("lunch at one?");
+  await edited.hover();
+  await edited.getByRole("button", { name: "Delete" }).click();
+  await ask.getByRole("button", { name: "Delete", exact: true }).click();
   for (const page of [alice.page, bob.page]) await page.locator(".chat-list .msg.deleted").first().waitFor();
   expect(await messageRow(bob.page, "lunch at one?").count()).toBe(0);
+  expect(native).toBe(0);
   await shot(bob.page, "rich-messages");
 });

@@ -11,6 +11,7 @@ import {
 } from "../../../../core/client/view/display.ts";
 import type { TimelineItem } from "../../../../core/client/view/state.ts";
 import { FORWARD_SECRECY_TEXT } from "../../../../core/crypto/errors.ts";
+import { Modal } from "../../../components/Modal.tsx";
 import { compose, REACTIONS, toggleReaction } from "../../../state/compose.ts";
 import { engineState } from "../../../state/engine.ts";
 import { deleteMessage } from "../../../state/message.ts";
@@ -119,9 +120,17 @@ function ReplyQuote({
   );
 }
 
+const DeleteText = {
+  title: "Delete this message?",
+  body: "Delete this message for everyone? Its text is wiped on the server.",
+  confirm: "Delete",
+  cancel: "Cancel",
+} as const;
+
 /** Reply, react, edit and delete on a message (edit and delete on one's own). */
 function Actions({ item: i, channelId, mine }: { item: Item; channelId: string; mine: boolean }) {
   const [picking, setPicking] = useState(false);
+  const [deleting, setDeleting] = useState(false);
   if (!i.clientMsgId || i.seq <= 0 || i.deleted || i.state !== "success" || i.sending) return null;
   const fail = (e: unknown) => void toast.error(e instanceof Error ? e.message : "Failed");
   return (
@@ -177,18 +186,36 @@ function Actions({ item: i, channelId, mine }: { item: Item; channelId: string; 
           >
             ✎
           </button>
-          <button
-            type="button"
-            aria-label="Delete"
-            title="Delete"
-            onClick={() => {
-              if (window.confirm("Delete this message for everyone? Its text is wiped on the server.")) {
-                void deleteMessage(i.uri).catch(fail);
-              }
-            }}
-          >
+          <button type="button" aria-label="Delete" title="Delete" onClick={() => setDeleting(true)}>
             🗑
           </button>
+          {deleting ? (
+            // The app's own dialog (issue 28: the browser's confirm() looked like another site's),
+            // opening on Cancel, the safe choice.
+            <Modal
+              title={DeleteText.title}
+              labelledBy={`del-${i.clientMsgId}`}
+              portal
+              onEscape={() => setDeleting(false)}
+            >
+              <p>{DeleteText.body}</p>
+              <div className="actions">
+                <button
+                  type="button"
+                  className="danger"
+                  onClick={() => {
+                    setDeleting(false);
+                    void deleteMessage(i.uri).catch(fail);
+                  }}
+                >
+                  {DeleteText.confirm}
+                </button>
+                <button type="button" onClick={() => setDeleting(false)} data-autofocus>
+                  {DeleteText.cancel}
+                </button>
+              </div>
+            </Modal>
+          ) : null}
         </>
       ) : null}
     </span>
