@@ -52,3 +52,10 @@ function write(value: unknown, open: Set<object>): string {
     open.delete(object);
   }
 }
+
+/** True when `value` is an object with exactly these own keys. */
+export function hasOnlyKeys(value: unknown, keys: readonly string[]): value is Record<string, unknown> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const own = Object.keys(value);
+  return own.length === keys.length && own.every((k) => keys.includes(k));
+}

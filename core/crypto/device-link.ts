@@ -1,8 +1,8 @@
 import type { DeviceLinkEnvelope, EcPublicJwk } from "../protocol/runtime.ts";
 import { fromBase64, toBase64 } from "./base64.ts";
 import { type Bytes, concatBytes, fromUtf8, ownBytes, utf8 } from "./bytes.ts";
-import { canon } from "./canon.ts";
-import { ecdhAesKey, hasOnlyKeys, isExactPublicJwk } from "./ecies.ts";
+import { canon, hasOnlyKeys } from "./canon.ts";
+import { ecdhAesKey, isExactPublicJwk } from "./ecies.ts";
 import { CryptoError, CryptoText } from "./errors.ts";
 import { type EcdhKeyPair, generateEcdhKeyPair } from "./keypair.ts";
 import {

@@ -1,4 +1,5 @@
 import type { Bytes } from "./bytes.ts";
+import { hasOnlyKeys } from "./canon.ts";
 import { importEcdhPublicKey } from "./public-key.ts";
 
 // The "wrap to a public key" step the protocol uses for epoch keys (§5), a secret link sealed into an
@@ -23,13 +24,6 @@ export async function ecdhAesKey(
     false,
     [usage],
   );
-}
-
-/** True when `value` is an object with exactly these own keys. */
-export function hasOnlyKeys(value: unknown, keys: readonly string[]): value is Record<string, unknown> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
-  const own = Object.keys(value);
-  return own.length === keys.length && own.every((k) => keys.includes(k));
 }
 
 /** A public JWK with exactly protocol §5's members {kty: "EC", crv: "P-256", x, y}. */

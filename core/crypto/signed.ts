@@ -10,7 +10,7 @@ import type {
 import { isDid } from "../protocol/runtime.ts";
 import { fromBase64, toBase64 } from "./base64.ts";
 import { utf8 } from "./bytes.ts";
-import { canon } from "./canon.ts";
+import { canon, hasOnlyKeys } from "./canon.ts";
 import { CryptoError, CryptoText } from "./errors.ts";
 import type { Identity } from "./identity.ts";
 import { isSealedLinkShape, openInviteLink } from "./invite-link.ts";
@@ -53,13 +53,6 @@ const DELETION_KEYS_V3 = ["byDid", "channelId", "createdAt", "target", "v"];
 const TARGET_KEYS = ["clientMsgId", "did"];
 const HEX32 = /^[0-9a-f]{32}$/;
 
-/** Exactly these own keys (given sorted). */
-function exactKeys(object: unknown, keys: readonly string[]): boolean {
-  if (typeof object !== "object" || object === null || Array.isArray(object)) return false;
-  const own = Object.keys(object).sort();
-  return own.length === keys.length && own.every((k, i) => k === keys[i]);
-}
-
 /** A v2 invite (protocol §7): `{v: 2, channelId, inviteeDid, inviterDid, createdAt}`. */
 export function buildInvite(input: Omit<InviteObjectV2, "v">): InviteObjectV2 {
   return {
@@ -99,10 +92,12 @@ export function buildInviteV3(input: Omit<InviteObjectV3, "v">): InviteObjectV3 
 export function isInviteShape(invite: unknown): invite is InviteObject {
   if (typeof invite !== "object" || invite === null) return false;
   const v = (invite as { v?: unknown }).v;
-  if (v === 2) return exactKeys(invite, INVITE_KEYS);
+  if (v === 2) return hasOnlyKeys(invite, INVITE_KEYS);
   if (v !== 3) return false;
-  if (exactKeys(invite, INVITE_KEYS)) return true;
-  return exactKeys(invite, INVITE_KEYS_V3_SEALED) && isSealedLinkShape((invite as InviteObjectV3).sealedLink);
+  if (hasOnlyKeys(invite, INVITE_KEYS)) return true;
+  return (
+    hasOnlyKeys(invite, INVITE_KEYS_V3_SEALED) && isSealedLinkShape((invite as InviteObjectV3).sealedLink)
+  );
 }
 
 /**
@@ -195,8 +190,8 @@ export function buildDeletionV3(input: Omit<DeletionObjectV3, "v">): DeletionObj
 export function isDeletionShape(deletion: unknown): deletion is DeletionObject {
   if (typeof deletion !== "object" || deletion === null) return false;
   const d = deletion as Record<string, unknown>;
-  if (d.v === 2) return exactKeys(d, DELETION_KEYS);
-  if (d.v !== 3 || !exactKeys(d, DELETION_KEYS_V3) || !exactKeys(d.target, TARGET_KEYS)) return false;
+  if (d.v === 2) return hasOnlyKeys(d, DELETION_KEYS);
+  if (d.v !== 3 || !hasOnlyKeys(d, DELETION_KEYS_V3) || !hasOnlyKeys(d.target, TARGET_KEYS)) return false;
   const target = d.target as Record<string, unknown>;
   return (
     typeof target.did === "string" &&

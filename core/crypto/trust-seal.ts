@@ -1,8 +1,8 @@
 import { isDid } from "../protocol/runtime.ts";
 import { fromBase64, toBase64 } from "./base64.ts";
 import { type Bytes, fromUtf8, ownBytes, utf8 } from "./bytes.ts";
-import { canon } from "./canon.ts";
-import { ecdhAesKey, hasOnlyKeys } from "./ecies.ts";
+import { canon, hasOnlyKeys } from "./canon.ts";
+import { ecdhAesKey } from "./ecies.ts";
 import { CryptoError, CryptoText } from "./errors.ts";
 import type { Identity } from "./identity.ts";
 import { randomBytes } from "./random.ts";

@@ -1,7 +1,7 @@
 import type { Commit, KeyChangeStatement, ReadMarkerObject } from "../protocol/runtime.ts";
 import { isDid } from "../protocol/runtime.ts";
+import { hasOnlyKeys } from "./canon.ts";
 import { isCryptoChannelId } from "./channel-id.ts";
-import { hasOnlyKeys } from "./ecies.ts";
 import { fingerprint } from "./fingerprint.ts";
 import type { Identity } from "./identity.ts";
 import { signObject, verifyObject } from "./signed.ts";
@@ -141,7 +141,10 @@ export interface MemberKeyProblem {
  * `handle`). Members are taken in did order and the fp before the handle; the first problem is
  * returned, or null. Pure; checks nothing else (signatures, the chain and membership are elsewhere).
  */
-export function memberKeyProblem(prev: Commit, next: Commit): MemberKeyProblem | null {
+export function memberKeyProblem(
+  prev: { members: readonly { did: string; fp: string; handle?: string }[] },
+  next: Commit,
+): MemberKeyProblem | null {
   const before = new Map<string, { fp: string; handle?: string }>();
   for (const m of prev.members) before.set(m.did, m as { fp: string; handle?: string });
   const reason = next.v === 1 ? null : next.reason;

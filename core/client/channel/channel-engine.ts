@@ -83,7 +83,10 @@ export class ChannelEngine {
     this.outbox = new Outbox(c);
     epochs.onChange = (channelId, change, createdAt) => {
       const view = this.view(channelId);
-      if (view) this.placeEpochItem(view, change, createdAt);
+      if (!view) return;
+      this.placeEpochItem(view, change, createdAt);
+      // A new commit's `chains` may vouch for messages this device never got (a withheld last one).
+      void this.refreshWithheld(view);
     };
   }
 
@@ -394,7 +397,14 @@ export class ChannelEngine {
     const { item, facts } = await this.decryptRecord(channelId, record, isNew);
     const seen = await this.c.keyring.chains.seenState(channelId);
     const placed = this.place(view, seen, item, facts);
-    if (placed && facts?.chain) void this.refreshWithheld(view);
+    // A live message that continues its sender's chain changes nothing withheld: the rows are worked
+    // out again only for a number that skips, or while a withheld row is shown (it may fill it).
+    if (placed && facts?.chain) {
+      const { device, n } = facts.chain;
+      const numbers = seen.chains?.[`${facts.senderDid}|${device}`] ?? {};
+      if ((n > 1 && numbers[String(n - 1)] === undefined) || view.items.some((i) => i.withheld))
+        void this.refreshWithheld(view);
+    }
     if (placed) {
       const cov = this.coverage.get(channelId);
       if (fillGaps && cov && record.seq > cov.hi + 1) this.fillGap(channelId, cov.hi);

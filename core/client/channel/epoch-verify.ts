@@ -1,5 +1,6 @@
 import {
   checkKeyCommitment,
+  memberKeyProblem,
   openState,
   verifyCommit,
   verifyInvite,
@@ -204,36 +205,30 @@ export async function verifyEpoch(ctx: VerifyContext, cand: EpochCandidate): Pro
     let keyChange: EpochChange["keyChange"];
     let renamed: EpochChange["renamed"];
     if (c.v === 3) {
-      for (const m of c.members) {
-        const was = before.get(m.did);
-        if (!was) continue;
-        const self = m.did === c.creatorDid;
-        if (was.fp !== m.fp) {
-          if (!self || c.reason !== "key-change") {
-            return fail(
-              "member-key",
-              "a member's key changed in a commit not their own",
-              m.did,
-              ctx.handleOf(m.did),
-            );
-          }
-          keyChange = {
-            did: m.did,
-            handle: m.handle,
-            signed: await keyChangeSigned(ctx, c, was.fp, m.fp, cand.keyChange ?? null),
-          };
-        }
-        if (was.handle !== undefined && was.handle !== m.handle) {
-          if (!self) {
-            return fail(
-              "member-key",
-              "a member's name changed in a commit not their own",
-              m.did,
-              ctx.handleOf(m.did),
-            );
-          }
-          renamed = { did: m.did, from: was.handle, to: m.handle };
-        }
+      // The rule itself is core/crypto's (memberKeyProblem); both kinds are reported as member-key
+      // (protocol §8 names that check for a changed key or name alike).
+      const problem = memberKeyProblem(prev, c);
+      if (problem) {
+        const what = problem.check === "handle" ? "name" : "key";
+        return fail(
+          "member-key",
+          `a member's ${what} changed in a commit not their own`,
+          problem.did,
+          ctx.handleOf(problem.did),
+        );
+      }
+      // What is allowed is the creator's own change of key (a key-change commit) or of name.
+      const own = c.members.find((m) => m.did === c.creatorDid);
+      const was = own ? before.get(own.did) : undefined;
+      if (own && was && was.fp !== own.fp) {
+        keyChange = {
+          did: own.did,
+          handle: own.handle,
+          signed: await keyChangeSigned(ctx, c, was.fp, own.fp, cand.keyChange ?? null),
+        };
+      }
+      if (own && was?.handle !== undefined && was.handle !== own.handle) {
+        renamed = { did: own.did, from: was.handle, to: own.handle };
       }
       if (c.reason === "key-change" && !keyChange && !creatorWasMember) {
         return fail(

@@ -18,9 +18,6 @@ export interface MessageFacts {
   chain?: { device: string; n: number };
 }
 
-/** A fork of a sender's chain: two different messages under one (sender, device, n) (protocol §8). */
-export const FORKED_TEXT = "Not verified: another message carries the same number in this sender's chain";
-
 const pairKey = (f: MessageFacts) => `${f.senderDid}|${f.clientMsgId}`;
 
 function withNote(item: TimelineItem, note: IntegrityNote): TimelineItem {

@@ -73,12 +73,6 @@ export class SenderChains {
     });
   }
 
-  /** The last number this device took in the channel (0 before its first message there). */
-  async last(publicKey: string, channelId: string): Promise<{ device: string; n: number }> {
-    const s = parse(await this.store.get(KEY), await fingerprint(publicKey));
-    return { device: s.device, n: s.sent[channelId] ?? 0 };
-  }
-
   /** Logout: this device's chains end with its keys. */
   async clear(): Promise<void> {
     await this.store.delete(KEY);

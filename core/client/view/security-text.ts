@@ -65,14 +65,6 @@ export const SecurityText = {
     `${count} message${count === 1 ? "" : "s"} from ${handle} missing (withheld by the server)`,
   /** Protocol §8: a did no verified commit has named yet. */
   unverifiedName: (did: string) => `${did} (unverified name)`,
-  /** Protocol §8: a device whose trust state comes from the server alone. */
-  serverWord: (date: string) => `verified from the server's word since ${date}`,
-  /** Protocol §8: a member reset their key; epochs made by others are wrapped to the old key meanwhile. */
-  keyResetPending: (handle: string) =>
-    `${handle} reset their key: they will read new messages once they are back`,
-  /** Protocol §8: the server shows a key for a member other than the one the signed member list names. */
-  anchorKeyDiffers: (handle: string) =>
-    `the server shows a different key for ${handle} than the channel's signed member list`,
   deletedBy: (handle: string) => `deleted by ${handle}`,
   deletedUnsigned: "removed by the server (no valid signature)",
   linkUnknown:

@@ -9,7 +9,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { TrustBackup, TrustUploadTiming } from "../../../core/client/account/trust-backup.ts";
 import { SendBlockedError } from "../../../core/client/channel/epoch-manager.ts";
-import { MemoryStore, WsyncClient } from "../../../core/client/index.ts";
+import { MemoryStore, type WsyncClient } from "../../../core/client/index.ts";
 import { Keyring } from "../../../core/client/keys/keyring.ts";
 import type { TrustState } from "../../../core/client/keys/trust.ts";
 import { initialState } from "../../../core/client/view/state.ts";
@@ -24,7 +24,12 @@ import {
 import { newRecoveryCode } from "../../../core/crypto/key-backup.ts";
 import { ApiError, type ErrorCode } from "../../../core/protocol/index.ts";
 import { until } from "./engine-harness.ts";
-import { messages, Tamper, tamperSuite, type User } from "./malicious/tamper.ts";
+import {
+  hideEpochs,
+  kickedChannel as kickedChannelIn,
+  secondDevice as secondDeviceOf,
+} from "./malicious/fresh-devices.ts";
+import { messages, tamperSuite, type User } from "./malicious/tamper.ts";
 
 const DID = "did:plc:trustbackuptestalicezzzz";
 
@@ -219,7 +224,6 @@ describe("the trust-state uploader", () => {
 
 describe("restoring from the key backup brings the trust state", () => {
   const suite = tamperSuite();
-  const PASSWORD = "correct horse battery";
   const saved = { ...TrustUploadTiming };
   beforeAll(() => {
     // Faster uploads, so the test does not wait out 5 s intervals (same code path).
@@ -234,51 +238,22 @@ describe("restoring from the key backup brings the trust state", () => {
   const checks = (c: WsyncClient, channelId: string) =>
     (c.view(channelId)?.warnings ?? []).map((w) => w.check);
 
-  /** A second device of `u`: signed in with the password, holding nothing yet. */
+  /** A second device of `u` (fresh-devices.ts), closed after the test. */
   async function secondDevice(u: User) {
-    const tamper = new Tamper();
-    const store = new MemoryStore();
-    const logs: string[] = [];
-    const client = new WsyncClient({
-      baseUrl: suite.t.url,
-      fetch: tamper.fetch,
-      WebSocket: tamper.WebSocket,
-      store,
-      log: (m) => logs.push(m),
-    });
-    devices.push(client);
-    await client.login(u.handle, PASSWORD);
-    return { client, tamper, store, logs };
+    const d = await secondDeviceOf(suite, u);
+    devices.push(d.client);
+    return d;
   }
 
   /** alice (with a key backup) kicks mallory from a secret channel (epoch N); bob stays. */
   async function kickedChannel() {
-    const alice = await suite.user("alice");
     const code = newRecoveryCode();
-    await alice.client.saveKeyBackup({ kind: "recovery-code", secret: code });
-    // The backup is saved: the trust state beside it at once (no channel yet).
-    const first = await suite.t.storage.accounts.getTrustState(alice.did);
-    expect(first?.version).toBe(0);
-    const bob = await suite.user("bob");
-    const mallory = await suite.user("mallory");
-    const { channel, link } = await alice.client.createChannel({ name: "restored", type: "secret" });
-    await bob.client.join(link as string);
-    await mallory.client.join(link as string);
-    await alice.client.send(channel.id, "before the kick");
-    await until(
-      () => messages(mallory, channel.id).some((i) => i.text === "before the kick"),
-      5000,
-      "mallory reads",
-    );
-    const before = alice.client.view(channel.id)?.epoch;
-    await alice.client.kick(channel.id, mallory.did);
-    const after = alice.client.view(channel.id)?.epoch;
-    expect(after?.epochNumber).toBe((before?.epochNumber ?? 0) + 1);
-    await until(
-      () => bob.client.view(channel.id)?.epoch?.epochId === after?.epochId,
-      5000,
-      "bob sees the kick",
-    );
+    const { alice, bob, mallory, channel, before, after } = await kickedChannelIn(suite, async (a) => {
+      await a.client.saveKeyBackup({ kind: "recovery-code", secret: code });
+      // The backup is saved: the trust state beside it at once (no channel yet).
+      const first = await suite.t.storage.accounts.getTrustState(a.did);
+      expect(first?.version).toBe(0);
+    });
     // alice's device uploads what it verified (debounced): the head of the kick, bob's pinned key.
     let stored: TrustState | null = null;
     const deadline = Date.now() + 10_000;
@@ -299,21 +274,6 @@ describe("restoring from the key backup brings the trust state", () => {
     expect(stored?.pins[bob.did]).toBe(bob.keys.publicKey);
     expect(alice.logs.filter((l) => l.startsWith("trust state"))).toEqual([]);
     return { alice, bob, mallory, channel, before, after, code, stored: stored as TrustState };
-  }
-
-  /** The server hides every epoch from `from` on, and calls `to` current. */
-  function hideEpochs(
-    t: Tamper,
-    from: number,
-    to: NonNullable<WsyncClient["state"]["open"][string]["epoch"]>,
-  ) {
-    t.response("getEpochKeys", (b) => ({
-      ...b,
-      epochs: b.epochs.filter((e) => e.epochNumber < from),
-      epochKeys: b.epochKeys.filter((k) => k.epochNumber < from),
-    }));
-    t.response("getEpochInfo", (b) => ({ ...b, epochInfo: { ...to, rotationRequired: false } }));
-    t.frames((f) => (f.type === "epoch:created" ? null : f));
   }
 
   test("the restored device has the channel's head and pins: no fresh-device mark, and it reads on", async () => {

@@ -7,65 +7,19 @@
  */
 import { expect, test } from "bun:test";
 import { SendBlockedError } from "../../../../core/client/channel/epoch-manager.ts";
-import { MemoryStore, WsyncClient } from "../../../../core/client/index.ts";
+import type { WsyncClient } from "../../../../core/client/index.ts";
 import { until } from "../engine-harness.ts";
-import { messages, Tamper, tamperSuite, type User } from "./tamper.ts";
+import {
+  hideEpochs,
+  kickedChannel as kickedChannelIn,
+  secondDevice as secondDeviceOf,
+} from "./fresh-devices.ts";
+import { messages, tamperSuite, type User } from "./tamper.ts";
 
 const suite = tamperSuite();
-const PASSWORD = "correct horse battery";
-
 const checks = (c: WsyncClient, channelId: string) => (c.view(channelId)?.warnings ?? []).map((w) => w.check);
-
-/** A second device of `u`: signed in with the password, holding nothing yet. */
-async function secondDevice(u: User): Promise<{ client: WsyncClient; tamper: Tamper; store: MemoryStore }> {
-  const tamper = new Tamper();
-  const store = new MemoryStore();
-  const client = new WsyncClient({
-    baseUrl: suite.t.url,
-    fetch: tamper.fetch,
-    WebSocket: tamper.WebSocket,
-    store,
-  });
-  await client.login(u.handle, PASSWORD);
-  return { client, tamper, store };
-}
-
-/** alice kicks mallory from a secret channel (epoch N); bob stays. */
-async function kickedChannel() {
-  const alice = await suite.user("alice");
-  const bob = await suite.user("bob");
-  const mallory = await suite.user("mallory");
-  const { channel, link } = await alice.client.createChannel({ name: "fresh", type: "secret" });
-  await bob.client.join(link as string);
-  await mallory.client.join(link as string);
-  await alice.client.send(channel.id, "before the kick");
-  await until(
-    () => messages(mallory, channel.id).some((i) => i.text === "before the kick"),
-    5000,
-    "mallory reads",
-  );
-  const before = alice.client.view(channel.id)?.epoch;
-  await alice.client.kick(channel.id, mallory.did);
-  const after = alice.client.view(channel.id)?.epoch;
-  expect(after?.epochNumber).toBe((before?.epochNumber ?? 0) + 1);
-  await until(
-    () => bob.client.view(channel.id)?.epoch?.epochId === after?.epochId,
-    5000,
-    "bob sees the kick",
-  );
-  return { alice, bob, mallory, channel, before, after };
-}
-
-/** The server hides every epoch from `from` on, and calls `to` current. */
-function hideEpochs(t: Tamper, from: number, to: NonNullable<WsyncClient["state"]["open"][string]["epoch"]>) {
-  t.response("getEpochKeys", (b) => ({
-    ...b,
-    epochs: b.epochs.filter((e) => e.epochNumber < from),
-    epochKeys: b.epochKeys.filter((k) => k.epochNumber < from),
-  }));
-  t.response("getEpochInfo", (b) => ({ ...b, epochInfo: { ...to, rotationRequired: false } }));
-  t.frames((f) => (f.type === "epoch:created" ? null : f));
-}
+const secondDevice = (u: User) => secondDeviceOf(suite, u);
+const kickedChannel = () => kickedChannelIn(suite);
 
 test("a device with only its key says each channel is verified from the server's word, until another member confirms it", async () => {
   const { alice, bob, channel } = await kickedChannel();
