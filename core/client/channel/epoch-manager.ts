@@ -1,26 +1,5 @@
-import {
-  buildKeyChange,
-  CryptoText,
-  canon,
-  createEpoch,
-  fingerprint,
-  type Identity,
-  joinTokenFor,
-  newLinkSecret,
-  openInviteLink,
-  reasonOf,
-  signKeyChange,
-  unwrapEpochKey,
-  verifyInvite,
-} from "../../crypto/index.ts";
-import {
-  ApiError,
-  type CommitReason,
-  type EpochInfo,
-  type KeyChange,
-  Limits,
-  type Member,
-} from "../../protocol/runtime.ts";
+import { CryptoText, fingerprint, type Identity, reasonOf, unwrapEpochKey } from "../../crypto/index.ts";
+import { type CommitReason, type EpochInfo, Limits, type Member } from "../../protocol/runtime.ts";
 import { SendBlockedError } from "../errors.ts";
 import type { EpochKey } from "../keys/keyring.ts";
 import { SignerKeys } from "../keys/signer-keys.ts";
@@ -29,25 +8,10 @@ import { SecurityText } from "../view/security-text.ts";
 import type { ChannelView, EpochChange, SecurityCheck, SecurityWarning } from "../view/state.ts";
 import { type ChainState, membersOf, type VerifiedEpoch } from "./chain.ts";
 import type { EngineContext } from "./engine-context.ts";
-import {
-  checkAdmission,
-  type EpochCandidate,
-  previousVerified,
-  type VerifyContext,
-  verifyEpoch,
-} from "./epoch-verify.ts";
-
-const MAX_ROTATION_ATTEMPTS = 5;
+import { type EpochCandidate, previousVerified, type VerifyContext, verifyEpoch } from "./epoch-verify.ts";
+import { Rotation } from "./rotation.ts";
 
 export { SendBlockedError };
-
-/** An epoch this client made whose create-epoch answer it did not see (protocol §7, attack 1). */
-interface PendingEpoch {
-  epochId: string;
-  commitCanon: string;
-  key: Uint8Array;
-  record: EpochCandidate;
-}
 
 /**
  * The keys of a channel: the keys and handles of people (pinned on first sight), and the channel's
@@ -55,9 +19,9 @@ interface PendingEpoch {
  * (epoch-verify.ts); what passed is persisted per channel, so a server cannot roll the client back.
  */
 export class EpochManager {
-  private readonly rotations = new Map<string, Promise<void>>();
   private readonly keyLoads = new Map<string, Promise<void>>();
-  private readonly pending = new Map<string, PendingEpoch>();
+  /** Making the next epoch (rotation.ts). */
+  private readonly rotation: Rotation;
   private cacheGeneration = 0;
   private readonly verifiedKeys = new Map<string, Promise<{ key: EpochKey; epoch: VerifiedEpoch } | null>>();
   /** Told of every verified membership change, so the timeline can show it. */
@@ -68,13 +32,14 @@ export class EpochManager {
 
   constructor(private readonly c: EngineContext) {
     this.keys = new SignerKeys(c);
+    this.rotation = new Rotation(this, c);
   }
 
-  private view(channelId: string): ChannelView | undefined {
+  view(channelId: string): ChannelView | undefined {
     return this.c.state.open[channelId];
   }
 
-  private get chains() {
+  get chains() {
     return this.c.keyring.chains;
   }
 
@@ -222,7 +187,7 @@ export class EpochManager {
   // ---- verification -----------------------------------------------------------------------------
 
   /** `identity`: the one a load started with, so a key replaced mid-load is not mixed in. */
-  private async verifyContext(channelId: string, given?: Identity): Promise<VerifyContext> {
+  async verifyContext(channelId: string, given?: Identity): Promise<VerifyContext> {
     const identity = given ?? this.c.keyring.identity;
     if (!identity) throw new Error(CryptoText.notInitialized);
     const view = this.view(channelId);
@@ -247,7 +212,7 @@ export class EpochManager {
    * it: the key goes to the keyring, the commit to the persisted chain. A failure becomes a warning
    * and the key is never stored.
    */
-  private async adopt(channelId: string, cand: EpochCandidate, identity?: Identity): Promise<boolean> {
+  async adopt(channelId: string, cand: EpochCandidate, identity?: Identity): Promise<boolean> {
     const ctx = await this.verifyContext(channelId, identity);
     const commit = cand.commit;
     const result = await verifyEpoch(ctx, cand);
@@ -433,7 +398,7 @@ export class EpochManager {
    * signed commit, taken on first use after its signature checked, and used only as "the previous
    * commit" of the epoch the newcomer is added in.
    */
-  private async anchor(channelId: string, info: EpochInfo): Promise<boolean> {
+  async anchor(channelId: string, info: EpochInfo): Promise<boolean> {
     if (!info.commit || !info.signature || !info.epochId) return false;
     const chain = await this.chain(channelId);
     const held = chain.epochs[String(info.epochNumber)];
@@ -503,322 +468,11 @@ export class EpochManager {
     return head;
   }
 
-  // ---- rotation ---------------------------------------------------------------------------------
+  // ---- rotation (rotation.ts) -------------------------------------------------------------------
 
-  /** Makes the next epoch; concurrent calls share one attempt. */
+  /** Makes the next epoch; concurrent calls share one attempt (rotation.ts). */
   rotate(channelId: string, opts: { reason?: CommitReason; newLink?: boolean } = {}): Promise<void> {
-    let p = this.rotations.get(channelId);
-    if (p) return p;
-    p = this.doRotate(channelId, opts).finally(() => this.rotations.delete(channelId));
-    this.rotations.set(channelId, p);
-    return p;
-  }
-
-  /** After a lost create-epoch answer: the server's epoch is ours only if it is our exact commit. */
-  private async adoptPending(channelId: string, info: EpochInfo): Promise<boolean> {
-    const mine = this.pending.get(channelId);
-    if (!mine || info.epochId !== mine.epochId || !info.commit) return false;
-    this.pending.delete(channelId);
-    if (canon(info.commit) !== mine.commitCanon) {
-      this.warn(channelId, "signature", {
-        epochNumber: info.epochNumber,
-        detail: "our epoch id under another commit",
-      });
-      return false;
-    }
-    // Our own key, never the wrap the server hands back (it may be one of its own making).
-    const ok = await this.adopt(channelId, {
-      ...mine.record,
-      admissions: info.admissions,
-      epochKey: mine.key,
-    });
-    const view = this.view(channelId);
-    if (ok && view) view.epoch = info;
-    return ok;
-  }
-
-  private async doRotate(
-    channelId: string,
-    opts: { reason?: CommitReason; newLink?: boolean },
-  ): Promise<void> {
-    const identity = this.c.keyring.identity;
-    if (!identity) throw new Error(CryptoText.notInitialized);
-    const me = this.c.me().did;
-    for (let attempt = 0; attempt < MAX_ROTATION_ATTEMPTS; attempt++) {
-      const { epochInfo: info } = await this.c.api.call("getEpochInfo", { channelUri: channelId });
-      if (await this.adoptPending(channelId, info)) {
-        if (!info.rotationRequired && !opts.newLink) return;
-      }
-      const chain = await this.chain(channelId);
-      // Never build on an epoch older than (or different from) the newest one verified: that would
-      // accept the server's rollback and fork the channel.
-      const head = chain.head;
-      if (
-        head &&
-        (info.epochNumber < head.epochNumber ||
-          (info.epochNumber === head.epochNumber && info.epochId !== head.epochId))
-      ) {
-        const verdict = await this.reconcile(channelId, info);
-        throw new SendBlockedError(typeof verdict === "string" ? verdict : SecurityText.sendBlocked);
-      }
-      // An automatic rotation (no reason given) happens only when the server requires one: a local
-      // "rotation required" may be stale (frames race), and someone else may have won the race
-      // already. Either way the current epoch, once verified, is what to use.
-      const automatic = opts.reason === undefined && !opts.newLink;
-      if ((attempt > 0 || automatic) && !info.rotationRequired && info.epochId && !opts.newLink) {
-        await this.loadUntil(channelId, info.epochNumber, info.epochId);
-        if (chain.head?.epochId === info.epochId) {
-          const view = this.view(channelId);
-          if (view) view.epoch = info;
-          this.c.changed();
-          return;
-        }
-      }
-      // The base to build on: the server's current epoch, which this client must have verified
-      // (or, as a newcomer with nothing verified, taken as its anchor).
-      let prev: VerifiedEpoch | null = null;
-      if (info.epochId) {
-        await this.loadUntil(channelId, info.epochNumber, info.epochId);
-        if (chain.epochs[String(info.epochNumber)]?.epochId !== info.epochId) {
-          // A newcomer (or someone rejoining) is not in the current commit and holds no key for it;
-          // anyone the commit lists must have been given the key, so for them this is a failure.
-          // Listed under a key this device no longer has (the key was replaced: "I lost my key"), the
-          // key went to the old key only, so this device is a newcomer too.
-          const myKey = this.c.keyring.identity?.publicKey;
-          const myFp = myKey ? await fingerprint(myKey) : null;
-          const listsMe =
-            info.commit?.members.some((m) => m.did === me && (myFp === null || m.fp === myFp)) ?? false;
-          const ahead = !chain.head || info.epochNumber > chain.head.epochNumber;
-          if (!(ahead && !listsMe && (await this.anchor(channelId, info)))) {
-            const verdict = await this.reconcile(channelId, info);
-            throw new SendBlockedError(typeof verdict === "string" ? verdict : SecurityText.sendBlocked);
-          }
-        }
-        prev = chain.epochs[String(info.epochNumber)] ?? null;
-      }
-      const { members } = await this.c.api.call("getMembers", { channelUri: channelId });
-      await this.checkMemberKeys(channelId, members);
-      // Protocol §8: an invitee into a secret channel learns the link from its invite's sealedLink,
-      // so it can check link admissions and seal the link in its join commit.
-      if (
-        prev &&
-        !prev.linkSecret &&
-        !chain.linkSecret &&
-        this.view(channelId)?.channel.value.type === "secret"
-      ) {
-        const secret = await this.linkFromInvite(
-          channelId,
-          prev,
-          members.find((m) => m.did === me)?.admission,
-        );
-        if (secret) {
-          chain.linkSecret = secret;
-          prev.linkSecret = secret;
-          await this.chains.saveChain(channelId, prev.epochNumber);
-        }
-      }
-      const ctx = await this.verifyContext(channelId);
-      const before = new Map((prev?.members ?? []).map((m) => [m.did, m]));
-      const block = (w: SecurityWarning): never => {
-        const view = this.view(channelId);
-        if (view) view.sendBlocked = true;
-        throw new SendBlockedError(w.text);
-      };
-      const recipients = [];
-      for (const m of members) {
-        // This client, under its own key and name (a key-change or rename commit is its own to make).
-        if (m.did === me) {
-          recipients.push({ did: me, publicKey: identity.publicKey, handle: this.c.me().handle });
-          continue;
-        }
-        const was = before.get(m.did);
-        if (was) {
-          // Protocol §8: a continuing member goes into the new commit exactly as the previous verified
-          // commit lists them, key and name, never as get-members, get-keys or a frame says: only
-          // their own key-change commit changes their key. The key wrapped to is the one whose
-          // fingerprint the signed list names.
-          const key = await this.keys.keyWithFp(m.did, was.fp);
-          const offeredFp = m.publicKey ? await this.keys.fingerprintOf(m.publicKey).catch(() => null) : null;
-          if (prev?.anchor && offeredFp !== null && offeredFp !== was.fp) {
-            this.warn(channelId, "member-key", {
-              epochNumber: prev.epochNumber,
-              did: m.did,
-              handle: this.handleOf(m.did, was.handle),
-              detail: "anchor",
-            });
-          }
-          if (!key) {
-            block(
-              this.warn(channelId, "member-key", {
-                epochNumber: prev?.epochNumber ?? null,
-                did: m.did,
-                handle: this.handleOf(m.did, was.handle),
-                detail: "anchor",
-              }),
-            );
-          }
-          recipients.push({
-            did: m.did,
-            publicKey: key as string,
-            handle: was.handle ?? this.handleOf(m.did, m.handle),
-          });
-          continue;
-        }
-        const pinned = m.publicKey ? await this.c.keyring.pinned(m.did) : null;
-        if (!m.publicKey || !pinned) throw new Error(`${m.handle} has no encryption key`);
-        // Never wrap a new epoch key to a key this client has not accepted: a server that swaps a
-        // member's key would otherwise receive the key itself.
-        if (pinned !== m.publicKey) {
-          throw new Error(`${m.handle}'s encryption key changed; compare safety numbers and accept it first`);
-        }
-        // Only members of the previous verified commit and joiners whose evidence checks (§7, §8).
-        if (prev) {
-          const fp = await this.keys.fingerprintOf(pinned);
-          const checked = await checkAdmission(ctx, prev, { did: m.did, fp }, m.admission, 3);
-          if (!checked) {
-            block(
-              this.warn(channelId, "admission", {
-                epochNumber: info.epochNumber + 1,
-                did: m.did,
-                handle: this.handleOf(m.did, m.handle),
-              }),
-            );
-          }
-        }
-        // A joiner's name: the server's hint, signed by this commit (the first that lists them).
-        recipients.push({ did: m.did, publicKey: pinned, handle: this.handleOf(m.did, m.handle) });
-      }
-      const reason =
-        opts.reason ?? this.reasonFor(prev, members, me, info, await fingerprint(identity.publicKey));
-      const makeLink =
-        this.view(channelId)?.channel.value.type === "secret" &&
-        (info.linkRotationRequired || !!opts.newLink);
-      const linkSecret = makeLink ? newLinkSecret() : (prev?.linkSecret ?? chain.linkSecret ?? null);
-      // Protocol §8: every v3 commit of a secret channel seals its link; a device that does not know
-      // it (a v2 invitee) leaves the next commit to a member who does.
-      if (this.view(channelId)?.channel.value.type === "secret" && !linkSecret) {
-        throw new SendBlockedError(SecurityText.linkUnknown);
-      }
-      const created = await createEpoch({
-        v: 3,
-        chains: await this.seenChains(channelId),
-        identity,
-        creatorDid: me,
-        channelId,
-        epochNumber: info.epochNumber + 1,
-        prevEpochId: info.epochId,
-        reason,
-        members: recipients,
-        state: { linkSecret },
-        createdAt: this.c.now(),
-      });
-      const keyChange =
-        reason === "key-change" ? await this.keyChangeStatement(channelId, prev, created) : null;
-      const record: EpochCandidate = {
-        commit: created.commit,
-        signature: created.signature,
-        admissions: {},
-        keyChange,
-      };
-      this.pending.set(channelId, {
-        epochId: created.epochId,
-        commitCanon: canon(created.commit),
-        key: created.epochKey,
-        record,
-      });
-      try {
-        const res = await this.c.api.call("createEpoch", {
-          channelUri: channelId,
-          commit: created.commit,
-          signature: created.signature,
-          wrappedKeys: created.wrappedKeys,
-          ...(keyChange ? { keyChange } : {}),
-          ...(makeLink && linkSecret ? { joinToken: await joinTokenFor(linkSecret, channelId) } : {}),
-        });
-        this.pending.delete(channelId);
-        const ok = await this.adopt(channelId, {
-          ...record,
-          admissions: res.epochInfo.admissions,
-          epochKey: created.epochKey,
-          own: { linkSecret },
-        });
-        const view = this.view(channelId);
-        if (view) {
-          view.epoch = res.epochInfo;
-          view.members = members;
-        }
-        if (!ok) throw new SendBlockedError(SecurityText.sendBlocked);
-        await this.reconcile(channelId, res.epochInfo);
-        this.c.changed();
-        return;
-      } catch (e) {
-        if (e instanceof ApiError && (e.code === "EpochConflict" || e.code === "RotationRequired")) continue;
-        if (e instanceof ApiError) {
-          this.pending.delete(channelId);
-          throw e;
-        }
-        // No answer: the epoch may or may not be stored. The next attempt looks before it leaps.
-        if (attempt === MAX_ROTATION_ATTEMPTS - 1) throw e;
-      }
-    }
-    throw new ApiError("EpochConflict", "Could not create the next epoch: the channel keeps changing");
-  }
-
-  /**
-   * The link secret an invite sealed to this user (protocol §8), only from an invite that verifies
-   * under the key the verified commit lists for its inviter: a sealedLink the server made up would
-   * let it admit a ghost under a secret of its own.
-   */
-  private async linkFromInvite(
-    channelId: string,
-    prev: VerifiedEpoch,
-    admission: Member["admission"] | undefined,
-  ): Promise<string | null> {
-    const identity = this.c.keyring.identity;
-    if (!identity || admission?.kind !== "invite") return null;
-    const inv = admission.invite;
-    if (inv.v !== 3 || !("sealedLink" in inv) || !inv.sealedLink) return null;
-    if (inv.channelId !== channelId || inv.inviteeDid !== this.c.me().did) return null;
-    const inviterFp = prev.members.find((m) => m.did === inv.inviterDid)?.fp;
-    const key = inviterFp ? await this.keys.keyWithFp(inv.inviterDid, inviterFp) : null;
-    if (!key || !(await verifyInvite(inv, admission.signature, key))) return null;
-    try {
-      return await openInviteLink({
-        channelId,
-        inviteeDid: inv.inviteeDid,
-        identity,
-        sealedLink: inv.sealedLink,
-      });
-    } catch (e) {
-      this.c.log(`invite link: ${reasonOf(e)}`);
-      return null;
-    }
-  }
-
-  /**
-   * This user's key-change statement (protocol §8): their previous key, when this device still holds
-   * it, signs that it moved to the new one in exactly this commit, so members show a neutral row.
-   */
-  private async keyChangeStatement(
-    channelId: string,
-    prev: VerifiedEpoch | null,
-    created: { epochId: string; commit: { members: { did: string; fp: string }[]; createdAt: number } },
-  ): Promise<KeyChange | null> {
-    const me = this.c.me().did;
-    const oldFp = prev?.members.find((m) => m.did === me)?.fp;
-    const newFp = created.commit.members.find((m) => m.did === me)?.fp;
-    const retired = await this.c.keyring.retired();
-    if (!oldFp || !newFp || !retired || oldFp === newFp || (await fingerprint(retired.publicKey)) !== oldFp)
-      return null;
-    const statement = buildKeyChange({
-      did: me,
-      oldFp,
-      newFp,
-      channelId,
-      epochId: created.epochId,
-      createdAt: created.commit.createdAt,
-    });
-    return { statement, signature: await signKeyChange(retired, statement) };
+    return this.rotation.rotate(channelId, opts);
   }
 
   /**
@@ -866,40 +520,6 @@ export class EpochManager {
     const vk = await this.verifiedKey(channelId, head.epochId);
     if (!vk) throw new Error(CryptoText.epochKeysNotLoaded);
     return { head, vk };
-  }
-
-  /**
-   * The sender chains this client has seen in the channel, its own included (protocol §8): the last
-   * number of each, for the commit it makes, so a withheld last message shows at the next rotation.
-   */
-  private async seenChains(channelId: string): Promise<{ did: string; device: string; n: number }[]> {
-    const seen = await this.chains.seenState(channelId);
-    const out: { did: string; device: string; n: number }[] = [];
-    for (const [key, numbers] of Object.entries(seen.chains ?? {})) {
-      const [did = "", device = ""] = key.split("|");
-      const n = Math.max(0, ...Object.keys(numbers).map(Number));
-      if (n >= 1) out.push({ did, device, n });
-    }
-    return out;
-  }
-
-  /** Why this epoch is made, from what changed since the previous verified commit. */
-  private reasonFor(
-    prev: VerifiedEpoch | null,
-    members: Member[],
-    me: string,
-    info: EpochInfo,
-    myFp: string | null = null,
-  ): CommitReason {
-    if (!info.epochId || !prev) return info.epochId ? "join" : "create";
-    const before = new Map(prev.members.map((m) => [m.did, m.fp]));
-    const now = new Set(members.map((m) => m.did));
-    if (!before.has(me)) return "join";
-    if (myFp !== null && before.get(me) !== myFp) return "key-change";
-    if (prev.members.some((m) => !now.has(m.did))) return "leave";
-    if (members.some((m) => !before.has(m.did))) return "join";
-    if (info.linkRotationRequired) return "kick";
-    return info.rotationRequired ? "scheduled" : "manual";
   }
 
   /**
