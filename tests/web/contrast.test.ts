@@ -43,11 +43,14 @@ for (const r of rules)
 /** A value with its var()s replaced (fallbacks honoured). */
 function resolve(value: string, depth = 0): string {
   if (depth > 10) throw new Error(`var() loop in ${value}`);
-  const next = value.replace(/var\(\s*(--[\w-]+)\s*(?:,\s*([^)]+))?\)/g, (_, name: string, fallback?: string) => {
-    const v = vars.get(name) ?? fallback;
-    if (v === undefined) throw new Error(`undefined custom property ${name}`);
-    return v.trim();
-  });
+  const next = value.replace(
+    /var\(\s*(--[\w-]+)\s*(?:,\s*([^)]+))?\)/g,
+    (_, name: string, fallback?: string) => {
+      const v = vars.get(name) ?? fallback;
+      if (v === undefined) throw new Error(`undefined custom property ${name}`);
+      return v.trim();
+    },
+  );
   return next === value ? value : resolve(next, depth + 1);
 }
 
@@ -92,7 +95,7 @@ function contrast(a: RGBA, b: RGBA): number {
 
 const surface = (name: string): RGBA => {
   const c = parseColor(resolve(`var(${name})`));
-  if (!c || c[3] !== 1) throw new Error(`${name} is not an opaque colour`);
+  if (c?.[3] !== 1) throw new Error(`${name} is not an opaque colour`);
   return c;
 };
 const SURFACES = { "--bg": surface("--bg"), "--panel": surface("--panel") };

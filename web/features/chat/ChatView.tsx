@@ -29,7 +29,8 @@ export function ChatView({ channelId, mobile }: { channelId: string; mobile: boo
           {c.description ? <p>{c.description}</p> : null}
         </div>
         <div className="chat-actions">
-          <NotifySetting channelId={channelId} />
+          {/* On a phone the notification settings are in the info drawer (issue 28: here they covered the name). */}
+          {mobile ? null : <NotifySetting channelId={channelId} />}
           <ConnectionState />
           <button
             type="button"
