@@ -156,7 +156,7 @@ browserTest(
     expect(await textSize()).toBe("14px");
     await size.selectOption("large");
     await page.waitForFunction(
-      () => document.querySelector(".board")?.getAttribute("data-font-size") === "large",
+      () => document.querySelector('[data-testid="chat-view"]')?.getAttribute("data-font-size") === "large",
     );
     expect(await textSize()).toBe("17px");
     expect(await input.evaluate((el) => getComputedStyle(el).fontSize)).toBe("17px");
@@ -171,7 +171,7 @@ browserTest(
     await page.locator('[data-testid="chat-view"] .chat-title h2', { hasText: `#${name}` }).waitFor();
     await editedRow.locator(".edited").waitFor({ timeout: WAIT });
     await page.waitForFunction(
-      () => document.querySelector(".board")?.getAttribute("data-font-size") === "large",
+      () => document.querySelector('[data-testid="chat-view"]')?.getAttribute("data-font-size") === "large",
     );
     expect(await textSize()).toBe("17px");
     expect(await size.inputValue()).toBe("large");

@@ -10,14 +10,6 @@ import { proxy } from "valtio";
 export type FontSize = "small" | "normal" | "large";
 export const FONT_SIZES: FontSize[] = ["small", "normal", "large"];
 
-export const DisplayText = {
-  heading: "DISPLAY",
-  fontSize: "Text size",
-  font: { small: "small", normal: "normal", large: "large" } satisfies Record<FontSize, string>,
-  hideMembership: "Hide join/leave and epoch rows",
-  hideMembershipHint: "Security warnings always show.",
-} as const;
-
 export const DISPLAY_KEY = "wsync-display";
 
 export interface DisplayPrefs {

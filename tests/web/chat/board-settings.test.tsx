@@ -83,7 +83,7 @@ describe("which rows the setting hides", () => {
     expect(isQuietRow(item())).toBe(false);
   });
 
-  test("in the chat view: hidden rows are gone from the list but kept in the timeline", async () => {
+  test("in the chat view: hidden rows are gone from the list but kept in the timeline; the text size", async () => {
     const items = [
       notice("joined", { author: bob }),
       epoch(change([{ ...bob, admission: "invite" }])),
@@ -107,6 +107,12 @@ describe("which rows the setting hides", () => {
     display.hideMembership = false;
     await settle();
     expect(rowTexts()).toHaveLength(6);
+    // The text size is set on the open channel, where the stylesheet reads it.
+    const chat = ui.$('[data-testid="chat-view"]') as HTMLElement;
+    expect(chat.getAttribute("data-font-size")).toBe("normal");
+    display.fontSize = "large";
+    await settle();
+    expect(chat.getAttribute("data-font-size")).toBe("large");
   });
 });
 

@@ -5,7 +5,6 @@ import { lazyPart } from "../../components/lazy-part.tsx";
 import { Spinner } from "../../components/Spinner.tsx";
 import { authUi } from "../../state/auth.ts";
 import { clearSelection, fetchChannels, selectChannel } from "../../state/channel.ts";
-import { display, loadDisplay } from "../../state/display.ts";
 import { engineState } from "../../state/engine.ts";
 import { takeResume } from "../../state/resume.ts";
 import { uiState } from "../../state/ui.ts";
@@ -116,13 +115,10 @@ export function Board() {
   const ui = useSnapshot(uiState);
   const { keyBackupOpen, linkDeviceOpen } = useSnapshot(authUi);
   const mobile = useIsMobile();
-  const { fontSize } = useSnapshot(display);
   useChannelInUrl(s.currentChannelId);
   const { switcherOpen, closeSwitcher } = useBoardKeys();
   useActivity();
   useEffect(() => {
-    // This browser's display settings (text size, quiet rows): the server rendered the defaults.
-    loadDisplay();
     void fetchChannels().catch(() => undefined);
     // Back after a session ended: the same user's channel reopens, with its draft (web/state/resume.ts).
     const did = engineState.auth.user?.did;
@@ -132,7 +128,7 @@ export function Board() {
   const currentId = s.currentChannelId;
   const current = currentId ? s.open[currentId] : undefined;
   return (
-    <div className={`board${mobile ? " mobile" : ""}`} data-testid="board" data-font-size={fontSize}>
+    <div className={`board${mobile ? " mobile" : ""}`} data-testid="board">
       {mobile ? <MobileChrome /> : null}
       <div className="board-body">
         <ChannelSidebar mobile={mobile} />

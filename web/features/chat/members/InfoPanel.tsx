@@ -2,13 +2,22 @@ import { useState } from "react";
 import { useSnapshot } from "valtio";
 import { handleWithoutSuffix } from "../../../../core/client/view/display.ts";
 import { authUi } from "../../../state/auth.ts";
-import { DisplayText, display, FONT_SIZES, type FontSize, setDisplay } from "../../../state/display.ts";
+import { display, FONT_SIZES, type FontSize, setDisplay } from "../../../state/display.ts";
 import { engineState } from "../../../state/engine.ts";
 import { LogoutDialog } from "../../auth/lazy-modals.tsx";
 import { NotifySetting } from "../ChannelActivity.tsx";
 import { ChannelLink } from "./ChannelLink.tsx";
 
 const state = (on: boolean, yes: string, no: string) => <b className={on ? "ok" : "bad"}>{on ? yes : no}</b>;
+
+/** The words of the DISPLAY section (web/state/display.ts). */
+export const DisplayText = {
+  heading: "DISPLAY",
+  fontSize: "Text size",
+  font: { small: "small", normal: "normal", large: "large" } satisfies Record<FontSize, string>,
+  hideMembership: "Hide join/leave and epoch rows",
+  hideMembershipHint: "Security warnings always show.",
+} as const;
 
 /** This browser's display settings (web/state/display.ts): text size, and hiding quiet rows. */
 function DisplaySettings() {
