@@ -22,7 +22,7 @@ export function lastEditable(
   if (!me) return null;
   for (let n = items.length - 1; n >= 0; n--) {
     const i = items[n];
-    if (!i || i.kind !== "message" || i.author.did !== me) continue;
+    if (i?.kind !== "message" || i.author.did !== me) continue;
     if (i.rich && i.rich.type !== "reply") continue; // reactions and edits are not messages to edit
     if (i.clientMsgId && i.seq > 0 && !i.deleted && i.state === "success" && !i.sending) return i.uri;
   }
