@@ -8,6 +8,27 @@ export const compose = proxy({
   editing: null as { channelId: string; uri: string } | null,
 });
 
+/**
+ * ↑ in an empty message input edits the newest message of one's own in the channel that can still be
+ * edited (Slack, Element): a sent, committed, readable message or reply, not deleted; null if none.
+ */
+export function lastEditable(
+  items: readonly Pick<
+    TimelineItem,
+    "uri" | "kind" | "author" | "clientMsgId" | "seq" | "deleted" | "state" | "sending" | "rich"
+  >[],
+  me: string | undefined,
+): string | null {
+  if (!me) return null;
+  for (let n = items.length - 1; n >= 0; n--) {
+    const i = items[n];
+    if (i?.kind !== "message" || i.author.did !== me) continue;
+    if (i.rich && i.rich.type !== "reply") continue; // reactions and edits are not messages to edit
+    if (i.clientMsgId && i.seq > 0 && !i.deleted && i.state === "success" && !i.sending) return i.uri;
+  }
+  return null;
+}
+
 export const REACTIONS = ["👍", "❤️", "😂", "🎉", "😮", "😢"] as const;
 
 function itemOf(channelId: string, uri: string): TimelineItem {

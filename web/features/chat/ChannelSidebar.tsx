@@ -164,6 +164,7 @@ export function ChannelSidebar({ mobile }: { mobile: boolean }) {
   return (
     <aside
       className={`channel-sidebar${mobile ? ` drawer left${ui.sidebarOpen ? " open" : ""}` : ""}`}
+      id="channel-sidebar"
       style={mobile ? undefined : { width: ui.sidebarWidth }}
       aria-label="Channels"
       inert={(mobile && !ui.sidebarOpen) || undefined}
@@ -268,10 +269,14 @@ export function ChannelSidebar({ mobile }: { mobile: boolean }) {
         </button>
       </form>
       {mobile ? null : (
+        // WAI-ARIA window splitter: a focusable separator (an <hr> is one) with its value; ←/→ resize
+        // (Shift: by 50 px), Home/End go to the ends, a double click goes back to the default width.
         <hr
           className="sb-resize"
           aria-orientation="vertical"
           aria-label="Resize channel list"
+          aria-controls="channel-sidebar"
+          aria-valuetext={`${ui.sidebarWidth} px`}
           aria-valuemin={SIDEBAR_MIN}
           aria-valuemax={SIDEBAR_MAX}
           aria-valuenow={ui.sidebarWidth}

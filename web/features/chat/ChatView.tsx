@@ -1,5 +1,7 @@
+import { useEffect } from "react";
 import { useSnapshot } from "valtio";
 import { leaveChannel } from "../../state/channel.ts";
+import { display, loadDisplay } from "../../state/display.ts";
 import { engineState } from "../../state/engine.ts";
 import { NotifySetting, TypingLine } from "./ChannelActivity.tsx";
 import { ConnectionState } from "./ConnectionState.tsx";
@@ -9,16 +11,26 @@ import { SecurityWarnings } from "./SecurityWarnings.tsx";
 
 const FLAG: Record<string, string> = { invite: " +i", secret: " +s" };
 
+let displayLoaded = false;
+function loadDisplayOnce(): void {
+  if (displayLoaded) return;
+  displayLoaded = true;
+  loadDisplay();
+}
+
 /**
  * The open channel (spec §2.8 chat view): header, security warnings, the message list and the
  * input. Everything shown comes from the engine's view of the channel; actions go through the slices.
  */
 export function ChatView({ channelId, mobile }: { channelId: string; mobile: boolean }) {
   const view = useSnapshot(engineState).open[channelId];
+  const { fontSize } = useSnapshot(display);
+  // This browser's display settings (web/state/display.ts), read once the chat first opens.
+  useEffect(loadDisplayOnce, []);
   if (!view) return null;
   const c = view.channel.value;
   return (
-    <section className="chat" data-testid="chat-view">
+    <section className="chat" data-testid="chat-view" data-font-size={fontSize}>
       <header className="chat-head">
         <div className="chat-title">
           <h2>#{c.name}</h2>
@@ -29,7 +41,8 @@ export function ChatView({ channelId, mobile }: { channelId: string; mobile: boo
           {c.description ? <p>{c.description}</p> : null}
         </div>
         <div className="chat-actions">
-          <NotifySetting channelId={channelId} />
+          {/* On a phone the notification settings are in the info drawer (issue 28: here they covered the name). */}
+          {mobile ? null : <NotifySetting channelId={channelId} />}
           <ConnectionState />
           <button
             type="button"

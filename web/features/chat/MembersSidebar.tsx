@@ -73,7 +73,7 @@ export function MembersSidebar({ channelId, mobile }: { channelId: string; mobil
           {view.channel.value.type === "public" ? null : <InvitePanel channelId={channelId} />}
         </>
       )}
-      {mobile && !info ? null : <InfoPanel channelId={channelId} />}
+      {mobile && !info ? null : <InfoPanel channelId={channelId} mobile={mobile} />}
     </aside>
   );
 }

@@ -75,8 +75,10 @@ export function MobileChrome() {
         >
           ≡
         </button>
+        {/* Short of room, the prompt gives way before the channel's name does. */}
         <span className="m-title">
-          root@wsync:<b>{channel ? `#${channel.value.name}` : "~"}</b>$
+          <span className="m-prompt">root@wsync:</span>
+          <b>{channel ? `#${channel.value.name}` : "~"}</b>$
         </span>
         <button
           type="button"

@@ -2,18 +2,59 @@ import { useState } from "react";
 import { useSnapshot } from "valtio";
 import { handleWithoutSuffix } from "../../../../core/client/view/display.ts";
 import { authUi } from "../../../state/auth.ts";
+import { display, FONT_SIZES, type FontSize, setDisplay } from "../../../state/display.ts";
 import { engineState } from "../../../state/engine.ts";
 import { LogoutDialog } from "../../auth/lazy-modals.tsx";
+import { NotifySetting } from "../ChannelActivity.tsx";
 import { ChannelLink } from "./ChannelLink.tsx";
 
 const state = (on: boolean, yes: string, no: string) => <b className={on ? "ok" : "bad"}>{on ? yes : no}</b>;
 
+/** The words of the DISPLAY section (web/state/display.ts). */
+export const DisplayText = {
+  heading: "DISPLAY",
+  fontSize: "Text size",
+  font: { small: "small", normal: "normal", large: "large" } satisfies Record<FontSize, string>,
+  hideMembership: "Hide join/leave and epoch rows",
+  hideMembershipHint: "Security warnings always show.",
+} as const;
+
+/** This browser's display settings (web/state/display.ts): text size, and hiding quiet rows. */
+function DisplaySettings() {
+  const d = useSnapshot(display);
+  return (
+    <fieldset className="display-settings" data-testid="display-settings">
+      <legend>{DisplayText.heading}</legend>
+      <label className="info-setting">
+        {DisplayText.fontSize}
+        <select value={d.fontSize} onChange={(e) => setDisplay({ fontSize: e.target.value as FontSize })}>
+          {FONT_SIZES.map((f) => (
+            <option key={f} value={f}>
+              {DisplayText.font[f]}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label className="info-setting">
+        <input
+          type="checkbox"
+          checked={d.hideMembership}
+          onChange={(e) => setDisplay({ hideMembership: e.target.checked })}
+        />
+        {DisplayText.hideMembership}
+      </label>
+      <p className="info-hint">{DisplayText.hideMembershipHint}</p>
+    </fieldset>
+  );
+}
+
 /**
  * Spec §2.8 info panel: AUTH_STATUS (DISCONNECT asks first, then logs out), ENCRYPTION (the keys as
  * the engine knows them, and the way to the key backup) and USER_DATA; then, in a secret channel, its
- * link (protocol §7).
+ * link (protocol §7). Below: on a phone, the channel's notification settings (the chat header has no
+ * room for them beside the channel's name, issue 28), and the display settings of this browser.
  */
-export function InfoPanel({ channelId }: { channelId: string }) {
+export function InfoPanel({ channelId, mobile = false }: { channelId: string; mobile?: boolean }) {
   const auth = useSnapshot(engineState).auth;
   const [confirming, setConfirming] = useState(false);
   return (
@@ -57,6 +98,13 @@ export function InfoPanel({ channelId }: { channelId: string }) {
         NODE_ID: <code>{auth.user?.did}</code>
       </p>
       <ChannelLink channelId={channelId} />
+      {mobile ? (
+        <section className="channel-settings" aria-labelledby="channel-settings-h">
+          <h4 id="channel-settings-h">CHANNEL_SETTINGS</h4>
+          <NotifySetting channelId={channelId} />
+        </section>
+      ) : null}
+      <DisplaySettings />
       {confirming ? <LogoutDialog onCancel={() => setConfirming(false)} /> : null}
     </section>
   );

@@ -1,10 +1,12 @@
 import { useEffect, useRef, useState } from "react";
 import toast from "react-hot-toast/headless";
 import { useSnapshot } from "valtio";
+import { presentTimeline } from "../../../../core/client/channel/rich.ts";
 import { handleWithoutSuffix } from "../../../../core/client/view/display.ts";
 import { SecurityText } from "../../../../core/client/view/security-text.ts";
+import type { TimelineItem } from "../../../../core/client/view/state.ts";
 import { CryptoText } from "../../../../core/crypto/errors.ts";
-import { compose, sendEdit, sendReply } from "../../../state/compose.ts";
+import { compose, lastEditable, sendEdit, sendReply } from "../../../state/compose.ts";
 import { engineState } from "../../../state/engine.ts";
 import { sendMessage, sendTyping } from "../../../state/message.ts";
 import { getDraft, setDraft } from "../../../state/resume.ts";
@@ -17,7 +19,8 @@ export const TYPING_EVERY_MS = 3000;
 export const HAPTIC_MS = 50;
 
 /**
- * The message input (spec §5): Enter sends, Shift+Enter is a new line, Ctrl/Cmd+U clears. A send needs
+ * The message input (spec §5): Enter sends, Shift+Enter is a new line, Ctrl/Cmd+U clears; ↑ in an empty
+ * input edits one's newest message in the channel and Esc cancels an edit or reply. A send needs
  * text, a session, the open channel, no send in flight and the channel's epoch keys. While the message
  * is on its way the input is disabled and reads TRANSMITTING; it empties when the record comes back.
  * While a security check blocks sending (protocol §7) it says so; a send still goes to the engine,
@@ -71,9 +74,10 @@ export function Composer({ channelId, mobile }: { channelId: string; mobile: boo
   // biome-ignore lint/correctness/useExhaustiveDependencies: only when editing starts.
   useEffect(() => {
     if (!editing) return;
-    // The text being edited, as shown now (its newest edit, if any).
-    const shown = document.getElementById(`m-${editingItem?.author.did}-${editingItem?.clientMsgId}`);
-    setText(shown?.querySelector(".body")?.textContent ?? editingItem?.text ?? "");
+    // The text being edited as its author wrote it (its newest edit, if any), not as it is drawn.
+    const items = (view?.items ?? []) as TimelineItem[];
+    const raw = presentTimeline(items, s.auth.user?.did ?? null).find((p) => p.item.uri === editing)?.text;
+    setText(raw ?? editingItem?.text ?? "");
     input.current?.focus();
   }, [editing]);
   const cancelMode = () => {
@@ -155,6 +159,20 @@ export function Composer({ channelId, mobile }: { channelId: string; mobile: boo
             } else if (e.key === "Escape" && (replyTo || editing)) {
               e.preventDefault();
               cancelMode();
+            } else if (
+              e.key === "ArrowUp" &&
+              text === "" &&
+              !editing &&
+              !e.defaultPrevented &&
+              !(e.shiftKey || e.altKey || e.ctrlKey || e.metaKey)
+            ) {
+              // ↑ in an empty input edits one's newest message here (Esc cancels, like the ✕).
+              const uri = Array.isArray(view?.items) ? lastEditable(view.items, s.auth.user?.did) : null;
+              if (uri) {
+                e.preventDefault();
+                compose.replyTo = null;
+                compose.editing = { channelId, uri };
+              }
             } else if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "u") {
               e.preventDefault();
               setText("");

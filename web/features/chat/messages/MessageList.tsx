@@ -5,9 +5,11 @@ import { dayLabel } from "../../../../core/client/view/display.ts";
 import type { ChannelView, TimelineItem } from "../../../../core/client/view/state.ts";
 import { newestSeq } from "../../../../core/client/view/unread.ts";
 import { FORWARD_SECRECY_TEXT } from "../../../../core/crypto/errors.ts";
+import { display } from "../../../state/display.ts";
 import { engineState } from "../../../state/engine.ts";
 import { loadMore, markRead, resendMessage } from "../../../state/message.ts";
 import { MessageRow, NoticeRow, shownTime } from "./MessageRow.tsx";
+import { shownItems } from "./quiet-rows.ts";
 import { EpochRow, MissingRow } from "./SecurityRows.tsx";
 
 type Row = (p: { item: Snapshot<TimelineItem>; onRetry?: (uri: string) => void }) => ReactNode;
@@ -38,6 +40,7 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
   const view = snap.open[channelId];
   const me = snap.auth.user?.did;
   const items = view?.items;
+  const hideQuiet = useSnapshot(display).hideMembership;
   const box = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
   const seen = useRef({ first: "", last: "", height: 0 });
@@ -100,10 +103,12 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
     const rows: ReactNode[] = [];
     let day = "";
     // Array.isArray narrows a snapshot's readonly array to any[]: give the items their type back.
-    const list: readonly Snapshot<TimelineItem>[] = items;
+    const all: readonly Snapshot<TimelineItem>[] = items;
+    // The display setting may hide join/leave and routine epoch rows (never a warning): quiet-rows.ts.
+    const list = shownItems(all, hideQuiet);
     // History a newcomer cannot read: a run of such rows is one line, not a wall of glitch blocks.
     const presented = new Map(
-      presentTimeline(list as TimelineItem[], me ?? null).map((p) => [p.item.uri, p] as const),
+      presentTimeline(all as TimelineItem[], me ?? null).map((p) => [p.item.uri, p] as const),
     );
     const unreadable = (i: Snapshot<TimelineItem>) =>
       i.kind === "message" && i.text === null && i.error === FORWARD_SECRECY_TEXT && !i.deleted;
