@@ -1,8 +1,10 @@
 import { useEffect, useRef, useState } from "react";
 import toast from "react-hot-toast/headless";
 import { useSnapshot } from "valtio";
+import { presentTimeline } from "../../../../core/client/channel/rich.ts";
 import { handleWithoutSuffix } from "../../../../core/client/view/display.ts";
 import { SecurityText } from "../../../../core/client/view/security-text.ts";
+import type { TimelineItem } from "../../../../core/client/view/state.ts";
 import { CryptoText } from "../../../../core/crypto/errors.ts";
 import { compose, sendEdit, sendReply } from "../../../state/compose.ts";
 import { engineState } from "../../../state/engine.ts";
@@ -71,9 +73,11 @@ export function Composer({ channelId, mobile }: { channelId: string; mobile: boo
   // biome-ignore lint/correctness/useExhaustiveDependencies: only when editing starts.
   useEffect(() => {
     if (!editing) return;
-    // The text being edited, as shown now (its newest edit, if any).
-    const shown = document.getElementById(`m-${editingItem?.author.did}-${editingItem?.clientMsgId}`);
-    setText(shown?.querySelector(".body")?.textContent ?? editingItem?.text ?? "");
+    // The text being edited as its author wrote it (the Markdown source, not the drawn text), in its
+    // newest edit, if any.
+    const items = (view?.items ?? []) as TimelineItem[];
+    const source = presentTimeline(items, s.auth.user?.did ?? null).find((p) => p.item.uri === editing)?.text;
+    setText(source ?? editingItem?.text ?? "");
     input.current?.focus();
   }, [editing]);
   const cancelMode = () => {
