@@ -6,10 +6,12 @@
  */
 import "../dom.ts";
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { gemoji } from "gemoji";
 import { act } from "react";
+import { REACTION_RE } from "../../../core/crypto/message-format.ts";
 import { ChatView } from "../../../web/features/chat/ChatView.tsx";
 import { EmojiPicker } from "../../../web/features/chat/emoji/EmojiPicker.tsx";
-import { searchEmoji, shortcodes } from "../../../web/features/chat/emoji/emoji-data.ts";
+import { CATEGORIES, searchEmoji, shortcodes } from "../../../web/features/chat/emoji/emoji-data.ts";
 import { tokenAt } from "../../../web/features/chat/messages/Completion.tsx";
 import {
   callsOf,
@@ -75,6 +77,14 @@ describe("the token at the caret", () => {
     expect(shortcodes("thumbs").map((s) => s.emoji)).toContain("👍");
     expect(searchEmoji("rocket")[0]?.emoji).toBe("🚀");
     expect(searchEmoji("zzzzqqq")).toEqual([]);
+  });
+
+  test("the picker offers exactly the emoji the protocol accepts as a reaction", () => {
+    const offered = new Set(CATEGORIES.flatMap((c) => c.list.map((e) => e.emoji)));
+    for (const e of gemoji)
+      expect([e.emoji, offered.has(e.emoji)]).toEqual([e.emoji, REACTION_RE.test(e.emoji)]);
+    for (const q of ["one", "keycap", "info", "smile", "flag"])
+      for (const e of searchEmoji(q)) expect(REACTION_RE.test(e.emoji)).toBe(true);
   });
 });
 

@@ -1,5 +1,4 @@
 import { type Gemoji, gemoji } from "gemoji";
-import { REACTION_RE } from "../../../../core/crypto/message-format.ts";
 
 /**
  * The emoji table (gemoji: GitHub's shortcodes, the ones Slack and Element users type, such as
@@ -16,8 +15,13 @@ export interface Category {
   list: Emoji[];
 }
 
-/** Emoji a reaction may carry (protocol: no letters or digits, so not the keycaps or ℹ️). */
-export const canReact = (e: Emoji) => REACTION_RE.test(e.emoji);
+/**
+ * Emoji a reaction may carry: the protocol's REACTION_RE (core/crypto/message-format.ts: no letters
+ * or digits, so not the keycaps or ℹ️), spelled again here because importing that module would pull
+ * the crypto helpers it needs into a chunk of their own on every page load; a test checks the two agree.
+ */
+const REACTABLE = /^[^\p{L}\p{N}\p{Z}\p{Cc}]{1,16}$/u;
+export const canReact = (e: Emoji) => REACTABLE.test(e.emoji);
 
 const ICONS: Record<string, string> = {
   "Smileys & Emotion": "😀",
