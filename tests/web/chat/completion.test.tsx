@@ -124,6 +124,10 @@ describe("@ members", () => {
     await settle();
     expect(callsOf(fake, "send")).toHaveLength(1);
     expect(callsOf(fake, "send")[0]?.args[1]).toBe("@morpheus look @tri");
+    // Closed for that token only: written again (same place), it opens again.
+    await typeInto(input(), "");
+    await typeInto(input(), "@morpheus look @tri");
+    expect(optionTexts()).toEqual(["@trinity"]);
   });
 
   test("a click on an option picks it", async () => {

@@ -161,8 +161,11 @@ export function useCompletion({
   const active = open ? Math.min(index, options.length - 1) : -1;
   const listId = `completion-${id}`;
   const tokenKey = token ? `${token.kind}${token.start}${token.query}` : "";
-  // biome-ignore lint/correctness/useExhaustiveDependencies: a new query starts at the first option.
-  useEffect(() => setIndex(0), [tokenKey]);
+  // A new query starts at the first option; a new token opens again after an Esc.
+  useEffect(() => {
+    setIndex(0);
+    if (!tokenKey) setClosedAt(null);
+  }, [tokenKey]);
 
   useLayoutEffect(() => {
     if (moveCaret.current === null || !input.current) return;
