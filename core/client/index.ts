@@ -10,6 +10,8 @@ export * from "./net/api.ts";
 export * from "./net/realtime.ts";
 export * from "./store.ts";
 export * from "./view/display.ts";
+export * from "./view/markdown.ts";
+export * from "./view/markdown-plain.ts";
 export * from "./view/security-text.ts";
 export * from "./view/state.ts";
 export * from "./view/unread.ts";

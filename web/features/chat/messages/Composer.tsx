@@ -11,6 +11,7 @@ import { engineState } from "../../../state/engine.ts";
 import { sendMessage, sendTyping } from "../../../state/message.ts";
 import { getDraft, setDraft } from "../../../state/resume.ts";
 import { onClearInput } from "../members/panel.ts";
+import { useCompletion } from "./Completion.tsx";
 
 /** A typing frame at most this often (the server's limit allows a few more). */
 export const TYPING_EVERY_MS = 3000;
@@ -44,6 +45,15 @@ export function Composer({ channelId, mobile }: { channelId: string; mobile: boo
   };
   const [pending, setPending] = useState(false);
   const input = useRef<HTMLTextAreaElement>(null);
+  // @ members and : emoji (Completion.tsx).
+  const completion = useCompletion({
+    id: channelId,
+    text,
+    setText,
+    input,
+    members: view?.members ?? [],
+    me: s.auth.user?.did ?? null,
+  });
   const refocus = useRef(false);
   // A message queued while offline does not hold the input: the next one can be written meanwhile.
   const busy = pending || (Array.isArray(view?.items) && !!view?.items.some((i) => i.sending && !i.queued));
@@ -74,10 +84,11 @@ export function Composer({ channelId, mobile }: { channelId: string; mobile: boo
   // biome-ignore lint/correctness/useExhaustiveDependencies: only when editing starts.
   useEffect(() => {
     if (!editing) return;
-    // The text being edited as its author wrote it (its newest edit, if any), not as it is drawn.
+    // The text being edited as its author wrote it (the Markdown source, not the drawn text), in its
+    // newest edit, if any.
     const items = (view?.items ?? []) as TimelineItem[];
-    const raw = presentTimeline(items, s.auth.user?.did ?? null).find((p) => p.item.uri === editing)?.text;
-    setText(raw ?? editingItem?.text ?? "");
+    const source = presentTimeline(items, s.auth.user?.did ?? null).find((p) => p.item.uri === editing)?.text;
+    setText(source ?? editingItem?.text ?? "");
     input.current?.focus();
   }, [editing]);
   const cancelMode = () => {
@@ -142,6 +153,7 @@ export function Composer({ channelId, mobile }: { channelId: string; mobile: boo
           </button>
         </p>
       ) : null}
+      {completion.popup}
       <div className="composer-row">
         <span className="prompt">&gt;</span>
         <textarea
@@ -151,8 +163,14 @@ export function Composer({ channelId, mobile }: { channelId: string; mobile: boo
           disabled={busy}
           placeholder={busy ? "TRANSMITTING..." : "ENTER_MESSAGE"}
           aria-label="Message"
-          onChange={(e) => setText(e.target.value)}
+          {...completion.inputProps}
+          onChange={(e) => {
+            setText(e.target.value);
+            completion.track(e.target);
+          }}
+          onSelect={(e) => completion.track(e.currentTarget)}
           onKeyDown={(e) => {
+            if (completion.onKeyDown(e)) return;
             if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
               e.preventDefault();
               void send();

@@ -11,14 +11,22 @@ import {
 } from "../../../../core/client/view/display.ts";
 import type { TimelineItem } from "../../../../core/client/view/state.ts";
 import { FORWARD_SECRECY_TEXT } from "../../../../core/crypto/errors.ts";
+import { lazyPart } from "../../../components/lazy-part.tsx";
 import { Modal } from "../../../components/Modal.tsx";
-import { compose, REACTIONS, toggleReaction } from "../../../state/compose.ts";
+import { compose, toggleReaction } from "../../../state/compose.ts";
 import { engineState } from "../../../state/engine.ts";
 import { deleteMessage } from "../../../state/message.ts";
 import { MessageText } from "./MessageText.tsx";
 import { Deleted, hasWarningNote, Notes } from "./SecurityRows.tsx";
 
 type Item = Snapshot<TimelineItem>;
+
+/** Every emoji, searchable (issue 28); its code and table load when it is first opened. */
+const EmojiPicker = lazyPart(
+  () => import("../emoji/EmojiPicker.tsx").then((m) => m.EmojiPicker),
+  "the emoji picker",
+  <span className="emoji-picker loading">…</span>,
+);
 
 /** Spec §2.13 / §9: the reveal of a new message, 10 steps of 50 ms over a 20-character scramble. */
 export const REVEAL_STEPS = 10;
@@ -157,21 +165,13 @@ function Actions({ item: i, channelId, mine }: { item: Item; channelId: string; 
         ☺
       </button>
       {picking ? (
-        <span className="emoji-picker">
-          {REACTIONS.map((e) => (
-            <button
-              key={e}
-              type="button"
-              aria-label={`React ${e}`}
-              onClick={() => {
-                setPicking(false);
-                void toggleReaction(channelId, i.uri, e, false).catch(fail);
-              }}
-            >
-              {e}
-            </button>
-          ))}
-        </span>
+        <EmojiPicker
+          onClose={() => setPicking(false)}
+          onPick={(e) => {
+            setPicking(false);
+            void toggleReaction(channelId, i.uri, e, false).catch(fail);
+          }}
+        />
       ) : null}
       {mine ? (
         <>

@@ -1,76 +1,80 @@
-import { type ReactNode, useState } from "react";
+import { createElement, Fragment, type ReactNode, useState } from "react";
 import { useSnapshot } from "valtio";
+import { type MdBlock, type MdInline, parseMarkdown } from "../../../../core/client/view/markdown.ts";
 import { mentionPattern } from "../../../../core/client/view/unread.ts";
 import { engineState } from "../../../state/engine.ts";
 
 /**
- * A message's text as the reader sees it: plain text (never markup), its direction from its own
- * first strong character (`dir="auto"`, so Arabic or Hebrew lines read right to left), web addresses
- * as links, and a very long message folded behind "show more".
+ * A message's text as the reader sees it: its Markdown (core/client/view/markdown.ts) drawn as React
+ * elements, never as HTML, so nothing a sender writes becomes markup or script; its direction from
+ * its own first strong character (`dir="auto"`, so Arabic or Hebrew lines read right to left); the
+ * reader's @handle marked; and a very long message folded behind "show more".
  *
- * Links: only `http:` and `https:` addresses written out in full become links (never `javascript:`,
- * `data:` or anything else), opened in a new tab with `rel="noopener noreferrer"` so the page they
- * lead to gets neither this window nor the address of the channel. Written here rather than with a
- * linkify library: ~30 lines against the page's JavaScript budget (docs/benchmarks.md, bench:js).
+ * Links: only http(s) and mailto addresses (the parser's `safeHref`; `javascript:`, `data:` and the
+ * rest stay text), opened in a new tab with `rel="noopener noreferrer nofollow"`, so the page they
+ * lead to gets neither this window nor the channel's address; the real address is the tooltip.
+ * A message that is one paragraph (most are) is drawn inline, exactly as plain text was.
  */
 
 /** Folded above this many characters or lines. */
 export const FOLD_CHARS = 700;
 export const FOLD_LINES = 12;
 
-const URL_RE = /\bhttps?:\/\/[^\s<>"'`]+/gi;
-// Closing punctuation after an address is the sentence's, not the address's.
-const TRAILING = /[.,;:!?'")\]}>]+$/;
+// The tree is drawn from the text and never reorders, so children go in as arguments: positional,
+// no keys needed.
+const h = createElement;
 
-export function safeHref(candidate: string): string | null {
-  try {
-    const u = new URL(candidate);
-    return u.protocol === "http:" || u.protocol === "https:" ? u.href : null;
-  } catch {
-    return null;
-  }
-}
-
-/** `@handle` of the reader, marked (a string part of the text; links are left as they are). */
-function markMentions(text: string, handle: string | undefined, key: number): ReactNode[] {
+/** `@handle` of the reader, marked (in text only: not in code or link addresses). */
+function markMentions(text: string, handle: string | undefined): ReactNode[] {
   if (!handle) return [text];
   const out: ReactNode[] = [];
   let at = 0;
   for (const m of text.matchAll(mentionPattern(handle))) {
     const start = (m.index ?? 0) + (m[1] ?? "").length;
     if (start > at) out.push(text.slice(at, start));
-    out.push(
-      <mark key={`${key}-${start}`} className="mention">
-        {m[2]}
-      </mark>,
-    );
+    out.push(h("mark", { className: "mention" }, m[2]));
     at = start + (m[2] ?? "").length;
   }
   if (at < text.length) out.push(text.slice(at));
   return out;
 }
 
-/** The text with its addresses as links (and the reader's @handle marked). */
-export function linkify(text: string, handle?: string): ReactNode[] {
-  const out: ReactNode[] = [];
-  let at = 0;
-  for (const m of text.matchAll(URL_RE)) {
-    let raw = m[0];
-    const trail = TRAILING.exec(raw)?.[0] ?? "";
-    raw = raw.slice(0, raw.length - trail.length);
-    const href = safeHref(raw);
-    const start = m.index ?? 0;
-    if (!href || !raw) continue;
-    if (start > at) out.push(...markMentions(text.slice(at, start), handle, at));
-    out.push(
-      <a key={start} href={href} target="_blank" rel="noopener noreferrer">
-        {raw}
-      </a>,
-    );
-    at = start + raw.length;
-  }
-  if (at < text.length) out.push(...markMentions(text.slice(at), handle, at));
-  return out;
+function inline(nodes: readonly MdInline[], handle: string | undefined): ReactNode[] {
+  return nodes.map((n) =>
+    typeof n === "string"
+      ? h(Fragment, null, ...markMentions(n, handle))
+      : n.type === "code"
+        ? h("code", null, n.text)
+        : n.type === "link"
+          ? h(
+              "a",
+              { href: n.href, title: n.href, target: "_blank", rel: "noopener noreferrer nofollow" },
+              ...inline(n.children, handle),
+            )
+          : h(n.type, null, ...inline(n.children, handle)),
+  );
+}
+
+function blocks(list: readonly MdBlock[], handle: string | undefined): ReactNode[] {
+  return list.map((b, k) =>
+    b.type === "p"
+      ? // Paragraphs stay inline text (the row is white-space: pre-wrap): a blank line between two.
+        h(Fragment, null, list[k - 1]?.type === "p" ? "\n\n" : null, ...inline(b.children, handle))
+      : b.type === "pre"
+        ? h("pre", { "data-lang": b.lang || undefined }, h("code", null, b.text))
+        : b.type === "quote"
+          ? h("blockquote", null, ...blocks(b.children, handle))
+          : h(
+              b.ordered ? "ol" : "ul",
+              { start: b.ordered && b.start !== 1 ? b.start : undefined },
+              ...b.items.map((item) => h("li", null, ...inline(item, handle))),
+            ),
+  );
+}
+
+/** The text drawn, for a reader with this handle (SSR and tests call it without a snapshot). */
+export function formatted(text: string, handle?: string): ReactNode {
+  return h(Fragment, null, ...blocks(parseMarkdown(text), handle));
 }
 
 export function MessageText({ text }: { text: string }) {
@@ -82,7 +86,7 @@ export function MessageText({ text }: { text: string }) {
   return (
     <>
       <span className="body" dir="auto">
-        {linkify(shown, handle)}
+        {formatted(shown, handle)}
       </span>
       {long ? (
         <button type="button" className="fold" aria-expanded={open} onClick={() => setOpen(!open)}>
