@@ -99,9 +99,9 @@ browserTest(
 
     // A conversation: joining brings a "joined" line and epoch rows (the key rotates for the newcomer).
     await joinFromList(page, name);
-    await send(page, "first **draft**");
-    await send(page, "second");
-    await expectMessage(page, me.handle, "second");
+    await send(page, "first draft");
+    await send(page, "the **second**", "the second");
+    await expectMessage(page, me.handle, "the second");
     await page.waitForFunction(() => document.querySelectorAll(".chat-list .notice.epoch").length > 0);
     const before = await rowCounts(page);
     expect(before.joined).toBeGreaterThan(0);
@@ -112,7 +112,8 @@ browserTest(
     await input.focus();
     await page.keyboard.press("ArrowUp");
     await page.locator('[data-testid="compose-mode"]', { hasText: "Editing your message" }).waitFor();
-    expect(await input.inputValue()).toBe("second");
+    // The Markdown source, not the drawn text.
+    expect(await input.inputValue()).toBe("the **second**");
     await page.keyboard.press("Escape");
     await page.locator('[data-testid="compose-mode"]').waitFor({ state: "detached" });
     expect(await input.inputValue()).toBe("");
@@ -125,7 +126,9 @@ browserTest(
     // Edited for real: the row shows the new text, marked edited.
     await page.keyboard.press("ArrowUp");
     await page.waitForFunction(
-      () => document.querySelector<HTMLTextAreaElement>('textarea[aria-label="Message"]')?.value === "second",
+      () =>
+        document.querySelector<HTMLTextAreaElement>('textarea[aria-label="Message"]')?.value ===
+        "the **second**",
     );
     await input.fill("second, edited");
     await input.press("Enter");
@@ -133,7 +136,7 @@ browserTest(
       .locator(".chat-list .msg")
       .filter({ has: page.locator(".body", { hasText: /^second, edited$/ }) });
     await editedRow.locator(".edited").waitFor();
-    expect(await messageRow(page, "second").count()).toBe(0);
+    expect(await messageRow(page, "the second").count()).toBe(0);
     await page.locator('[data-testid="compose-mode"]').waitFor({ state: "detached" });
     // And again: the input gets the newest edit's raw text.
     await page.waitForFunction(

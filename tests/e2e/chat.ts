@@ -53,8 +53,11 @@ export async function expectMessage(page: Page, author: string, text: string): P
   expect(await row.getAttribute("class")).toContain("success");
 }
 
-/** Types into the message input and presses Enter; the own message comes back committed. */
-export async function send(page: Page, text: string): Promise<void> {
+/**
+ * Types into the message input and presses Enter; the own message comes back committed. `shown` is
+ * the row's text when Markdown draws it differently from what was typed.
+ */
+export async function send(page: Page, text: string, shown = text): Promise<void> {
   const input = page.getByRole("textbox", { name: "Message" });
   await input.fill(text); // waits until the input is enabled (no send in flight)
   await input.press("Enter");
@@ -66,7 +69,7 @@ export async function send(page: Page, text: string): Promise<void> {
       const box = document.querySelector<HTMLTextAreaElement>('textarea[aria-label="Message"]');
       return !!mine && !mine.classList.contains("sending") && box?.value === "" && !box.disabled;
     },
-    text,
+    shown,
     { timeout: WAIT },
   );
 }
