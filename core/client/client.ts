@@ -290,7 +290,23 @@ export class WsyncClient {
    * from the backup or a key file for this one hand-over.
    */
   async linkOtherDevice(text: string, privateKey?: string) {
-    return (await this.linking(privateKey)).prepare(text);
+    const prepared = await (await this.linking(privateKey)).prepare(text);
+    return {
+      confirmation: prepared.confirmation,
+      send: async () => {
+        await prepared.send();
+        // Another device now holds the key: it is secured beyond this one.
+        await this.auth.keySecured("linked");
+      },
+    };
+  }
+
+  /**
+   * Whether the account's key is kept beyond this device (a key backup, or another device or file
+   * this device knows of): the board reminds the user while it is not (docs/decisions/key-securing.md).
+   */
+  keyCustody(): Promise<"secured" | "unsecured" | "unknown"> {
+    return this.auth.keyCustody();
   }
 
   /**

@@ -11,8 +11,13 @@ import { publicJwkFromRaw } from "../../core/crypto/public-key.ts";
  * script on the page can use the keys while the page is open but never read them as bytes, and they
  * are in no storage that `localStorage`/`sessionStorage`/cookies expose.
  *
- * The one exception is `unconfirmed`: a new account's private key (base64) until the user confirmed
- * saving it, so a reload can show the keys modal again; it is deleted on confirmation or logout.
+ * Two exceptions keep the private key readable by this app:
+ * - `unconfirmed`: a new account's private key (base64) until the user confirmed saving it, so a reload
+ *   can show the keys modal again; deleted on confirmation or logout;
+ * - `held`: a key not yet secured elsewhere (no key backup, not handed to another device), sealed
+ *   under a non-extractable AES-GCM key of this vault, so that the backup or a device link can still
+ *   be made after the page that made the key is gone; deleted once the key is secured, or on logout
+ *   (docs/decisions/key-securing.md).
  */
 
 interface StoredIdentity {
@@ -28,8 +33,17 @@ interface StoredEpoch {
   createdAt: number;
 }
 
+interface HeldKey {
+  /** The public key of the identity this copy is of: a copy of another key is never given out. */
+  publicKey: string;
+  sealKey: CryptoKey;
+  iv: Uint8Array;
+  ct: ArrayBuffer;
+}
+
 const IDENTITY = "identity";
 const UNCONFIRMED = "unconfirmed";
+const HELD = "held";
 const epochsKey = (channelId: string) => `epochs:${channelId}`;
 
 function identityOf(stored: StoredIdentity): Identity {
@@ -74,13 +88,50 @@ export class IdbVault implements SecretVault {
     return identity;
   }
 
+  /** The non-extractable identity cannot be exported; only a copy held until secured can be. */
   async exportPrivateKey(): Promise<string | null> {
-    return null;
+    const held = await get<HeldKey | undefined>(HELD, this.db);
+    if (!held || !(held.sealKey instanceof CryptoKey)) return null;
+    const stored = await get<unknown>(IDENTITY, this.db);
+    if (!isStoredIdentity(stored) || stored.publicKey !== held.publicKey) return null;
+    try {
+      const plain = await crypto.subtle.decrypt(
+        { name: "AES-GCM", iv: held.iv as Uint8Array<ArrayBuffer> },
+        held.sealKey,
+        held.ct,
+      );
+      return new TextDecoder().decode(plain);
+    } catch {
+      return null;
+    }
+  }
+
+  async holdUntilSecured(privateKey: string | null): Promise<void> {
+    if (privateKey === null) {
+      await del(HELD, this.db);
+      return;
+    }
+    const { publicKey } = await importIdentity(privateKey);
+    // The sealing key is non-extractable: what a script reading the stored values finds is
+    // ciphertext; only code that runs in this origin and asks the vault can open it.
+    const sealKey = await crypto.subtle.generateKey({ name: "AES-GCM", length: 256 }, false, [
+      "encrypt",
+      "decrypt",
+    ]);
+    const iv = crypto.getRandomValues(new Uint8Array(12));
+    const ct = await crypto.subtle.encrypt(
+      { name: "AES-GCM", iv },
+      sealKey,
+      new TextEncoder().encode(privateKey),
+    );
+    const held: HeldKey = { publicKey, sealKey, iv, ct };
+    await set(HELD, held, this.db);
   }
 
   async deleteIdentity(): Promise<void> {
     await del(IDENTITY, this.db);
     await del(UNCONFIRMED, this.db);
+    await del(HELD, this.db);
   }
 
   snapshotIdentity(): Promise<unknown> {
