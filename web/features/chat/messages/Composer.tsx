@@ -18,7 +18,8 @@ export const HAPTIC_MS = 50;
 
 /**
  * The message input (spec §5): Enter sends, Shift+Enter is a new line, Ctrl/Cmd+U clears. A send needs
- * text, a session, the open channel, no send in flight and the channel's epoch keys. While the message
+ * text, a session, the open channel, no send in flight and the channel's epoch keys (sent while they
+ * are still loading, as during a join's rotation, it waits for them and then goes out). While the message
  * is on its way the input is disabled and reads TRANSMITTING; it empties when the record comes back.
  * While a security check blocks sending (protocol §7) it says so; a send still goes to the engine,
  * which refuses it, and the refused message shows the reason in its row like any failed send.
