@@ -271,6 +271,8 @@ export class WsyncClient {
           accountPublicKey: () => this.state.auth.user?.publicKey ?? null,
           exportPrivateKey: async () => privateKey ?? (await this.auth.exportPrivateKey()),
           installKey: (key, publicKey, origin) => this.auth.installKey(key, publicKey, origin),
+          // Another device now holds the key: it is secured beyond this one.
+          sent: () => this.auth.keySecured("linked"),
         }),
     );
   }
@@ -290,15 +292,7 @@ export class WsyncClient {
    * from the backup or a key file for this one hand-over.
    */
   async linkOtherDevice(text: string, privateKey?: string) {
-    const prepared = await (await this.linking(privateKey)).prepare(text);
-    return {
-      confirmation: prepared.confirmation,
-      send: async () => {
-        await prepared.send();
-        // Another device now holds the key: it is secured beyond this one.
-        await this.auth.keySecured("linked");
-      },
-    };
+    return (await this.linking(privateKey)).prepare(text);
   }
 
   /**

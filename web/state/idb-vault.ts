@@ -33,14 +33,6 @@ interface StoredEpoch {
   createdAt: number;
 }
 
-interface HeldKey {
-  /** The public key of the identity this copy is of: a copy of another key is never given out. */
-  publicKey: string;
-  sealKey: CryptoKey;
-  iv: Uint8Array;
-  ct: ArrayBuffer;
-}
-
 const IDENTITY = "identity";
 const UNCONFIRMED = "unconfirmed";
 const HELD = "held";
@@ -90,42 +82,15 @@ export class IdbVault implements SecretVault {
 
   /** The non-extractable identity cannot be exported; only a copy held until secured can be. */
   async exportPrivateKey(): Promise<string | null> {
-    const held = await get<HeldKey | undefined>(HELD, this.db);
-    if (!held || !(held.sealKey instanceof CryptoKey)) return null;
+    const held = await get<unknown>(HELD, this.db);
     const stored = await get<unknown>(IDENTITY, this.db);
-    if (!isStoredIdentity(stored) || stored.publicKey !== held.publicKey) return null;
-    try {
-      const plain = await crypto.subtle.decrypt(
-        { name: "AES-GCM", iv: held.iv as Uint8Array<ArrayBuffer> },
-        held.sealKey,
-        held.ct,
-      );
-      return new TextDecoder().decode(plain);
-    } catch {
-      return null;
-    }
+    if (!held || !isStoredIdentity(stored)) return null;
+    return (await import("./held-key.ts")).openHeld(held, stored.publicKey);
   }
 
   async holdUntilSecured(privateKey: string | null): Promise<void> {
-    if (privateKey === null) {
-      await del(HELD, this.db);
-      return;
-    }
-    const { publicKey } = await importIdentity(privateKey);
-    // The sealing key is non-extractable: what a script reading the stored values finds is
-    // ciphertext; only code that runs in this origin and asks the vault can open it.
-    const sealKey = await crypto.subtle.generateKey({ name: "AES-GCM", length: 256 }, false, [
-      "encrypt",
-      "decrypt",
-    ]);
-    const iv = crypto.getRandomValues(new Uint8Array(12));
-    const ct = await crypto.subtle.encrypt(
-      { name: "AES-GCM", iv },
-      sealKey,
-      new TextEncoder().encode(privateKey),
-    );
-    const held: HeldKey = { publicKey, sealKey, iv, ct };
-    await set(HELD, held, this.db);
+    if (privateKey === null) await del(HELD, this.db);
+    else await set(HELD, await (await import("./held-key.ts")).sealHeld(privateKey), this.db);
   }
 
   async deleteIdentity(): Promise<void> {

@@ -262,21 +262,15 @@ export class AuthFlow {
   async keySecured(by: KeySecuredBy): Promise<void> {
     const user = this.c.state.auth.user;
     if (!user?.publicKey) return;
-    await this.c.store.set(KEY_SECURED, JSON.stringify({ did: user.did, publicKey: user.publicKey, by }));
+    await this.c.store.set(KEY_SECURED, `${user.did} ${user.publicKey} ${by}`);
     await this.c.keyring.vault.holdUntilSecured(null);
   }
 
+  /** How the current key is secured, as recorded here: "did publicKey how", for this account and key only. */
   private async securedBy(): Promise<KeySecuredBy | null> {
     const user = this.c.state.auth.user;
-    const raw = await this.c.store.get(KEY_SECURED);
-    if (!raw || !user?.publicKey) return null;
-    try {
-      const r = JSON.parse(raw) as { did?: unknown; publicKey?: unknown; by?: unknown };
-      if (r.did !== user.did || r.publicKey !== user.publicKey) return null;
-      return r.by === "backup" || r.by === "linked" || r.by === "copy" ? r.by : null;
-    } catch {
-      return null;
-    }
+    const [did, publicKey, by] = ((await this.c.store.get(KEY_SECURED)) ?? "").split(" ");
+    return user?.publicKey && did === user.did && publicKey === user.publicKey ? (by as KeySecuredBy) : null;
   }
 
   /**
@@ -318,7 +312,16 @@ export class AuthFlow {
 
   /** The account's backup on the server, or null when it has none. */
   async keyBackupStatus(): Promise<{ kind: BackupSecretKind; updatedAt: number } | null> {
-    return (await this.backups()).status();
+    // Read here, not in key-backup-flow.ts: the board asks on load (the reminder), and the backup
+    // format and its Argon2id need not load for a question the server answers.
+    try {
+      const { backup, updatedAt } = await this.c.api.call("keyBackupGet");
+      const kind = (backup as { kind?: unknown } | null)?.kind;
+      return { kind: kind === "recovery-code" ? "recovery-code" : "passphrase", updatedAt };
+    } catch (e) {
+      if (e instanceof ApiError && e.code === "NotFound") return null;
+      throw e;
+    }
   }
 
   /** Seals the account's private key and stores the blob (KeyBackupFlow.save), then the trust state beside it. */

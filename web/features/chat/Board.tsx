@@ -8,6 +8,7 @@ import { clearSelection, fetchChannels, selectChannel } from "../../state/channe
 import { engineState, loadClient } from "../../state/engine.ts";
 import { takeResume } from "../../state/resume.ts";
 import { uiState } from "../../state/ui.ts";
+import { KeyNag } from "../keys/KeyNag.tsx";
 import { TerminalView } from "../terminal/TerminalView.tsx";
 import { useBoardKeys } from "./board-keys.ts";
 import { ChannelSidebar } from "./ChannelSidebar.tsx";
@@ -43,7 +44,6 @@ const QuickSwitcher = lazyPart(
   () => import("./QuickSwitcher.tsx").then((m) => m.QuickSwitcher),
   "the channel switcher",
 );
-const KeyNag = lazyPart(() => import("../keys/KeyNag.tsx").then((m) => m.KeyNag), "the key reminder");
 const KeyDialogs = lazyPart(
   () => import("../keys/KeyDialogs.tsx").then((m) => m.KeyDialogs),
   "the key dialogs",

@@ -2,9 +2,8 @@ import { useState } from "react";
 import { authState, authUi } from "../../state/auth.ts";
 
 export const KeyNagText = {
-  label: "Secure your key",
   lead: "Your private key is only in this browser.",
-  why: "If this browser's data is lost or you log out, nobody can read your messages again, not even the server. Back it up, sealed with a secret only you know, or link another device.",
+  why: "Lose this browser's data or log out, and nobody can read your messages again. Back it up, or link another device.",
   backup: "Set up key backup",
   link: "Link another device",
   later: "Not now",
@@ -13,26 +12,19 @@ export const KeyNagText = {
 const T = KeyNagText;
 
 /** "Not now" hides the reminder until this tab's session ends (sessionStorage), like Element's. */
-const dismissedKey = () => `wsync-key-nag-dismissed:${authState.user?.did ?? ""}`;
-
-function dismissed(): boolean {
-  try {
-    return sessionStorage.getItem(dismissedKey()) === "1";
-  } catch {
-    return false;
-  }
-}
+const dismissedKey = () => `wsync-key-nag:${authState.user?.did}`;
 
 /**
+ * Part of the board's first script (small, and a chunk of its own would cost more than it saves).
  * The board's reminder while the account's key is kept nowhere but this browser: no key backup on the
  * server and no other device or key file this device knows of (authUi.keyCustody "unsecured"). It
  * offers both ways out (docs/decisions/key-securing.md) and goes once either is done.
  */
 export function KeyNag() {
-  const [hidden, setHidden] = useState(dismissed);
+  const [hidden, setHidden] = useState(() => !!sessionStorage.getItem(dismissedKey()));
   if (hidden) return null;
   return (
-    <section className="key-nag" aria-label={T.label} data-testid="key-nag">
+    <section className="key-nag" aria-label={T.lead} data-testid="key-nag">
       <p>
         <strong>{T.lead}</strong> {T.why}
       </p>
@@ -59,11 +51,7 @@ export function KeyNag() {
         <button
           type="button"
           onClick={() => {
-            try {
-              sessionStorage.setItem(dismissedKey(), "1");
-            } catch {
-              // Storage refused: it hides for this page only.
-            }
+            sessionStorage.setItem(dismissedKey(), "1");
             setHidden(true);
           }}
         >
