@@ -271,6 +271,8 @@ export class WsyncClient {
           accountPublicKey: () => this.state.auth.user?.publicKey ?? null,
           exportPrivateKey: async () => privateKey ?? (await this.auth.exportPrivateKey()),
           installKey: (key, publicKey, origin) => this.auth.installKey(key, publicKey, origin),
+          // Another device now holds the key: it is secured beyond this one.
+          sent: () => this.auth.keySecured("linked"),
         }),
     );
   }
@@ -291,6 +293,14 @@ export class WsyncClient {
    */
   async linkOtherDevice(text: string, privateKey?: string) {
     return (await this.linking(privateKey)).prepare(text);
+  }
+
+  /**
+   * Whether the account's key is kept beyond this device (a key backup, or another device or file
+   * this device knows of): the board reminds the user while it is not (docs/decisions/key-securing.md).
+   */
+  keyCustody(): Promise<"secured" | "unsecured" | "unknown"> {
+    return this.auth.keyCustody();
   }
 
   /**

@@ -85,7 +85,17 @@ export async function registerInBrowser(page: Page, base: string, handle: string
   await page.getByText("Your Encryption Keys").waitFor({ timeout: 15_000 });
   const privateKey = await page.inputValue('[data-testid="private-key"]');
   const publicKey = await page.inputValue('[data-testid="public-key"]');
+  // The key backup is the default path (issue 28); the other walks skip it, as a user may: the backup
+  // is asked for twice. A walk that wants it ticks "backupOptIn" again.
+  await skipBackupTwice(page);
   return { privateKey, publicKey };
+}
+
+/** Skips the keys modal's default backup: "Skip the backup", then "Skip anyway" (asked twice). */
+export async function skipBackupTwice(page: Page): Promise<void> {
+  await page.getByRole("button", { name: "Skip the backup" }).click();
+  await page.getByRole("button", { name: "Skip anyway" }).click();
+  await page.locator('input[name="backupOptIn"]:not(:checked)').waitFor({ timeout: 15_000 });
 }
 
 export async function saveKeysAndEnter(page: Page): Promise<void> {

@@ -219,3 +219,66 @@ browserTest(
   },
   300_000,
 );
+
+browserTest(
+  "a message typed and sent right after joining by the link, while the join's rotation runs, reaches the other member",
+  async () => {
+    const alice = await signUp("alice");
+    const bob = await signUp("bob");
+    const room = `first${Math.random().toString(36).slice(2, 7)}`;
+    await alice.page.getByRole("button", { name: "Create channel" }).click();
+    const dialog = alice.page.getByRole("dialog", { name: "Create Channel" });
+    await dialog.locator('input[name="name"]').fill(room);
+    await dialog.locator('input[type="radio"][value="secret"]').check();
+    await dialog.getByRole("button", { name: "Create" }).click();
+    const link = await dialog.getByRole("textbox", { name: "Channel Link" }).inputValue();
+    await dialog.getByRole("button", { name: "Close" }).click();
+    await dialog.waitFor({ state: "detached" });
+    await alice.page.locator(".sb-list .sb-channel", { hasText: `#${room}` }).click();
+    await chatTitle(alice.page, room).waitFor();
+    await waitKeysLoaded(alice.page);
+
+    // Bob's join rotates the channel (create-epoch): held back here until he has typed and pressed
+    // Enter, so the message is certainly sent while the rotation runs, as a quick typist's would be.
+    let release: () => void = () => undefined;
+    const typed = new Promise<void>((r) => {
+      release = r;
+    });
+    let held = 0;
+    await bob.page.route("**/api/channel/create-epoch", async (route) => {
+      held++;
+      await typed;
+      await route.continue();
+    });
+    await pasteLink(bob.page, link);
+    await chatTitle(bob.page, room).waitFor();
+    const input = bob.page.getByRole("textbox", { name: "Message" });
+    const first = "hello, just joined";
+    await input.fill(first);
+    await input.press("Enter");
+    // Not ignored (the text used to stay in the box): the box empties, and the composer says the
+    // message waits for the channel.
+    await bob.page.waitForFunction(
+      () => document.querySelector<HTMLTextAreaElement>('textarea[aria-label="Message"]')?.value === "",
+    );
+    await bob.page.locator('[data-testid="compose-waiting"]', { hasText: first }).waitFor();
+    // The join's rotation is the one held (a condition, not a delay: it polls until it is so).
+    for (let i = 0; held === 0 && i < 600; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(held).toBe(1);
+    await shot(bob.page, "compose-waiting-for-keys");
+    release();
+
+    // Once the channel is ready it goes out, and Alice reads it, signed by Bob (his name is verified
+    // from the join's commit, which may come in just after the message).
+    const row = alice.page
+      .locator(".chat-list .msg")
+      .filter({ has: alice.page.locator(".text", { hasText: first }) });
+    await row.locator(".who", { hasText: new RegExp(`^${bob.handle}$`) }).waitFor();
+    await expectMessage(alice.page, bob.handle, first);
+    await expectMessage(bob.page, bob.handle, first);
+    await bob.page.locator('[data-testid="compose-waiting"]').waitFor({ state: "detached" });
+    for (const who of [alice, bob]) expect(who.errors).toEqual([]);
+    for (const who of [alice, bob]) await who.context.close();
+  },
+  180_000,
+);

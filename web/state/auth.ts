@@ -40,6 +40,11 @@ export const authUi = proxy({
    * the server counts every backup fetch against the account's restore attempts.
    */
   backupStatus: undefined as undefined | null | BackupStatus,
+  /**
+   * Whether the account's key is kept beyond this browser (a key backup, another device, a key file
+   * this device got it from): "unsecured" shows the board's reminder (docs/decisions/key-securing.md).
+   */
+  keyCustody: undefined as undefined | "secured" | "unsecured" | "unknown",
 });
 
 let statusRead: Promise<BackupStatus | null> | null = null;
@@ -70,6 +75,7 @@ export function setBackupStatus(status: BackupStatus | null): void {
   statusVersion++;
   statusRead = null;
   authUi.backupStatus = status;
+  if (status) authUi.keyCustody = "secured";
 }
 
 export const authState = engineState.auth;

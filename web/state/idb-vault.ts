@@ -11,8 +11,13 @@ import { publicJwkFromRaw } from "../../core/crypto/public-key.ts";
  * script on the page can use the keys while the page is open but never read them as bytes, and they
  * are in no storage that `localStorage`/`sessionStorage`/cookies expose.
  *
- * The one exception is `unconfirmed`: a new account's private key (base64) until the user confirmed
- * saving it, so a reload can show the keys modal again; it is deleted on confirmation or logout.
+ * Two exceptions keep the private key readable by this app:
+ * - `unconfirmed`: a new account's private key (base64) until the user confirmed saving it, so a reload
+ *   can show the keys modal again; deleted on confirmation or logout;
+ * - `held`: a key not yet secured elsewhere (no key backup, not handed to another device), sealed
+ *   under a non-extractable AES-GCM key of this vault, so that the backup or a device link can still
+ *   be made after the page that made the key is gone; deleted once the key is secured, or on logout
+ *   (docs/decisions/key-securing.md).
  */
 
 interface StoredIdentity {
@@ -30,6 +35,7 @@ interface StoredEpoch {
 
 const IDENTITY = "identity";
 const UNCONFIRMED = "unconfirmed";
+const HELD = "held";
 const epochsKey = (channelId: string) => `epochs:${channelId}`;
 
 function identityOf(stored: StoredIdentity): Identity {
@@ -74,13 +80,23 @@ export class IdbVault implements SecretVault {
     return identity;
   }
 
+  /** The non-extractable identity cannot be exported; only a copy held until secured can be. */
   async exportPrivateKey(): Promise<string | null> {
-    return null;
+    const held = await get<unknown>(HELD, this.db);
+    const stored = await get<unknown>(IDENTITY, this.db);
+    if (!held || !isStoredIdentity(stored)) return null;
+    return (await import("./held-key.ts")).openHeld(held, stored.publicKey);
+  }
+
+  async holdUntilSecured(privateKey: string | null): Promise<void> {
+    if (privateKey === null) await del(HELD, this.db);
+    else await set(HELD, await (await import("./held-key.ts")).sealHeld(privateKey), this.db);
   }
 
   async deleteIdentity(): Promise<void> {
     await del(IDENTITY, this.db);
     await del(UNCONFIRMED, this.db);
+    await del(HELD, this.db);
   }
 
   snapshotIdentity(): Promise<unknown> {

@@ -17,6 +17,12 @@ import type { KeyBackupFlow } from "./key-backup-flow.ts";
 import { needsRefresh, type SessionStore } from "./session.ts";
 import type { TrustBackup } from "./trust-backup.ts";
 
+/** Where this account's key is known to be kept besides this device (docs/decisions/key-securing.md). */
+export type KeySecuredBy = "backup" | "linked" | "copy";
+
+/** The store's record of it: per account and key, so another account or a replaced key starts over. */
+const KEY_SECURED = "wsync-key-secured";
+
 /** What the authentication flow is given by the client. */
 export interface AuthContext {
   state: ClientState;
@@ -145,6 +151,9 @@ export class AuthFlow {
       await this.c.session.save({ ...session, publicKey: keys.publicKey });
     }
     if (backup) await this.saveKeyBackup({ ...backup, privateKey: keys.privateKey });
+    // Without a backup the key stays readable to this app until it is secured (a backup later, or a
+    // linked device): once non-extractable it could never be backed up (issue 28).
+    else await this.c.keyring.vault.holdUntilSecured(keys.privateKey);
     await this.c.keyring.vault.setUnconfirmed(null);
     this.pendingKeys = null;
     this.registrationPassword = null;
@@ -238,6 +247,50 @@ export class AuthFlow {
     if (!(await this.c.keyring.hasVerifiedChains())) await this.c.keyring.trust.setOrigin(origin);
     this.keyInMemory = privateKey;
     await this.afterAuth(this.c.state.auth.user?.publicKey ?? publicKey);
+    // It came from somewhere else (a key file or image, the backup, another device): a copy exists.
+    await this.keySecured(
+      origin.source === "backup" ? "backup" : origin.source === "link" ? "linked" : "copy",
+    );
+  }
+
+  // ---- whether the key is secured beyond this device (docs/decisions/key-securing.md) ----------
+
+  /**
+   * Records that the account's current key is kept somewhere besides this device, and drops the
+   * readable copy the vault held until then.
+   */
+  async keySecured(by: KeySecuredBy): Promise<void> {
+    const user = this.c.state.auth.user;
+    if (!user?.publicKey) return;
+    await this.c.store.set(KEY_SECURED, `${user.did} ${user.publicKey} ${by}`);
+    await this.c.keyring.vault.holdUntilSecured(null);
+  }
+
+  /** How the current key is secured, as recorded here: "did publicKey how", for this account and key only. */
+  private async securedBy(): Promise<KeySecuredBy | null> {
+    const user = this.c.state.auth.user;
+    const [did, publicKey, by] = ((await this.c.store.get(KEY_SECURED)) ?? "").split(" ");
+    return user?.publicKey && did === user.did && publicKey === user.publicKey ? (by as KeySecuredBy) : null;
+  }
+
+  /**
+   * Whether the account's key is secured beyond this device: a backup on the server, or a copy this
+   * device knows of (it linked another device, or got the key from a file, an image, the backup or
+   * another device). "unknown" when the server could not be asked. Asks the server only while this
+   * device knows of no copy; a backup found there is remembered.
+   */
+  async keyCustody(): Promise<"secured" | "unsecured" | "unknown"> {
+    if (this.c.state.auth.keyState !== "ready") return "unknown";
+    if (await this.securedBy()) return "secured";
+    let status: Awaited<ReturnType<AuthFlow["keyBackupStatus"]>>;
+    try {
+      status = await this.keyBackupStatus();
+    } catch {
+      return "unknown";
+    }
+    if (!status) return "unsecured";
+    await this.keySecured("backup");
+    return "secured";
   }
 
   // ---- encrypted key backup (key-backup-flow.ts, loaded on first use) ---------------------------
@@ -259,7 +312,16 @@ export class AuthFlow {
 
   /** The account's backup on the server, or null when it has none. */
   async keyBackupStatus(): Promise<{ kind: BackupSecretKind; updatedAt: number } | null> {
-    return (await this.backups()).status();
+    // Read here, not in key-backup-flow.ts: the board asks on load (the reminder), and the backup
+    // format and its Argon2id need not load for a question the server answers.
+    try {
+      const { backup, updatedAt } = await this.c.api.call("keyBackupGet");
+      const kind = (backup as { kind?: unknown } | null)?.kind;
+      return { kind: kind === "recovery-code" ? "recovery-code" : "passphrase", updatedAt };
+    } catch (e) {
+      if (e instanceof ApiError && e.code === "NotFound") return null;
+      throw e;
+    }
   }
 
   /** Seals the account's private key and stores the blob (KeyBackupFlow.save), then the trust state beside it. */
@@ -271,6 +333,8 @@ export class AuthFlow {
   }): Promise<{ updatedAt: number }> {
     const saved = await (await this.backups()).save(input);
     await (await this.trustBackup()).backupSaved();
+    // A backup of the account's current key (save checked it) secures it.
+    await this.keySecured("backup");
     return saved;
   }
 
@@ -313,6 +377,7 @@ export class AuthFlow {
   async deleteKeyBackup(): Promise<void> {
     await (await this.backups()).delete();
     (await this.trustBackup()).backupDeleted();
+    if ((await this.securedBy()) === "backup") await this.c.store.delete(KEY_SECURED);
   }
 
   /** For an account with no usable key: a new key pair, replacing the server's (announced to channels). */
@@ -338,6 +403,10 @@ export class AuthFlow {
       throw e;
     }
     this.keyInMemory = keys.privateKey;
+    // The new key is secured nowhere yet (the server deleted the old key's backup): keep it readable
+    // to this app until it is (docs/decisions/key-securing.md).
+    await this.c.store.delete(KEY_SECURED);
+    await this.c.keyring.vault.holdUntilSecured(keys.privateKey);
     const s = this.c.session.current;
     if (s) await this.c.session.save({ ...s, publicKey: keys.publicKey });
     await this.c.keyring.repin(this.c.state.auth.user?.did ?? "", keys.publicKey);
@@ -381,6 +450,7 @@ export class AuthFlow {
     this.c.realtime.stop();
     if (wipeKeys) {
       await this.c.keyring.clear(Object.keys(this.c.state.open));
+      await this.c.store.delete(KEY_SECURED);
       this.keyInMemory = null;
       this.pendingKeys = null;
     }

@@ -75,6 +75,8 @@ export interface DeviceLinkContext {
   exportPrivateKey(): Promise<string | null>;
   /** Stores a checked private key on this device and finishes signing in (AuthFlow). */
   installKey(privateKey: string, publicKey: string, origin: TrustOrigin): Promise<void>;
+  /** After the key was sent to another device (it is then secured beyond this one). */
+  sent?(): Promise<void>;
 }
 
 /** Parses what the new device shows: its code and its ephemeral public key (65 raw bytes). */
@@ -189,6 +191,7 @@ export class DeviceLinkFlow {
       confirmation: sealed.confirmation,
       send: async () => {
         await this.c.api.call("deviceLinkComplete", { code, envelope: sealed.envelope });
+        await this.c.sent?.();
       },
     };
   }

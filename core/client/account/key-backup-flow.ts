@@ -37,7 +37,7 @@ export interface KeyBackupContext {
 
 /**
  * The encrypted key backup on the server (docs/key-backup.md): seal and store, fetch and open (wrong
- * secrets throttled), status, delete. Loaded with the first backup call, not with the engine: the
+ * secrets throttled), delete (the status is read by AuthFlow itself). Loaded with the first backup call, not with the engine: the
  * backup format and its Argon2id stay out of every page that never uses them.
  */
 export class KeyBackupFlow {
@@ -68,18 +68,6 @@ export class KeyBackupFlow {
     const { checkPassphraseStrength } = await import("./passphrase-strength.ts");
     const user = this.c.state.auth.user;
     checkPassphraseStrength(input.secret, { handle: user?.handle, email: user?.email, loginPassword });
-  }
-
-  /** The account's backup on the server, or null when it has none. */
-  async status(): Promise<{ kind: BackupSecretKind; updatedAt: number } | null> {
-    try {
-      const { backup, updatedAt } = await this.c.api.call("keyBackupGet");
-      const kind = (backup as { kind?: unknown } | null)?.kind;
-      return { kind: kind === "recovery-code" ? "recovery-code" : "passphrase", updatedAt };
-    } catch (e) {
-      if (e instanceof ApiError && e.code === "NotFound") return null;
-      throw e;
-    }
   }
 
   /**

@@ -46,6 +46,13 @@ export interface SecretVault {
    */
   setUnconfirmed(privateKey: string | null): Promise<void>;
   getUnconfirmed(): Promise<string | null>;
+  /**
+   * Keeps the private key readable by this app until it is secured elsewhere (a key backup on the
+   * server, or handed to another device), so that it can still be sealed or linked after this page
+   * is gone; null drops the copy. A vault that can always export its key (StoreVault) needs no copy.
+   * docs/decisions/key-securing.md.
+   */
+  holdUntilSecured(privateKey: string | null): Promise<void>;
   loadEpochKeys(channelId: string): Promise<EpochKey[]>;
   /** Stores the channel's whole set (keys carry their bytes when new, or an imported key). */
   saveEpochKeys(channelId: string, keys: EpochKey[]): Promise<void>;
@@ -97,6 +104,10 @@ export class StoreVault implements SecretVault {
 
   async getUnconfirmed(): Promise<string | null> {
     return (await this.store.get(UNCONFIRMED)) ? this.store.get(StoreKeys.privateKey) : null;
+  }
+
+  async holdUntilSecured(): Promise<void> {
+    // The key file already holds the key in readable form (mode 0600): nothing more to keep.
   }
 
   async loadEpochKeys(channelId: string): Promise<EpochKey[]> {

@@ -9,7 +9,7 @@ import {
 } from "@tanstack/react-router";
 import { ApiError } from "../../../core/protocol/runtime.ts";
 import { KeysLostModal } from "../../../web/features/auth/KeysLostModal.tsx";
-import { KeysModal } from "../../../web/features/auth/KeysModal.tsx";
+import { KeysModal, KeysModalText } from "../../../web/features/auth/KeysModal.tsx";
 import { LoginForm } from "../../../web/features/auth/LoginForm.tsx";
 import { PrivateKeyValidationModal } from "../../../web/features/auth/PrivateKeyValidationModal.tsx";
 import { RegisterForm } from "../../../web/features/auth/RegisterForm.tsx";
@@ -170,6 +170,9 @@ test("keys modal: Generating... until ready, Copied! for 2 s, Saving Keys... whi
 
   let release: () => void = () => undefined;
   fake.impl.completeRegistration = () => new Promise<void>((r) => (release = r));
+  // The backup is the default (issue 28): skipping it is asked twice.
+  await click(byText(KeysModalText.skip));
+  await click(byText(KeysModalText.skipAnyway));
   await click(byText("I've Saved My Keys"));
   expect(byText("Saving Keys...")).not.toBeNull();
   release();

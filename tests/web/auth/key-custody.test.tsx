@@ -14,7 +14,7 @@ import {
 import { BackupFlowText } from "../../../core/client/account/key-backup-flow.ts";
 import { KeyBackupError, KeyBackupText, PASSPHRASE_MIN_LENGTH } from "../../../core/crypto/key-backup.ts";
 import { BackupText, RECOVERY_CODE_FILE } from "../../../web/features/auth/BackupSecretFields.tsx";
-import { KeysModal } from "../../../web/features/auth/KeysModal.tsx";
+import { KeysModal, KeysModalText } from "../../../web/features/auth/KeysModal.tsx";
 import { KEYS_FILE } from "../../../web/features/auth/keys-file.ts";
 import { LoginForm } from "../../../web/features/auth/LoginForm.tsx";
 import { LogoutDialog, LogoutText } from "../../../web/features/auth/LogoutDialog.tsx";
@@ -140,17 +140,24 @@ function confirmingEngine() {
   };
 }
 
-async function optIn() {
-  await click(input("backupOptIn"));
+/** Skipping the default backup: asked twice (issue 28). */
+async function skipBackup() {
+  await click(button(KeysModalText.skip));
+  await click(button(KeysModalText.skipAnyway));
 }
 
-describe("keys modal: opt-in backup", () => {
+/** The backup is on by default at registration (issue 28); clicks it on where it is not. */
+async function optIn() {
+  if (!input("backupOptIn")?.checked) await click(input("backupOptIn"));
+}
+
+describe("keys modal: the backup is the default at registration", () => {
   beforeEach(() => {
     authUi.pendingKeys = { publicKey: PUB, privateKey: PRIV };
     authUi.showKeysModal = true;
   });
 
-  test("off by default: the spec's buttons, and I've Saved My Keys confirms without a backup", async () => {
+  test("on by default: the spec's buttons; skipping is asked twice, then I've Saved My Keys confirms without a backup", async () => {
     let saved = 0;
     fake.impl.completeRegistration = async () => undefined;
     view = await mount(<KeysModal onSaved={() => saved++} />);
@@ -158,9 +165,28 @@ describe("keys modal: opt-in backup", () => {
       expect(button(name)).not.toBeNull();
     }
     const box = input("backupOptIn");
-    expect(box?.checked).toBe(false);
+    expect(box?.checked).toBe(true);
     expect(box?.closest("label")?.textContent).toBe(` ${BackupText.offer}`);
+    expect(input("backupPassphrase")).not.toBeNull();
+    // Without a secret, the default path refuses to go on.
+    await click(button("I've Saved My Keys"));
+    expect(alert()).not.toBeNull();
+    expect(callsOf(fake, "completeRegistration")).toHaveLength(0);
+    // First skip: a second question, saying what skipping means; the backup is still on meanwhile.
+    await click(button(KeysModalText.skip));
+    expect(text()).toContain(KeysModalText.skipWhy);
+    expect(input("backupOptIn")?.checked).toBe(true);
+    expect(button("I've Saved My Keys")?.disabled).toBe(true);
+    await click(button(KeysModalText.keepBackup));
+    expect(text()).not.toContain(KeysModalText.skipWhy);
+    expect(input("backupPassphrase")).not.toBeNull();
+    // Unticking asks the same second question; only "Skip anyway" turns the backup off.
+    await click(input("backupOptIn"));
+    expect(text()).toContain(KeysModalText.skipWhy);
+    await click(button(KeysModalText.skipAnyway));
+    expect(input("backupOptIn")?.checked).toBe(false);
     expect(input("backupPassphrase")).toBeNull();
+    expect(text()).toContain(KeysModalText.skipped);
     await click(button("Download Keys"));
     expect(downloads.map((d) => d.name)).toEqual([KEYS_FILE]);
     expect(await downloads[0]?.blob.text()).toBe(`Public Key:\n${PUB}\n\nPrivate Key:\n${PRIV}\n`);
@@ -281,6 +307,7 @@ describe("keys modal after a reload: keyState unconfirmed shows the same keys ag
     expect(dialogTitles()).toEqual(["Your Encryption Keys"]);
     expect(privateKeyShown()).toBe(PRIV);
     expect(document.querySelector("form.auth-form")).toBeNull();
+    await skipBackup();
     await click(button("I've Saved My Keys"));
     await settle(20);
     expect(callsOf(fake, "completeRegistration")).toHaveLength(1);
@@ -291,6 +318,7 @@ describe("keys modal after a reload: keyState unconfirmed shows the same keys ag
     view = await mount(<RegisterForm suffix=".test" />);
     await until(() => dialogTitles().length > 0);
     expect(privateKeyShown()).toBe(PRIV);
+    await skipBackup();
     await click(button("I've Saved My Keys"));
     await settle(20);
     expect(navigations).toEqual(["/sync"]);
@@ -303,6 +331,7 @@ describe("keys modal after a reload: keyState unconfirmed shows the same keys ag
     expect(dialogTitles()).toEqual(["Your Encryption Keys"]);
     expect(privateKeyShown()).toBe(PRIV);
     expect(text()).not.toContain("THE BOARD");
+    await skipBackup();
     await click(button("I've Saved My Keys"));
     await settle(20);
     expect(text()).toContain("THE BOARD");
@@ -494,17 +523,39 @@ describe("logout confirmation", () => {
     expect(cancelled).toBe(1);
   });
 
-  test("a key this page cannot export: the download is off, and the backup or saved file is named", async () => {
+  test("a key this page cannot export, with a backup: no dead download; the backup is named, linking offered", async () => {
     fake.impl.exportPrivateKey = async () => null;
     fake.impl.keyBackupStatus = async () => ({ kind: "recovery-code", updatedAt: 1 });
-    view = await mount(<LogoutDialog onCancel={() => undefined} />);
+    Object.assign(engineState.auth, { keyState: "ready" });
+    let cancelled = 0;
+    view = await mount(<LogoutDialog onCancel={() => cancelled++} />);
     await settle(10);
-    expect(button(LogoutText.download)?.disabled).toBe(true);
-    expect(button(LogoutText.download)?.getAttribute("aria-describedby")).toBe("logout-no-export");
+    expect(button(LogoutText.download)).toBeNull();
     expect(text()).toContain(LogoutText.cannotExport);
+    expect(button(LogoutText.setUpBackup)).toBeNull();
     expect(document.querySelector('[data-testid="logout-backup"]')?.textContent).toBe(
       LogoutText.backup("recovery-code"),
     );
+    await click(button(LogoutText.linkDevice));
+    expect(cancelled).toBe(1);
+    expect(authUi.linkDeviceOpen).toBe(true);
+    authUi.linkDeviceOpen = false;
+  });
+
+  test("a key this page cannot export and no backup: the way out is a backup or a linked device (issue 28)", async () => {
+    fake.impl.exportPrivateKey = async () => null;
+    fake.impl.keyBackupStatus = async () => null;
+    Object.assign(engineState.auth, { keyState: "ready" });
+    let cancelled = 0;
+    view = await mount(<LogoutDialog onCancel={() => cancelled++} />);
+    await settle(10);
+    expect(button(LogoutText.download)).toBeNull();
+    expect(text()).toContain(LogoutText.cannotExportNoBackup);
+    await click(button(LogoutText.setUpBackup));
+    expect(cancelled).toBe(1);
+    expect(authUi.keyBackupOpen).toBe(true);
+    authUi.keyBackupOpen = false;
+    expect(callsOf(fake, "logout")).toHaveLength(0);
   });
 
   test("the backup status cannot be read: said so; logging out still works (even if the call fails)", async () => {

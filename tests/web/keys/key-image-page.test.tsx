@@ -68,8 +68,9 @@ test("Generate and Read tabs, in Georgian", async () => {
   expect(v.text()).toContain(T.pick);
 });
 
-test("generate with no exportable key and no backup on the server says so", async () => {
+test("generate with no private key here and no backup on the server says so", async () => {
   fake.impl.keyBackupStatus = async () => null;
+  engineState.auth.keyState = "validate";
   const v = await page();
   await click(v.$$("button").find((b) => b.textContent === T.generate) ?? null);
   await settle(10);
@@ -77,6 +78,18 @@ test("generate with no exportable key and no backup on the server says so", asyn
   expect(v.text()).toContain(T.noBackup);
   expect(v.$('input[name="backupSecret"]')).toBeNull();
   expect(fake.calls.some((c) => c.method === "exportPrivateKey")).toBe(true);
+});
+
+test("a key held here but not exportable, and no backup: says it is held, never 'no private key' (issue 28)", async () => {
+  fake.impl.keyBackupStatus = async () => null;
+  engineState.auth.keyState = "ready";
+  const v = await page();
+  await click(v.$$("button").find((b) => b.textContent === T.generate) ?? null);
+  await settle(10);
+  expect(v.$('[data-testid="key-image-result"]')?.textContent).toBe(T.heldNotExportable);
+  expect(v.text()).toContain(T.heldHint);
+  expect(v.text()).not.toContain(T.noKey);
+  expect(v.$('input[name="backupSecret"]')).toBeNull();
 });
 
 test("generate uses the key the page can export, without asking for the backup", async () => {

@@ -150,7 +150,8 @@ describe("the keys modal at registration", () => {
   test("refuses a weak passphrase before publishing anything; a strong one goes to completeRegistration", async () => {
     let saved = 0;
     view = await mount(<KeysModal onSaved={() => saved++} />);
-    await click(input("backupOptIn"));
+    // The backup is on by default at registration (issue 28).
+    expect(input("backupOptIn")?.checked).toBe(true);
     expect(text()).toContain(PassphraseStrengthText.offlineCost);
     await type("Summer2024Summer");
     await click(button("I've Saved My Keys"));
@@ -170,7 +171,6 @@ describe("the keys modal at registration", () => {
 
   test("the length rule still comes first, in its own words", async () => {
     view = await mount(<KeysModal onSaved={() => undefined} />);
-    await click(input("backupOptIn"));
     await type("short");
     await click(button("I've Saved My Keys"));
     expect(alert()).toBe("The recovery passphrase must be at least 12 characters");

@@ -7,17 +7,34 @@ import { BackupSecretFields, BackupText, backupFromDraft, emptyBackupDraft } fro
 import { download, keyImagePng } from "./key-image.ts";
 import { KEYS_FILE, keysFileText } from "./keys-file.ts";
 
+/** The keys modal's own texts beyond the spec's (issue 28: the backup is the default at registration). */
+export const KeysModalText = {
+  skip: "Skip the backup",
+  skipTitle: "Skip the backup?",
+  skipWhy:
+    "Without a backup, your private key is only in this browser (and in a key file or image, if you saved one). If this browser's data is lost or you log out, nobody can read your messages again, not even the server.",
+  skipLater:
+    'You can back it up later from "◈ key backup", or link another device; the board reminds you until you do.',
+  keepBackup: "Back up my key",
+  skipAnyway: "Skip anyway",
+  skipped: "No backup for now: the board will remind you until your key is backed up or on another device.",
+} as const;
+
 /**
  * Spec §2.5: shown after registration, and again after a reload until confirmed (keyState
  * "unconfirmed": the same keys, from the engine); closes only through "I've Saved My Keys". With
  * mode "new" it shows the keys "I lost my key: make new keys" made, which are already the account's.
- * Both offer an encrypted backup of the key on the server (docs/key-backup.md), opt-in.
+ * Both offer an encrypted backup of the key on the server (docs/key-backup.md). At registration it is
+ * the default (issue 28: once saved, the browser's key can no longer be read back): unticking it asks
+ * a second time, saying what skipping means. For new keys it stays opt-in.
  */
 export function KeysModal({ onSaved, mode = "register" }: { onSaved(): void; mode?: "register" | "new" }) {
   const ui = useSnapshot(authUi);
   const keys = mode === "new" ? ui.newKeys : ui.pendingKeys;
   const [copied, setCopied] = useState(false);
-  const [backupOn, setBackupOn] = useState(false);
+  const [backupOn, setBackupOn] = useState(mode === "register");
+  /** The first "skip" was asked: the second question shows, the backup still on. */
+  const [askSkip, setAskSkip] = useState(false);
   const [draft, setDraft] = useState(emptyBackupDraft);
   const [formError, setFormError] = useState<string | null>(null);
   // The backup passphrase's strength check loads its word lists on first use: no second click meanwhile.
@@ -112,13 +129,42 @@ export function KeysModal({ onSaved, mode = "register" }: { onSaved(): void; mod
             checked={backupOn}
             disabled={ui.savingKeys}
             onChange={(e) => {
-              setBackupOn(e.target.checked);
               setFormError(null);
+              // At registration skipping is asked twice: unticking asks why first.
+              if (!e.target.checked && mode === "register") setAskSkip(true);
+              else {
+                setAskSkip(false);
+                setBackupOn(e.target.checked);
+              }
             }}
           />{" "}
           {BackupText.offer}
         </label>
-        {backupOn ? (
+        {askSkip ? (
+          <fieldset className="skip-backup warning">
+            <legend>
+              <strong>{KeysModalText.skipTitle}</strong>
+            </legend>
+            <p>{KeysModalText.skipWhy}</p>
+            <p>{KeysModalText.skipLater}</p>
+            <div className="actions">
+              <button type="button" className="primary" onClick={() => setAskSkip(false)}>
+                {KeysModalText.keepBackup}
+              </button>
+              <button
+                type="button"
+                onClick={() => {
+                  setAskSkip(false);
+                  setBackupOn(false);
+                }}
+              >
+                {KeysModalText.skipAnyway}
+              </button>
+            </div>
+          </fieldset>
+        ) : null}
+        {!backupOn && mode === "register" ? <p className="hint">{KeysModalText.skipped}</p> : null}
+        {backupOn && !askSkip ? (
           <>
             <p className="hint">{BackupText.offerNote}</p>
             <BackupSecretFields
@@ -129,6 +175,11 @@ export function KeysModal({ onSaved, mode = "register" }: { onSaved(): void; mod
                 setFormError(null);
               }}
             />
+            {mode !== "register" ? null : (
+              <button type="button" className="skip-backup-button" onClick={() => setAskSkip(true)}>
+                {KeysModalText.skip}
+              </button>
+            )}
           </>
         ) : null}
       </fieldset>
@@ -140,7 +191,7 @@ export function KeysModal({ onSaved, mode = "register" }: { onSaved(): void; mod
       <button
         type="button"
         className="primary"
-        disabled={!keys || ui.savingKeys || checking}
+        disabled={!keys || ui.savingKeys || checking || askSkip}
         onClick={() => void save()}
       >
         {ui.savingKeys ? "Saving Keys..." : "I've Saved My Keys"}

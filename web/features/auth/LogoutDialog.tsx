@@ -2,7 +2,7 @@ import { useEffect, useState } from "react";
 import { useSnapshot } from "valtio";
 import type { BackupSecretKind } from "../../../core/crypto/key-backup.ts";
 import { Modal } from "../../components/Modal.tsx";
-import { authState, backupStatus } from "../../state/auth.ts";
+import { authState, authUi, backupStatus } from "../../state/auth.ts";
 import { logout } from "../../state/auth-actions.ts";
 import { loadClient } from "../../state/engine.ts";
 import { download, KEYS_FILE, keysFileText } from "./keys-file.ts";
@@ -26,6 +26,10 @@ export const LogoutText = {
   downloaded: `Key downloaded (${KEYS_FILE})`,
   cannotExport:
     "This device cannot export your private key (it is stored so that it cannot be read back): use your key backup or the key file you saved.",
+  cannotExportNoBackup:
+    "This browser holds your private key but cannot export it (it is stored so that it cannot be read back). If you did not save the key file or image, secure the key before you log out: set up a key backup, or link another device.",
+  setUpBackup: "Set up key backup",
+  linkDevice: "Link another device",
   logout: "Log out",
   loggingOut: "Logging out...",
   cancel: "Cancel",
@@ -75,6 +79,11 @@ export function LogoutDialog({
   }, []);
 
   const publicKey = auth.user?.publicKey ?? "";
+  /** Leaves this dialog for the board's key backup or link dialog (web/features/keys/KeyDialogs.tsx). */
+  const openKeyDialog = (dialog: "keyBackupOpen" | "linkDeviceOpen") => {
+    onCancel();
+    authUi[dialog] = true;
+  };
   return (
     <Modal title={LogoutText.title} labelledBy="logout-title" describedBy="logout-what" portal>
       <div id="logout-what">
@@ -94,28 +103,49 @@ export function LogoutDialog({
                 : LogoutText.backup(backup.kind)}
         </p>
       </div>
-      <div className="actions">
-        <button
-          type="button"
-          disabled={!key}
-          aria-describedby={key === null ? "logout-no-export" : undefined}
-          onClick={() => {
-            if (!key) return;
-            download(
-              KEYS_FILE,
-              new Blob([keysFileText({ publicKey, privateKey: key })], { type: "text/plain" }),
-            );
-            setDownloaded(true);
-          }}
-        >
-          {LogoutText.download}
-        </button>
-      </div>
-      {key === null ? (
-        <p className="hint" id="logout-no-export">
-          {LogoutText.cannotExport}
-        </p>
-      ) : null}
+      {key === null && auth.keyState === "ready" ? (
+        // Issue 28: a download that cannot happen is no way out; the backup or a linked device is.
+        <>
+          <p className={backup === null ? "warning" : "hint"} id="logout-no-export">
+            {backup === null ? LogoutText.cannotExportNoBackup : LogoutText.cannotExport}
+          </p>
+          <div className="actions">
+            {backup === null || backup === "unknown" ? (
+              <button type="button" aria-haspopup="dialog" onClick={() => openKeyDialog("keyBackupOpen")}>
+                {LogoutText.setUpBackup}
+              </button>
+            ) : null}
+            <button type="button" aria-haspopup="dialog" onClick={() => openKeyDialog("linkDeviceOpen")}>
+              {LogoutText.linkDevice}
+            </button>
+          </div>
+        </>
+      ) : (
+        <>
+          <div className="actions">
+            <button
+              type="button"
+              disabled={!key}
+              aria-describedby={key === null ? "logout-no-export" : undefined}
+              onClick={() => {
+                if (!key) return;
+                download(
+                  KEYS_FILE,
+                  new Blob([keysFileText({ publicKey, privateKey: key })], { type: "text/plain" }),
+                );
+                setDownloaded(true);
+              }}
+            >
+              {LogoutText.download}
+            </button>
+          </div>
+          {key === null ? (
+            <p className="hint" id="logout-no-export">
+              {LogoutText.cannotExport}
+            </p>
+          ) : null}
+        </>
+      )}
       {downloaded ? (
         <p className="status-line" role="status">
           {LogoutText.downloaded}

@@ -5,9 +5,10 @@ import { lazyPart } from "../../components/lazy-part.tsx";
 import { Spinner } from "../../components/Spinner.tsx";
 import { authUi } from "../../state/auth.ts";
 import { clearSelection, fetchChannels, selectChannel } from "../../state/channel.ts";
-import { engineState } from "../../state/engine.ts";
+import { engineState, loadClient } from "../../state/engine.ts";
 import { takeResume } from "../../state/resume.ts";
 import { uiState } from "../../state/ui.ts";
+import { KeyNag } from "../keys/KeyNag.tsx";
 import { TerminalView } from "../terminal/TerminalView.tsx";
 import { useBoardKeys } from "./board-keys.ts";
 import { ChannelSidebar } from "./ChannelSidebar.tsx";
@@ -113,7 +114,7 @@ function useChannelInUrl(currentId: string | null) {
 export function Board() {
   const s = useSnapshot(engineState);
   const ui = useSnapshot(uiState);
-  const { keyBackupOpen, linkDeviceOpen } = useSnapshot(authUi);
+  const { keyBackupOpen, linkDeviceOpen, keyCustody } = useSnapshot(authUi);
   const mobile = useIsMobile();
   useChannelInUrl(s.currentChannelId);
   const { switcherOpen, closeSwitcher } = useBoardKeys();
@@ -125,11 +126,28 @@ export function Board() {
     const channelId = did ? takeResume(did) : null;
     if (channelId) void selectChannel(channelId).catch(() => undefined);
   }, []);
+  // Whether the key is kept anywhere but here: while not, the board reminds (issue 28).
+  useEffect(() => {
+    if (s.auth.keyState !== "ready" || authUi.keyCustody !== undefined) return;
+    void loadClient()
+      .then((c) => c.keyCustody())
+      .then(
+        (custody) => {
+          authUi.keyCustody ??= custody;
+        },
+        () => undefined,
+      );
+  }, [s.auth.keyState]);
   const currentId = s.currentChannelId;
   const current = currentId ? s.open[currentId] : undefined;
   return (
-    <div className={`board${mobile ? " mobile" : ""}`} data-testid="board">
+    <div
+      className={`board${mobile ? " mobile" : ""}`}
+      data-testid="board"
+      data-key-custody={keyCustody ?? "checking"}
+    >
       {mobile ? <MobileChrome /> : null}
+      {keyCustody === "unsecured" ? <KeyNag /> : null}
       <div className="board-body">
         <ChannelSidebar mobile={mobile} />
         <main className="board-main">

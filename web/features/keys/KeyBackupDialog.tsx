@@ -33,7 +33,10 @@ export const KeyBackupText = {
   back: "Back",
   cancel: "Cancel",
   needKey:
-    "This device cannot read its private key back (it is stored so that it cannot be read). Give your key to back it up: the text from wsync-keys.txt, or your Shadow Cipher image.",
+    "This browser holds your private key but cannot read it back (it is stored so that no script, not even this app, can read it). To back it up, give the key you saved: the text from wsync-keys.txt, or your Shadow Cipher image.",
+  noKeyFile:
+    'No key file or image? Then this key cannot be backed up or moved from this browser: it keeps working here until this browser\'s data is lost or you log out. After that, "I lost my key: make new keys" is the way back in, without the messages from before.',
+
   textTab: "Text",
   imageTab: "Shadow Cipher image",
   useKey: "Use This Key",
@@ -211,6 +214,7 @@ export function KeyBackupDialog({ onClose }: { onClose(): void }) {
     body = (
       <>
         <p>{T.needKey}</p>
+        <p className="hint">{T.noKeyFile}</p>
         <div className="tabs" role="tablist">
           {(["text", "image"] as const).map((t) => (
             <button

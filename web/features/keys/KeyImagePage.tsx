@@ -68,8 +68,10 @@ function GenerateTab() {
       backup = undefined;
     }
     if (backup === null) {
-      setResult({ ok: false, text: T.noKey });
-      setHint(T.noBackup);
+      // Held but not exportable is not "no key" (issue 28): say which it is.
+      const held = authState.keyState === "ready";
+      setResult({ ok: false, text: held ? T.heldNotExportable : T.noKey });
+      setHint(held ? T.heldHint : T.noBackup);
       return;
     }
     setNeedSecret(true);

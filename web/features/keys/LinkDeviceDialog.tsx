@@ -2,7 +2,7 @@ import { type ChangeEvent, type ReactNode, useEffect, useState } from "react";
 import { useSnapshot } from "valtio";
 import { checkPrivateKey } from "../../../core/crypto/identity.ts";
 import { Modal } from "../../components/Modal.tsx";
-import { authState, type BackupStatus, backupStatus } from "../../state/auth.ts";
+import { authState, authUi, type BackupStatus, backupStatus } from "../../state/auth.ts";
 import { loadClient } from "../../state/engine.ts";
 import { KeyImageField, KeyTextForm } from "../auth/KeyInput.tsx";
 import { CompareActions, DeviceLinkText, Digits, errorText } from "./device-link-ui.tsx";
@@ -94,6 +94,8 @@ export function LinkDeviceDialog({ onClose }: { onClose(): void }) {
     busyWhile(async () => {
       await l.send();
       setKey(null);
+      // The key is on another device now: the board's reminder to secure it goes.
+      authUi.keyCustody = "secured";
       setStep("sent");
     });
 

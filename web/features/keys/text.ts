@@ -19,6 +19,18 @@ export const KeyImageText = {
   downloaded: "გასაღების სურათი ჩამოიტვირთა (dna-key.png)",
   /** This browser holds no private key */
   noKey: "ამ ბრაუზერში პირადი გასაღები არ არის",
+  /**
+   * This browser holds your private key, but keeps it so that it cannot be read back, not even by this
+   * page: the picture cannot be made from it. (Issue 28: never "no private key" when it holds one.)
+   */
+  heldNotExportable:
+    "ეს ბრაუზერი ინახავს თქვენს პირად გასაღებს, მაგრამ ისე, რომ მისი წაკითხვა შეუძლებელია, ამ გვერდისთვისაც კი: სურათს მისგან ვერ შევქმნით.",
+  /**
+   * The picture can be made from your key backup, or on a device where the key can be read. With
+   * neither, the key works only in this browser: keep the key file you saved, if you have one.
+   */
+  heldHint:
+    "სურათის შექმნა შესაძლებელია გასაღების სარეზერვო ასლიდან ან იმ მოწყობილობაზე, სადაც გასაღების წაკითხვა შესაძლებელია. თუ არც ერთი არ გაქვთ, გასაღები მხოლოდ ამ ბრაუზერში იმუშავებს: შეინახეთ გასაღების ფაილი, თუ ის გაქვთ.",
   /** The picture could not be made */
   generateFailed: "სურათის შექმნა ვერ მოხერხდა",
   /** Choose a key picture */

@@ -22,7 +22,8 @@ export const HAPTIC_MS = 50;
 /**
  * The message input (spec §5): Enter sends, Shift+Enter is a new line, Ctrl/Cmd+U clears; ↑ in an empty
  * input edits one's newest message in the channel and Esc cancels an edit or reply. A send needs
- * text, a session, the open channel, no send in flight and the channel's epoch keys. While the message
+ * text, a session, the open channel, no send in flight and the channel's epoch keys (sent while they
+ * are still loading, as during a join's rotation, it waits for them and then goes out). While the message
  * is on its way the input is disabled and reads TRANSMITTING; it empties when the record comes back.
  * While a security check blocks sending (protocol §7) it says so; a send still goes to the engine,
  * which refuses it, and the refused message shows the reason in its row like any failed send.
@@ -97,9 +98,34 @@ export function Composer({ channelId, mobile }: { channelId: string; mobile: boo
     compose.editing = null;
   };
 
-  const send = async () => {
-    const t = text.trim();
-    if (!t || busy || !keys || !s.auth.isAuthenticated || s.currentChannelId !== channelId) return;
+  // Issue 28: a message sent while the channel is still getting its keys (a join's rotation running)
+  // waits for them, shown as waiting, instead of Enter doing nothing; it goes out once they are in.
+  const [waiting, setWaiting] = useState<string | null>(null);
+  const loading = !!view?.loading;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: runs when the keys arrive or loading ends.
+  useEffect(() => {
+    if (waiting === null) return;
+    if (keys) {
+      setWaiting(null);
+      void send(waiting);
+    } else if (!loading) {
+      // The channel could not get ready: the text comes back to the box, and the note says why.
+      setWaiting(null);
+      setText(waiting);
+    }
+  }, [keys, loading, waiting]);
+
+  /** Sends what the box holds, or `waited`: the message that waited for the keys (the box is left alone). */
+  const send = async (waited?: string) => {
+    const t = (waited ?? text).trim();
+    if (!t || busy || !s.auth.isAuthenticated || s.currentChannelId !== channelId) return;
+    if (!keys) {
+      if (waited === undefined && loading && waiting === null && !editing && !replyTo) {
+        setWaiting(t);
+        setText("");
+      }
+      return;
+    }
     setPending(true);
     if (mobile) navigator.vibrate?.(HAPTIC_MS);
     let queued = false;
@@ -116,11 +142,11 @@ export function Composer({ channelId, mobile }: { channelId: string; mobile: boo
         onQueued: () => {
           // Offline: the row shows it queued; the input is free for the next message.
           queued = true;
-          setText("");
+          if (waited === undefined) setText("");
           setPending(false);
         },
       });
-      if (!queued) setText("");
+      if (!queued && waited === undefined) setText("");
     } catch {
       toast.error("Failed to send message");
     } finally {
@@ -143,6 +169,11 @@ export function Composer({ channelId, mobile }: { channelId: string; mobile: boo
         </p>
       ) : null}
       {keys ? null : <p className="chat-note warning">{CryptoText.epochKeysNotLoaded}</p>}
+      {waiting !== null ? (
+        <p className="chat-note waiting" role="status" data-testid="compose-waiting">
+          {`Getting the channel ready: your message goes out as soon as it is. ⧗ ${waiting}`}
+        </p>
+      ) : null}
       {replyTo || editing ? (
         <p className="compose-mode" data-testid="compose-mode">
           {editing

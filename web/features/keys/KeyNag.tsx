@@ -1,0 +1,63 @@
+import { useState } from "react";
+import { authState, authUi } from "../../state/auth.ts";
+
+export const KeyNagText = {
+  lead: "Your private key is only in this browser.",
+  why: "Lose this browser's data or log out, and nobody can read your messages again. Back it up, or link another device.",
+  backup: "Set up key backup",
+  link: "Link another device",
+  later: "Not now",
+} as const;
+
+const T = KeyNagText;
+
+/** "Not now" hides the reminder until this tab's session ends (sessionStorage), like Element's. */
+const dismissedKey = () => `wsync-key-nag:${authState.user?.did}`;
+
+/**
+ * Part of the board's first script (small, and a chunk of its own would cost more than it saves).
+ * The board's reminder while the account's key is kept nowhere but this browser: no key backup on the
+ * server and no other device or key file this device knows of (authUi.keyCustody "unsecured"). It
+ * offers both ways out (docs/decisions/key-securing.md) and goes once either is done.
+ */
+export function KeyNag() {
+  const [hidden, setHidden] = useState(() => !!sessionStorage.getItem(dismissedKey()));
+  if (hidden) return null;
+  return (
+    <section className="key-nag" aria-label={T.lead} data-testid="key-nag">
+      <p>
+        <strong>{T.lead}</strong> {T.why}
+      </p>
+      <div className="actions">
+        <button
+          type="button"
+          className="primary"
+          aria-haspopup="dialog"
+          onClick={() => {
+            authUi.keyBackupOpen = true;
+          }}
+        >
+          {T.backup}
+        </button>
+        <button
+          type="button"
+          aria-haspopup="dialog"
+          onClick={() => {
+            authUi.linkDeviceOpen = true;
+          }}
+        >
+          {T.link}
+        </button>
+        <button
+          type="button"
+          onClick={() => {
+            sessionStorage.setItem(dismissedKey(), "1");
+            setHidden(true);
+          }}
+        >
+          {T.later}
+        </button>
+      </div>
+    </section>
+  );
+}
