@@ -87,6 +87,8 @@ export async function startServer(env: Record<string, string | undefined> = proc
         }
       : {}),
   });
+  // Records the bus missed (Redis restarted) come from storage, in seq order, before newer ones.
+  bus?.setCatchUp((channelId, afterSeq, limit) => services.messages.framesAfter(channelId, afterSeq, limit));
   // Users of a process that died: their channels hear they went offline, from whichever process noticed.
   presence?.onLost((did) => {
     setPresence(services, did, false).catch((e) => log(`presence update failed: ${String(e)}`));

@@ -13,6 +13,7 @@ import {
   warningKey,
   warningLine,
 } from "../format.ts";
+import { SeqOrder } from "../seq-order.ts";
 
 interface Opts extends GlobalOptions {
   json?: boolean;
@@ -55,6 +56,8 @@ export class Listener {
   private readonly starting = new Set<string>();
   private started = false;
   private readonly pending = new Map<string, TimelineItem[]>();
+  /** Live records in seq order: a later one waits while the client fills a gap from history. */
+  private readonly order: SeqOrder;
 
   constructor(
     private readonly client: WsyncClient,
@@ -65,7 +68,15 @@ export class Listener {
       tail: number | null;
       write: (line: string) => void;
     },
-  ) {}
+  ) {
+    this.order = new SeqOrder(
+      (channelId) => this.client.gapsSettled(channelId),
+      (channelId, item) => {
+        const channel = this.followed.get(channelId);
+        if (channel) this.item(channel, item);
+      },
+    );
+  }
 
   private me(): string | null {
     return this.client.state.auth.user?.did ?? null;
@@ -111,7 +122,7 @@ export class Listener {
         this.pending.set(channelId, q);
         return;
       }
-      this.item(channel, item);
+      this.order.push(channelId, item);
     });
     c.events.on("security-warning", (w) => this.warning(w));
     c.events.on("removed", (r) => {
@@ -186,9 +197,11 @@ export class Listener {
       for (const i of view.items) if (!wanted.has(i.uri)) seen.add(i.uri);
       for (const i of backlog) this.item(channel, i);
       for (const w of view.warnings) this.warning(w);
+      // Live records continue from the newest one loaded.
+      this.order.start(channel.id, Math.max(0, ...view.items.map((i) => i.seq).filter(Number.isInteger)));
     } finally {
       this.starting.delete(channel.id);
-      for (const i of this.pending.get(channel.id) ?? []) this.item(channel, i);
+      for (const i of this.pending.get(channel.id) ?? []) this.order.push(channel.id, i);
       this.pending.delete(channel.id);
     }
   }

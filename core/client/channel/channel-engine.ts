@@ -415,6 +415,11 @@ export class ChannelEngine {
     return placed;
   }
 
+  /** Resolves once no gap fill runs for the channel (those started meanwhile included). */
+  async gapsSettled(channelId: string): Promise<void> {
+    for (let p = this.gapFills.get(channelId); p; p = this.gapFills.get(channelId)) await p;
+  }
+
   private fillGap(channelId: string, since: number): void {
     if (this.gapFills.has(channelId)) return;
     const p = this.fillFrom(channelId, since)
