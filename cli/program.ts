@@ -28,12 +28,17 @@ export function buildProgram(): Command {
       writeOut: (s) => io.out(s),
       writeErr: (s) => io.err(s),
       // One line, `wsync: …`, like every other error (commander's own start with "error: ").
-      outputError: (s, write) => write(`wsync: ${s.replace(/^error: /, "")}`),
+      // Its suggestion ("\n(Did you mean whoami?)") joins the same line.
+      outputError: (s, write) =>
+        write(
+          `wsync: ${s.replace(/^error: /, "").replace(/\n\(Did you mean (.*)\?\)\n?$/, " (did you mean $1?)\n")}`,
+        ),
     })
-    .allowExcessArguments(true)
+    .showSuggestionAfterError(true)
     .action(async (_o, cmd: Command) => {
-      // The root command is the interactive screen; a stray word is a mistyped command.
-      if (cmd.args.length > 0) throw usageError(`unknown command '${cmd.args[0]}' (see \`wsync --help\`)`);
+      // The root command is the interactive screen; a stray word is a mistyped command: commander's
+      // own error, with its "did you mean" suggestion.
+      if (cmd.args.length > 0) (cmd as unknown as { unknownCommand(): never }).unknownCommand();
       // Ink needs a terminal to draw on; without one it would fail with a long stack trace.
       if (!process.stdin.isTTY || !process.stdout.isTTY)
         throw usageError(
@@ -52,6 +57,10 @@ export function buildProgram(): Command {
   registerListenCommand(program);
   registerApiCommand(program);
   registerMigrateCommand(program);
+  // Set only now, so no subcommand inherits it: an extra argument to any command is a usage error
+  // (exit 2), never silently ignored (issue 29 defect 4). The root takes words only to report them
+  // as an unknown command.
+  program.allowExcessArguments(true);
   return program;
 }
 

@@ -36,7 +36,7 @@ export interface Config {
    */
   deviceLinkWaitMs: number;
   /** With Redis: key prefix (WSYNC_REDIS_PREFIX, default "wsync"), presence heartbeat and its expiry. */
-  redis: { prefix: string; heartbeatMs: number; ttlMs: number };
+  redis: { prefix: string; heartbeatMs: number; ttlMs: number; connectTimeoutMs: number };
 }
 
 export class ConfigError extends Error {
@@ -84,6 +84,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(
       "WSYNC_DEVICE_LINK_WAIT_MS must be a whole number of milliseconds from 100 to 60000",
     );
+  // How long start-up waits for Redis before it gives up with an error (issue 29 defect 5).
+  const redisWait = number(env, "WSYNC_REDIS_CONNECT_TIMEOUT_SECONDS", 10);
+  if (!Number.isInteger(redisWait) || redisWait < 1 || redisWait > 300)
+    throw new ConfigError(
+      "WSYNC_REDIS_CONNECT_TIMEOUT_SECONDS must be a whole number of seconds from 1 to 300",
+    );
+  const connectTimeoutMs = redisWait * 1000;
   return {
     port,
     host: env.HOST || "127.0.0.1",
@@ -105,6 +112,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     accessTokenTtlSeconds: accessTtl,
     refreshGraceSeconds: grace,
     deviceLinkWaitMs: linkWait,
-    redis: { prefix: env.WSYNC_REDIS_PREFIX || "wsync", heartbeatMs, ttlMs },
+    redis: { prefix: env.WSYNC_REDIS_PREFIX || "wsync", heartbeatMs, ttlMs, connectTimeoutMs },
   };
 }

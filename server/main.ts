@@ -1,12 +1,12 @@
 import { mkdirSync } from "node:fs";
 import { createApp } from "./app.ts";
 import { loadConfig } from "./config.ts";
-import { RedisBus, RedisPresence } from "./realtime/redis-bus.ts";
+import { RedisBus, RedisPresence, withTimeout } from "./realtime/redis-bus.ts";
 import { RedisBuckets, RedisLoginAttempts } from "./realtime/redis-limits.ts";
 import { openPostgresStorage } from "./storage/postgres/index.ts";
 import { openSqliteStorage } from "./storage/sqlite/index.ts";
 import type { Storage } from "./storage/types.ts";
-import { checkDataDir } from "./util/data-dir.ts";
+import { checkDataDir, checkPortFree, lockDataDir } from "./util/data-dir.ts";
 import { loadJwtSecret } from "./util/jwt-secret.ts";
 import { setPresence } from "./ws/socket.ts";
 
@@ -34,7 +34,12 @@ export async function startServer(env: Record<string, string | undefined> = proc
     throw new Error(
       "WSYNC_DATABASE_URL needs WSYNC_JWT_SECRET, the same on every server process (e.g. `openssl rand -base64 32`)",
     );
+  // Nothing is created before the port is known to be free (a second server on a busy port used to
+  // make its data directory first), and with SQLite the data directory is locked: two servers on
+  // one wsync.db corrupt each other's view (issue 29 defect 5).
+  await checkPortFree(config.port, config.host);
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const releaseDataDir = config.databaseUrl ? async () => undefined : await lockDataDir(config.dataDir);
   let storage: Storage;
   if (config.databaseUrl) {
     storage = await openPostgresStorage({ url: config.databaseUrl }).catch((e: unknown) => {
@@ -57,16 +62,28 @@ export async function startServer(env: Record<string, string | undefined> = proc
   let logins: RedisLoginAttempts | undefined;
   let localOnline: (did: string) => boolean = () => false;
   if (config.redisUrl) {
+    // Said before the wait, without the URL's password; bounded, so an unreachable Redis is an error
+    // within seconds, not silence.
     const where = describeDatabaseUrl(config.redisUrl);
-    try {
-      bus = await RedisBus.connect(config.redisUrl, config.redis.prefix, log);
+    const seconds = config.redis.connectTimeoutMs / 1000;
+    log(`connecting to Redis at ${where} (giving up after ${seconds} s)`);
+    const url = config.redisUrl;
+    const connect = async () => {
+      bus = await RedisBus.connect(url, config.redis.prefix, log);
       presence = await RedisPresence.start(bus, (did) => localOnline(did), { ...config.redis, log });
       buckets = await RedisBuckets.connect(bus);
       logins = await RedisLoginAttempts.connect(bus);
+    };
+    try {
+      await withTimeout(connect(), config.redis.connectTimeoutMs, "connect");
     } catch (e) {
-      await bus?.close().catch(() => undefined);
+      await (bus as RedisBus | undefined)?.close().catch(() => undefined);
       await storage.close().catch(() => undefined);
-      throw new Error(`cannot connect to Redis at ${where}: ${(e as Error).message ?? String(e)}`);
+      await releaseDataDir();
+      const why = /did not answer in/.test(String((e as Error).message))
+        ? `no connection after ${seconds} s (WSYNC_REDIS_CONNECT_TIMEOUT_SECONDS)`
+        : ((e as Error).message ?? String(e));
+      throw new Error(`cannot connect to Redis at ${where}: ${why}`);
     }
   }
   const redisPresence = presence;
@@ -87,6 +104,8 @@ export async function startServer(env: Record<string, string | undefined> = proc
         }
       : {}),
   });
+  // Records the bus missed (Redis restarted) come from storage, in seq order, before newer ones.
+  bus?.setCatchUp((channelId, afterSeq, limit) => services.messages.framesAfter(channelId, afterSeq, limit));
   // Users of a process that died: their channels hear they went offline, from whichever process noticed.
   presence?.onLost((did) => {
     setPresence(services, did, false).catch((e) => log(`presence update failed: ${String(e)}`));
@@ -97,6 +116,7 @@ export async function startServer(env: Record<string, string | undefined> = proc
     app.listen({ port: config.port, hostname: config.host, reusePort: false });
   } catch (e) {
     await storage.close().catch(() => undefined);
+    await releaseDataDir();
     if ((e as { code?: string }).code === "EADDRINUSE" || /in use/i.test(String(e))) {
       throw new Error(
         `port ${config.port} on ${config.host} is already in use (another server is listening there)`,
@@ -142,6 +162,7 @@ export async function startServer(env: Record<string, string | undefined> = proc
     logins?.close();
     await services.bus.close().catch(() => undefined);
     await storage.close().catch((e) => console.error(`[wsync] closing the database: ${String(e)}`));
+    await releaseDataDir();
     process.exit(0);
   };
   process.on("SIGINT", shutdown);

@@ -13,6 +13,7 @@ import {
   logoutLossText,
   NO_KEY_HELP,
 } from "../key-custody.ts";
+import { forgetPasswordCheck, rememberPasswordCheck } from "../password-check.ts";
 import { ask, interactive, io, password } from "../prompt.ts";
 
 interface AuthOpts extends GlobalOptions {
@@ -44,6 +45,8 @@ export function registerAuthCommands(program: Command): void {
       const pw = await password(o);
       const { client, store } = makeClient(o);
       await client.register({ handle, email, password: pw });
+      // So that `keys backup` can refuse the login password as a passphrase (cli/password-check.ts).
+      await rememberPasswordCheck(store, pw);
       // On a terminal: the keys are shown and a backup offered before the public key is published.
       await confirmKeys(client, store, { loginPassword: pw, resumed: false });
       const user = client.state.auth.user;
@@ -69,6 +72,7 @@ export function registerAuthCommands(program: Command): void {
           throw new CliError(e.message, ExitCode.auth);
         throw e;
       }
+      await rememberPasswordCheck(store, pw);
       const { user, keyState } = client.state.auth;
       io.out(`Signed in as ${user?.handle}\n`);
       if (keyState === "validate") {
@@ -108,6 +112,7 @@ export function registerAuthCommands(program: Command): void {
       }
       await client.logout();
       await forgetKeyCopy(store);
+      await forgetPasswordCheck(store);
       io.out("Signed out\n");
     });
 

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
-import { ChannelTypes } from "../../core/protocol/index.ts";
+import type { WsyncClient } from "../../core/client/index.ts";
+import { type Channel, ChannelTypes } from "../../core/protocol/index.ts";
 import { displaySafe } from "../../core/slash-commands/display-safe.ts";
 import { kickMember } from "../actions.ts";
 import {
@@ -19,6 +20,23 @@ interface Opts extends GlobalOptions {
 }
 
 const opts = (cmd: Command) => cmd.optsWithGlobals() as Opts;
+
+/**
+ * What `join` hands the engine: a link, id or uri as given; `#name` looked up among the channels this
+ * user can see (public and invite channels, and their own), as the screen's `/join #name` does.
+ */
+export async function joinReference(client: WsyncClient, ref: string): Promise<string> {
+  if (!ref.startsWith("#") || ref.includes("/")) return ref;
+  const name = ref.slice(1).toLowerCase();
+  const matches = (await allChannels(client)).filter((c) => c.value.name.toLowerCase() === name);
+  if (matches.length === 1) return (matches[0] as Channel).id;
+  if (matches.length > 1)
+    throw usageError(`Several channels are named ${ref}; use the id: ${matches.map((c) => c.id).join(", ")}`);
+  throw new CliError(
+    `No channel named ${ref} that you can see (a secret channel is joined by its link)`,
+    ExitCode.notFound,
+  );
+}
 
 export function registerChannelCommands(program: Command): void {
   program
@@ -69,13 +87,15 @@ export function registerChannelCommands(program: Command): void {
     });
 
   program
-    .command("join <hashOrLink>")
-    .description("join by channel id, channel uri or secret link")
+    .command("join <channel>")
+    .description(
+      "join by #name (a public or invite channel you can see), channel id, channel uri or secret link",
+    )
     .option("--json", "print JSON")
     .action(async (ref: string, _o, cmd: Command) => {
       const o = opts(cmd);
       const { client } = await signedInClient(o);
-      const view = await client.join(ref);
+      const view = await client.join(await joinReference(client, ref));
       if (o.json) process.stdout.write(`${JSON.stringify(channelJson(view.channel))}\n`);
       else process.stdout.write(`Joined #${displaySafe(view.channel.value.name)} (${view.channel.id})\n`);
     });

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { newRecoveryCode } from "../../core/crypto/key-backup.ts";
+import { KeyBackupError, KeyBackupText, newRecoveryCode } from "../../core/crypto/key-backup.ts";
 import { type GlobalOptions, KeyStateText, sessionClient, signedInClient } from "../context.ts";
 import { CliError, ExitCode, usageError } from "../errors.ts";
 import { time } from "../format.ts";
@@ -22,6 +22,7 @@ import {
   showRecoveryCode,
   strengthInputsOf,
 } from "../key-custody.ts";
+import { isLoginPassword } from "../password-check.ts";
 import { readKeyPng } from "../png.ts";
 import { ask, confirm, interactive, io } from "../prompt.ts";
 
@@ -128,7 +129,7 @@ export function registerKeyCommands(program: Command): void {
       if (o.status) return backupStatus(o);
       if (o.delete) return backupDelete(o);
 
-      const { client } = await signedInClient(o);
+      const { client, store } = await signedInClient(o);
       if (interactive()) {
         const existing = await client.keyBackupStatus();
         if (
@@ -149,6 +150,9 @@ export function registerKeyCommands(program: Command): void {
       const secret =
         (await givenSecret(o.passphraseFile, "passphrase")) ??
         (await askNewPassphrase(undefined, strengthInputsOf(client)));
+      // The login password would be a backup the server can open: refused (exit 2), as at registration.
+      if (await isLoginPassword(store, secret))
+        throw new KeyBackupError("weak-secret", KeyBackupText.passphraseIsPassword);
       await client.saveKeyBackup({ kind: "passphrase", secret });
       io.out("Key backup stored\n");
     });

@@ -13,6 +13,7 @@ import {
   warningKey,
   warningLine,
 } from "../format.ts";
+import { SeqOrder } from "../seq-order.ts";
 
 interface Opts extends GlobalOptions {
   json?: boolean;
@@ -41,6 +42,27 @@ export function parseSince(values: readonly string[]): { all: number | null; per
 }
 
 /**
+ * `--since CHANNEL=SEQ` with CHANNEL a channel id or name (`#` optional, any case) of a channel the
+ * user is in, keyed by id. Anything else is a usage error, not a filter that silently matches nothing.
+ */
+export function resolveSince(per: Map<string, number>, channels: Channel[]): Map<string, number> {
+  const mine = channels.filter((c) => c.isMember);
+  const out = new Map<string, number>();
+  for (const [key, seq] of per) {
+    const byId = mine.find((c) => c.id === key);
+    const byName = mine.filter((c) => c.value.name.toLowerCase() === key.toLowerCase());
+    if (!byId && byName.length > 1)
+      throw usageError(
+        `--since: several of your channels are named #${key}; use the id: ${byName.map((c) => c.id).join(", ")}`,
+      );
+    const channel = byId ?? byName[0];
+    if (!channel) throw usageError(`--since: you are not in a channel named #${key} (nor with that id)`);
+    out.set(channel.id, seq);
+  }
+  return out;
+}
+
+/**
  * One stream of every channel the user is in (`wsync listen`): timeline items (messages, joins,
  * leaves, kicks, epoch changes), removals, invitations, key changes and security warnings, each
  * with its channel's id and name. With `--since`, each channel's items after that seq come first
@@ -55,6 +77,8 @@ export class Listener {
   private readonly starting = new Set<string>();
   private started = false;
   private readonly pending = new Map<string, TimelineItem[]>();
+  /** Live records in seq order: a later one waits while the client fills a gap from history. */
+  private readonly order: SeqOrder;
 
   constructor(
     private readonly client: WsyncClient,
@@ -65,7 +89,15 @@ export class Listener {
       tail: number | null;
       write: (line: string) => void;
     },
-  ) {}
+  ) {
+    this.order = new SeqOrder(
+      (channelId) => this.client.gapsSettled(channelId),
+      (channelId, item) => {
+        const channel = this.followed.get(channelId);
+        if (channel) this.item(channel, item);
+      },
+    );
+  }
 
   private me(): string | null {
     return this.client.state.auth.user?.did ?? null;
@@ -111,7 +143,7 @@ export class Listener {
         this.pending.set(channelId, q);
         return;
       }
-      this.item(channel, item);
+      this.order.push(channelId, item);
     });
     c.events.on("security-warning", (w) => this.warning(w));
     c.events.on("removed", (r) => {
@@ -165,8 +197,7 @@ export class Listener {
           { type: "subscribed", channelId: channel.id, channel: channel.value.name },
           `*** following #${displaySafe(channel.value.name)}`,
         );
-      const since =
-        this.o.since.per.get(channel.id) ?? this.o.since.per.get(channel.value.name) ?? this.o.since.all;
+      const since = this.o.since.per.get(channel.id) ?? this.o.since.all;
       let backlog: TimelineItem[] = [];
       if (since !== null) {
         // Older pages until the first item after `since` is loaded (or history ends).
@@ -186,9 +217,11 @@ export class Listener {
       for (const i of view.items) if (!wanted.has(i.uri)) seen.add(i.uri);
       for (const i of backlog) this.item(channel, i);
       for (const w of view.warnings) this.warning(w);
+      // Live records continue from the newest one loaded.
+      this.order.start(channel.id, Math.max(0, ...view.items.map((i) => i.seq).filter(Number.isInteger)));
     } finally {
       this.starting.delete(channel.id);
-      for (const i of this.pending.get(channel.id) ?? []) this.item(channel, i);
+      for (const i of this.pending.get(channel.id) ?? []) this.order.push(channel.id, i);
       this.pending.delete(channel.id);
     }
   }
@@ -247,6 +280,7 @@ export function registerListenCommand(program: Command): void {
       if (tail !== null && (since.all !== null || since.per.size > 0))
         throw usageError("--since and --tail cannot be used together");
       const { client } = await signedInClient(o);
+      since.per = resolveSince(since.per, await allChannels(client));
       const listener = new Listener(client, {
         json: o.json === true,
         self: o.self !== false,

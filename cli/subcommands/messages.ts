@@ -15,6 +15,7 @@ import {
   warningLine,
 } from "../format.ts";
 import { textFromStdin } from "../prompt.ts";
+import { SeqOrder } from "../seq-order.ts";
 
 interface Opts extends GlobalOptions {
   json?: boolean;
@@ -103,8 +104,13 @@ export function registerMessageCommands(program: Command): void {
         warned.add(warningKey(w));
         process.stdout.write(o.json ? `${JSON.stringify(warningJson(w))}\n` : `${warningLine(w)}\n`);
       };
+      // Live records in seq order: a later one waits while the client fills a gap from history.
+      const order = new SeqOrder(
+        (channelId) => client.gapsSettled(channelId),
+        (_channelId, item) => print(item),
+      );
       client.events.on("item", ({ channelId, item }) => {
-        if (channelId === ch.id && !item.sending) print(item);
+        if (channelId === ch.id && !item.sending) order.push(channelId, item);
       });
       client.events.on("security-warning", warn);
       client.events.on("session-ended", () => {
@@ -130,6 +136,7 @@ export function registerMessageCommands(program: Command): void {
         });
       });
       const view = await client.open(ch.id);
+      order.start(ch.id, Math.max(0, ...view.items.map((i) => i.seq).filter(Number.isInteger)));
       for (const w of view.warnings) warn(w);
       process.stderr.write(`Following ${ch.id}; Ctrl+C to stop\n`);
       await new Promise<void>((resolve) => {

@@ -13,7 +13,7 @@ export function registerMigrateCommand(program: Command): void {
     .requiredOption("--from <sqlite:PATH>", "the SQLite database, e.g. sqlite:./data/wsync.db")
     .requiredOption(
       "--to <postgres://…>",
-      "the PostgreSQL database (empty, or partly copied by this command)",
+      "the PostgreSQL database (empty, or partly copied from the same source; any other rows: refused, exit 8)",
     )
     .option("--json", "print the per-table report as JSON")
     .action(async (o: { from: string; to: string; json?: boolean }) => {
@@ -22,7 +22,9 @@ export function registerMigrateCommand(program: Command): void {
       const path = o.from.slice("sqlite:".length);
       if (!existsSync(path)) throw new CliError(`No SQLite database at ${path}`, ExitCode.notFound);
       if (!/^postgres(ql)?:\/\//.test(o.to)) throw usageError("--to must be a postgres:// URL");
-      const { copySqliteToPostgres } = await import("../../server/storage/copy-to-postgres.ts");
+      const { copySqliteToPostgres, ForeignRowsError } = await import(
+        "../../server/storage/copy-to-postgres.ts"
+      );
       const { describeDatabaseUrl } = await import("../../server/main.ts");
       const to = describeDatabaseUrl(o.to);
       const reports = await copySqliteToPostgres({
@@ -30,6 +32,12 @@ export function registerMigrateCommand(program: Command): void {
         to: o.to,
         log: (line) => process.stderr.write(`${line}\n`),
       }).catch((e: unknown) => {
+        // Another installation (or this copy, changed since): refused before anything was written.
+        if (e instanceof ForeignRowsError)
+          throw new CliError(
+            `${to} was not changed: ${e.message}. Copy into an empty database (or the one a stopped \`wsync migrate\` of ${path} was filling)`,
+            ExitCode.conflict,
+          );
         throw new CliError(
           `migrate to ${to} stopped: ${(e as Error).message ?? String(e)} (run the same command again to resume)`,
           ExitCode.other,

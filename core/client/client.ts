@@ -405,6 +405,16 @@ export class WsyncClient {
     }
   }
 
+  /**
+   * Resolves once the records a live record skipped over have been asked for (a gap fill started by
+   * a record whose seq was ahead of the ones loaded); what the server did not return by then is shown
+   * as withheld. Lets a consumer that prints as records arrive (`wsync listen`, `tail`) hold a later
+   * seq back until the earlier ones came.
+   */
+  async gapsSettled(channelId: string): Promise<void> {
+    await (await this.parts()).channels.gapsSettled(channelId);
+  }
+
   private async onConnected(): Promise<void> {
     for (const id of Object.keys(this.state.open)) {
       await (await this.parts()).channels.resync(id).catch((e) => this.log(`resync ${id}: ${reasonOf(e)}`));

@@ -4,7 +4,7 @@ export * from "./account/vault.ts";
 export * from "./channel/rich.ts";
 export * from "./channel/timeline.ts";
 export * from "./client.ts";
-export { SendBlockedError } from "./errors.ts";
+export { AwaitingOwnerKeysError, SendBlockedError } from "./errors.ts";
 export * from "./keys/keyring.ts";
 export * from "./net/api.ts";
 export * from "./net/realtime.ts";

@@ -11,14 +11,29 @@ import type { Presence } from "./presence.ts";
  *   only as they come back from Redis, its own included: every process sees one order.
  * - A channel's records are delivered in seq order: two processes may publish seqs 7 and 8 of one
  *   channel in the other order (each commits, then publishes); a record whose seq is ahead of the
- *   next one expected waits up to REORDER_WAIT_MS for the gap, then goes anyway (clients fill real
- *   gaps from the database with `since`).
+ *   next one expected waits up to REORDER_WAIT_MS for the gap. Then, and whenever the subscription
+ *   comes back after Redis was lost (a restart: every publish meanwhile reached no one), the missed
+ *   records are read from storage (`catchUp`) and delivered first, in seq order, before anything that
+ *   came after them (issue 29 defect 2). Without a catch-up, or if storage fails, it goes on from the
+ *   lowest waiting record (clients fill real gaps from the database with `since`).
  * - Redis down: a publish fails after PUBLISH_TIMEOUT_MS (the message is already stored and
  *   acknowledged; live delivery across processes pauses), the subscriber reconnects with backoff and
  *   delivery resumes without a restart.
  */
 export const REORDER_WAIT_MS = 150;
 const PUBLISH_TIMEOUT_MS = 2_000;
+/** Records read from storage per call while catching up. */
+const CATCH_UP_PAGE = 200;
+
+/**
+ * A channel's stored records after `afterSeq`, oldest first (at most `limit`), each as the frame live
+ * delivery carries (serialised), for the bus to deliver what it missed.
+ */
+export type CatchUp = (
+  channelId: string,
+  afterSeq: number,
+  limit: number,
+) => Promise<{ seq: number; text: string }[]>;
 
 /** What travels on the wire: the frame already serialised once. */
 type Wire =
@@ -85,6 +100,8 @@ interface Order {
   next: number | null;
   waiting: Map<number, BusEvent>;
   timer: ReturnType<typeof setTimeout> | null;
+  /** Missed records are being read from storage: everything that arrives waits behind them. */
+  filling: boolean;
 }
 
 /** Scripts' SHA-1, by their text. */
@@ -115,6 +132,7 @@ export class RedisBus implements Bus {
   private sub: RedisClient | null = null;
   private closed = false;
   private reconnecting = false;
+  private catchUp: CatchUp | null = null;
   readonly channel: string;
 
   private constructor(
@@ -155,9 +173,10 @@ export class RedisBus implements Bus {
       await Bun.sleep(wait);
       try {
         await this.subscribeNow();
-        // Whatever came while it was down was missed: order restarts from the next record seen.
-        this.order.clear();
+        // Whatever was published while it was down reached no one: each channel this process follows
+        // gets the records it missed from storage first, in seq order, then what comes next.
         this.log("Redis subscription back: live delivery across processes resumed");
+        for (const [channelId, o] of this.order) void this.fill(channelId, o);
         break;
       } catch {
         // Still down.
@@ -185,6 +204,11 @@ export class RedisBus implements Bus {
     this.handlers.push(handler);
   }
 
+  /** Where missed records are read from (the server's storage); without it a gap is skipped. */
+  setCatchUp(catchUp: CatchUp): void {
+    this.catchUp = catchUp;
+  }
+
   private deliver(event: BusEvent): void {
     for (const h of this.handlers) h(event);
   }
@@ -204,29 +228,67 @@ export class RedisBus implements Bus {
   private inOrder(channelId: string, seq: number, event: BusEvent): void {
     let o = this.order.get(channelId);
     if (!o) {
-      o = { next: null, waiting: new Map(), timer: null };
+      o = { next: null, waiting: new Map(), timer: null, filling: false };
       this.order.set(channelId, o);
     }
-    if (o.next === null || seq === o.next) {
+    if (!o.filling && (o.next === null || seq === o.next)) {
       this.deliver(event);
       o.next = seq + 1;
       this.flush(o);
       return;
     }
-    // Older than expected (a replay or late duplicate): deliver at once; the client dedupes by uri.
-    if (seq < o.next) {
+    // Older than expected (a replay, or a late copy of one read from storage): deliver at once; the
+    // client dedupes by uri.
+    if (o.next !== null && seq < o.next) {
       this.deliver(event);
       return;
     }
     o.waiting.set(seq, event);
+    if (o.filling) return;
     o.timer ??= setTimeout(() => {
       const order = o as Order;
       order.timer = null;
-      // The gap did not fill in time: go on from the lowest waiting record.
-      const lowest = Math.min(...order.waiting.keys());
-      order.next = lowest;
-      this.flush(order);
+      // The gap did not fill in time: the missed records from storage, or on from the lowest waiting.
+      void this.fill(channelId, order);
     }, REORDER_WAIT_MS);
+  }
+
+  /**
+   * Delivers the channel's records from `next` on that live delivery missed, read from storage, then
+   * the ones that waited for them. A gap storage cannot fill is skipped.
+   */
+  private async fill(channelId: string, o: Order): Promise<void> {
+    if (o.filling || o.next === null) return;
+    if (o.timer) {
+      clearTimeout(o.timer);
+      o.timer = null;
+    }
+    o.filling = true;
+    try {
+      if (this.catchUp) {
+        for (;;) {
+          const rows = await this.catchUp(channelId, o.next - 1, CATCH_UP_PAGE);
+          for (const r of rows) {
+            if (this.closed || r.seq < o.next) continue;
+            o.waiting.delete(r.seq);
+            this.deliver(fromWire({ k: "c", c: channelId, t: r.text }));
+            o.next = r.seq + 1;
+          }
+          if (rows.length < CATCH_UP_PAGE || this.closed) break;
+        }
+      }
+    } catch (e) {
+      this.log(`catching up channel ${channelId} from storage failed: ${(e as Error).message ?? String(e)}`);
+    } finally {
+      o.filling = false;
+      for (const seq of [...o.waiting.keys()]) if (seq < (o.next as number)) o.waiting.delete(seq);
+      this.flush(o);
+      if (o.waiting.size > 0) {
+        // A gap storage did not fill: go on from the lowest waiting record.
+        o.next = Math.min(...o.waiting.keys());
+        this.flush(o);
+      }
+    }
   }
 
   private flush(o: Order): void {

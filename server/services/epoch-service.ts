@@ -109,6 +109,11 @@ export class EpochService {
     if (commit.prevEpochId !== (state.current?.epochId ?? null)) {
       throw new ApiError("InvalidRequest", "commit.prevEpochId: must be the current epoch id");
     }
+    // Epoch 1 is the owner's to make (protocol §5, §7: clients accept it only from the channel's
+    // creator, the did in its uri): another member's would leave the channel stuck for everyone.
+    if (commit.epochNumber === 1 && ctx.did !== channel.creatorDid) {
+      throw new ApiError("Forbidden", "Only the channel's owner makes its first epoch (epoch 1)");
+    }
 
     const members = await this.storage.channels.members(channel.id);
     const current = new Map(members.map((m) => [m.did, m.fingerprint]));

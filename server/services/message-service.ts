@@ -93,6 +93,26 @@ export class MessageService {
     };
   }
 
+  /**
+   * A channel's records after `afterSeq`, oldest first, as the frames live delivery carries them: what
+   * the Redis bus delivers when it missed some (a Redis restart; docs/decisions/redis-fanout.md).
+   */
+  async framesAfter(
+    channelId: string,
+    afterSeq: number,
+    limit: number,
+  ): Promise<{ seq: number; text: string }[]> {
+    const channel = await this.storage.channels.get(channelId);
+    if (!channel) return [];
+    const chUri = uriOf(channel);
+    const rows = await this.storage.timeline.since(channelId, afterSeq, limit);
+    return rows.map((r) => {
+      const record = toRecord(r, chUri);
+      const type = r.kind === "message" ? WsEvent.channelMessage : WsEvent.notifyJoined;
+      return { seq: r.seq, text: JSON.stringify(frame(type, { record } as never)) };
+    });
+  }
+
   /** POST /api/message/send: persists, then broadcasts (see queue). */
   async send(ctx: AuthContext, body: RouteBody<"send">): Promise<{ record: TimelineRecord }> {
     const { sent } = await this.queue(ctx, body);

@@ -12,6 +12,11 @@ import { openSqliteDatabase } from "./sqlite/index.ts";
  * again: nothing is copied twice and nothing is skipped. At the end each table's rows are counted and
  * checksummed on both sides (an order-independent sum of each row's SHA-256), and the copy is
  * accepted only if every table matches.
+ *
+ * Before anything is written (the schema included), every row the destination already holds must be
+ * one of the source's, byte for byte: a database that holds another installation (or this one's
+ * copy, changed since by a server running on it) is refused with `ForeignRowsError` and left as it
+ * was. A partial copy of the same source passes, so resuming works (issue 29 defect 1).
  */
 export const COPY_TABLES = [
   "accounts",
@@ -27,6 +32,16 @@ export const COPY_TABLES = [
   "key_history",
   "read_markers",
 ] as const;
+
+/** The destination holds rows that did not come from the source; nothing was written. */
+export class ForeignRowsError extends Error {
+  override readonly name = "ForeignRowsError";
+  constructor(readonly tables: { table: string; rows: number }[]) {
+    super(
+      `it holds rows that are not in the source (${tables.map((t) => `${t.rows} in ${t.table}`).join(", ")}): another installation, or a copy changed since`,
+    );
+  }
+}
 
 export interface TableReport {
   table: string;
@@ -49,6 +64,33 @@ export interface CopyOptions {
 }
 
 const MOD = 1n << 256n;
+
+/** What identifies a row among a table's rows (the same on both sides, as `addRow`'s hash). */
+const rowId = (values: unknown[]) => createHash("sha256").update(rowKey(values)).digest("base64");
+
+/**
+ * Per table, how many of the destination's rows are not among the source's (compared on the columns
+ * both have; a table the destination lacks holds none). Reads only.
+ */
+async function foreignRows(src: Database, sql: SQL): Promise<{ table: string; rows: number }[]> {
+  const existing = (await sql.unsafe(
+    `SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema()`,
+  )) as { table_name: string; column_name: string }[];
+  const found: { table: string; rows: number }[] = [];
+  for (const table of COPY_TABLES) {
+    const there = new Set(existing.filter((c) => c.table_name === table).map((c) => c.column_name));
+    if (there.size === 0) continue;
+    const cols = columnsOf(src, table).filter((c) => there.has(c));
+    const list = cols.map(ident).join(", ");
+    const rows = (await sql.unsafe(`SELECT ${list} FROM ${ident(table)}`).values()) as unknown[][];
+    if (rows.length === 0) continue;
+    const mine = new Set<string>();
+    for (const r of src.query(`SELECT ${list} FROM ${ident(table)}`).values()) mine.add(rowId(r));
+    const foreign = rows.filter((r) => !mine.has(rowId(r))).length;
+    if (foreign > 0) found.push({ table, rows: foreign });
+  }
+  return found;
+}
 
 /** One row's values as text (numbers in decimal, null kept), the same on both sides. */
 function rowKey(values: unknown[]): string {
@@ -75,6 +117,8 @@ export async function copySqliteToPostgres(opts: CopyOptions): Promise<TableRepo
   const src = openSqliteDatabase({ path: opts.from });
   const sql = new SQL(opts.to, { max: 2, connectionTimeout: 10 });
   try {
+    const foreign = await foreignRows(src, sql);
+    if (foreign.length > 0) throw new ForeignRowsError(foreign);
     await migratePostgres(sql);
     await sql.unsafe(
       "CREATE TABLE IF NOT EXISTS wsync_copy_progress (tbl TEXT PRIMARY KEY, last_rowid BIGINT NOT NULL)",

@@ -103,3 +103,63 @@ export function checkDataDir(dataDir: string, sqlitePath: string): void {
     // statfs unsupported: the write above is the check.
   }
 }
+
+/**
+ * Refuses, before anything is created, a port another process listens on: bound for a moment
+ * without SO_REUSEPORT (which would let two servers share it silently), then released. Port 0 (any
+ * free port) needs no check.
+ */
+export async function checkPortFree(port: number, host: string): Promise<void> {
+  if (port === 0) return;
+  try {
+    const probe = Bun.listen({ hostname: host, port, exclusive: true, socket: { data() {} } });
+    probe.stop(true);
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    if (code === "EADDRINUSE" || /in use/i.test(String(e)))
+      throw new DataDirError(`port ${port} on ${host} is already in use (another server is listening there)`);
+    throw new DataDirError(`cannot listen on ${host}:${port} (${reason(e)})`);
+  }
+}
+
+/**
+ * Locks the data directory for this process: an exclusive lock on `wsync.lock` (a small SQLite file,
+ * locked through SQLite's own file locking, which the kernel drops the moment the process ends, even
+ * by kill -9), held until shutdown. A second server on the same directory is refused with a
+ * DataDirError. Returns the release. (Why not proper-lockfile's lock directories: a crashed server's
+ * would refuse the restart until it went stale; docs/decisions/serve-startup.md.)
+ */
+export async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
+  const { Database } = await import("bun:sqlite");
+  const path = join(dataDir, "wsync.lock");
+  let db: InstanceType<typeof Database>;
+  try {
+    db = new Database(path, { create: true });
+  } catch (e) {
+    throw new DataDirError(`cannot lock data directory ${dataDir} (${reason(e)})`);
+  }
+  try {
+    db.run("PRAGMA busy_timeout = 0");
+    db.run("PRAGMA locking_mode = EXCLUSIVE");
+    // Held, never committed: nothing is written, the lock stays until the release or the process ends.
+    db.run("BEGIN EXCLUSIVE");
+  } catch (e) {
+    db.close();
+    if (/locked|busy/i.test(String((e as Error).message)))
+      throw new DataDirError(
+        `data directory ${dataDir} is in use by another wsync server (lock ${path}); stop it, or give this one another data directory (--data or WSYNC_DATA_DIR)`,
+      );
+    throw new DataDirError(`cannot lock data directory ${dataDir} (${reason(e)})`);
+  }
+  let released = false;
+  return async () => {
+    if (released) return;
+    released = true;
+    try {
+      db.run("ROLLBACK");
+    } catch {
+      // Already ended.
+    }
+    db.close();
+  };
+}

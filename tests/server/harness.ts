@@ -12,6 +12,7 @@ import {
 } from "../../core/protocol/index.ts";
 import { createApp } from "../../server/app.ts";
 import { type Config, loadConfig } from "../../server/config.ts";
+import type { Bus } from "../../server/realtime/bus.ts";
 import { openSqliteStorage } from "../../server/storage/sqlite/index.ts";
 import type { Storage } from "../../server/storage/types.ts";
 import type { Clock } from "../../server/util/clock.ts";
@@ -41,6 +42,8 @@ export async function startTestServer(
     env?: Record<string, string>;
     /** A fake client-address provider (AppDeps.clientAddress), e.g. reading a test header. */
     clientAddress?: (request: Request) => string | null;
+    /** The event bus (AppDeps.bus), e.g. one that loses events as a failing Redis would. */
+    bus?: Bus;
   } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "wsync-test-"));
@@ -58,6 +61,7 @@ export async function startTestServer(
     jwtSecret: crypto.getRandomValues(new Uint8Array(32)),
     clock: opts.clock,
     clientAddress: opts.clientAddress,
+    ...(opts.bus ? { bus: opts.bus } : {}),
     log: (m) => logs.push(m),
   });
   app.listen({ port: 0, hostname: "127.0.0.1" });

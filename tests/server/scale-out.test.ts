@@ -9,6 +9,7 @@ import type { ChannelView, WsyncClient } from "../../core/client/index.ts";
 import { startServerProcess } from "../bench/server-process.ts";
 import { signedUp, texts, until } from "../core/client/engine-harness.ts";
 import { balancer } from "./balancer.ts";
+import { ownRedis } from "./own-redis.ts";
 import { dropAll, newDatabase, notRun, PG_URL, REDIS_URL } from "./pg-harness.ts";
 
 type Server = Awaited<ReturnType<typeof startServerProcess>>;
@@ -215,6 +216,43 @@ else
         delivered = texts(bob.client, channel.id).some((t) => t?.startsWith("after"));
       }
       expect(delivered).toBe(true);
+    }, 90_000);
+
+    test("Redis restarted: what was sent while it was down reaches the other process's clients first, in seq order", async () => {
+      // A redis-server of this test's own, so restarting it disturbs no other test.
+      const redis = await ownRedis();
+      try {
+        const { servers } = await cluster(2, { WSYNC_REDIS_URL: redis.url });
+        const [p1, p2] = servers as [Server, Server];
+        const alice = await user(p1.url, "alice");
+        const bob = await user(p2.url, "bob");
+        const { channel } = await alice.client.createChannel({ name: "restart", type: "public" });
+        await bob.client.join(channel.id);
+        await alice.client.open(channel.id);
+        // The order in which bob's client is told of records as they arrive.
+        const arrived: string[] = [];
+        bob.client.events.on("item", ({ channelId, item }) => {
+          if (channelId === channel.id && item.kind === "message" && item.text) arrived.push(item.text);
+        });
+        await alice.client.send(channel.id, "before");
+        await until(() => arrived.includes("before"), 10_000, "before");
+        await redis.stop();
+        // Stored and acknowledged while Redis is down; live delivery to p2 is lost.
+        await alice.client.send(channel.id, "down 1");
+        await alice.client.send(channel.id, "down 2");
+        await redis.start();
+        let i = 0;
+        while (!arrived.some((t) => t.startsWith("after"))) {
+          if (i > 40) throw new Error(`nothing live after the restart: ${arrived.join(", ")}`);
+          await alice.client.send(channel.id, `after ${i++}`).catch(() => undefined);
+          await Bun.sleep(250);
+        }
+        await until(() => arrived.length >= 4, 10_000, "all four");
+        expect(arrived.slice(0, 4)).toEqual(["before", "down 1", "down 2", arrived[3] as string]);
+        expect(arrived[3]).toStartWith("after");
+      } finally {
+        await redis.stop();
+      }
     }, 90_000);
 
     test("per-user rate limits are shared: a user's calls across two processes count against one limit", async () => {

@@ -216,3 +216,18 @@ test("a commit that is not the creator's own stays refused (the v1 checks still 
   );
   expect(res.status).toBe(422);
 });
+
+test("epoch 1 is the owner's: another member's is refused with 403 Forbidden and nothing is stored", async () => {
+  const created = await ok(t.url, "createChannel", { name: "first", type: "public" }, alice.token);
+  await ok(t.url, "joinChannel", { channelUri: created.channel.uri }, bob.token);
+  // Everything about bob's epoch 1 is right (members, keys, signature) except who makes it.
+  const theirs = await rotate(t.url, bob, created.channel, { reason: "create" });
+  expect(theirs.res.status).toBe(403);
+  expect(theirs.res.body.error).toBe("Forbidden");
+  expect(theirs.res.body.message).toBe("Only the channel's owner makes its first epoch (epoch 1)");
+  expect((await info(alice, created.channel)).epochNumber).toBe(0);
+  // The owner's, for the same members, is accepted; after it any member may make the next one.
+  const mine = await rotate(t.url, alice, created.channel, { reason: "create" });
+  expect(mine.res.status).toBe(200);
+  expect((await rotate(t.url, bob, created.channel, { reason: "manual" })).res.status).toBe(200);
+});

@@ -21,6 +21,7 @@ import {
   type TimelineRecord,
   WsEvent,
 } from "../../protocol/runtime.ts";
+import { AwaitingOwnerKeysError } from "../errors.ts";
 import type { EpochKey } from "../keys/keyring.ts";
 import { SecurityText } from "../view/security-text.ts";
 import {
@@ -168,7 +169,8 @@ export class ChannelEngine {
       const haveCurrent = info.epochId !== null && chain.head?.epochId === info.epochId;
       if (info.rotationRequired && !haveCurrent) {
         await this.epochs.rotate(channel.id).catch((e) => {
-          if (!(e instanceof SendBlockedError)) throw e;
+          // Blocked by a failed check, or waiting for the owner's epoch 1: the channel still opens.
+          if (!(e instanceof SendBlockedError || e instanceof AwaitingOwnerKeysError)) throw e;
         });
       } else {
         await this.epochs.reconcile(channel.id, info);
@@ -413,6 +415,11 @@ export class ChannelEngine {
       this.c.emit("item", { channelId, item: placed });
     }
     return placed;
+  }
+
+  /** Resolves once no gap fill runs for the channel (those started meanwhile included). */
+  async gapsSettled(channelId: string): Promise<void> {
+    for (let p = this.gapFills.get(channelId); p; p = this.gapFills.get(channelId)) await p;
   }
 
   private fillGap(channelId: string, since: number): void {

@@ -19,7 +19,7 @@ import {
   type KeyChange,
   type Member,
 } from "../../protocol/runtime.ts";
-import { SendBlockedError } from "../errors.ts";
+import { AwaitingOwnerKeysError, SendBlockedError } from "../errors.ts";
 import type { SignerKeys } from "../keys/signer-keys.ts";
 import { SecurityText } from "../view/security-text.ts";
 import type { ChannelView, SecurityCheck, SecurityWarning } from "../view/state.ts";
@@ -115,6 +115,10 @@ export class Rotation {
     const me = this.c.me().did;
     for (let attempt = 0; attempt < MAX_ROTATION_ATTEMPTS; attempt++) {
       const { epochInfo: info } = await this.c.api.call("getEpochInfo", { channelUri: channelId });
+      // No epoch yet: epoch 1 is the owner's (the channel's creator, the did in its uri) and no one
+      // else's; every client, this one included, would refuse anyone else's, and the server does.
+      if (!info.epochId && (await this.m.verifyContext(channelId)).channelCreator !== me)
+        throw new AwaitingOwnerKeysError(SecurityText.awaitingOwnerKeys);
       if (await this.adoptPending(channelId, info)) {
         if (!info.rotationRequired && !opts.newLink) return;
       }

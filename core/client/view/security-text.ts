@@ -70,6 +70,8 @@ export const SecurityText = {
   linkUnknown:
     "This device does not know this secret channel's link, so it cannot make the channel's next key: a member who knows the link will.",
   sendBlocked: "Messages in this channel are not being sent: a security check failed (see the warning).",
+  /** A channel with no epoch yet: only its owner's client may make epoch 1 (protocol §5). */
+  awaitingOwnerKeys: "This channel has no keys yet: waiting for the owner's client to set up keys.",
   /** "alice's client added bob, removed carol" from a signed commit. */
   epochChange(e: EpochChange): string {
     const parts: string[] = [];

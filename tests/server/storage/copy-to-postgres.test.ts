@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { SQL } from "bun";
 import { COPY_TABLES, copySqliteToPostgres } from "../../../server/storage/copy-to-postgres.ts";
+import { migrate as migratePostgres } from "../../../server/storage/postgres/migrations.ts";
 import {
   Cli,
   type CliUser,
@@ -153,13 +154,40 @@ else
       }
     }, 240_000);
 
-    test("a destination that holds other data is refused, table by table", async () => {
+    /** Every table's row count, and whether the copy's progress table exists. */
+    async function census(url: string) {
+      const pg = new SQL(url, { max: 1 });
+      try {
+        const tables = (
+          (await pg`SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`) as {
+            table_name: string;
+          }[]
+        )
+          .map((t) => t.table_name)
+          .sort();
+        const counts: Record<string, number> = {};
+        for (const t of tables)
+          counts[t] = Number((await pg.unsafe(`SELECT count(*) AS n FROM "${t}"`))[0].n);
+        return counts;
+      } finally {
+        await pg.close();
+      }
+    }
+
+    test("a database that holds another installation is refused before anything is written (exit 8)", async () => {
       const db = await newDatabase();
-      const from = join(dataDir, "wsync.db");
-      await copySqliteToPostgres({ from, to: db.url });
+      // Another installation: its schema, one account and a live session, as a server on it leaves them.
       const pg = new SQL(db.url, { max: 1 });
-      await pg`UPDATE channels SET name = 'changed' WHERE id = ${room}`;
+      await migratePostgres(pg);
+      const now = Date.now();
+      await pg`INSERT INTO accounts (did, handle, email, password_hash, public_key, fingerprint, created_at)
+               VALUES ('did:plc:someoneelse', 'carol.example', 'carol@example.com', 'x', NULL, NULL, ${now})`;
+      await pg`INSERT INTO sessions (id, did, refresh_hash, created_at, expires_at)
+               VALUES ('s-other', 'did:plc:someoneelse', 'h', ${now}, ${now + 86_400_000})`;
       await pg.close();
+      const before = await census(db.url);
+
+      const from = join(dataDir, "wsync.db");
       const r = await new Cli("http://127.0.0.1:9").run([
         "migrate",
         "--from",
@@ -167,9 +195,43 @@ else
         "--to",
         db.url,
       ]);
-      expect(r.code).toBe(1);
-      expect(r.stdout).toMatch(/^MISMATCH channels /m);
-      expect(r.stderr).toContain("channels differ");
+      expect(r.code).toBe(8);
+      expect(r.stdout).toBe("");
+      expect(r.stderr).toContain(`wsync: postgres://${new URL(db.url).host}/${db.name} was not changed`);
+      expect(r.stderr).toContain("1 in accounts, 1 in sessions");
+      expect(r.stderr.trim().split("\n")).toHaveLength(1);
+      // Nothing written: the same tables with the same rows, and no progress table.
+      expect(await census(db.url)).toEqual(before);
+      expect(before.wsync_copy_progress).toBeUndefined();
+    }, 120_000);
+
+    test("a finished copy changed since (a server ran on it) is refused, and left as it is", async () => {
+      const db = await newDatabase();
+      const from = join(dataDir, "wsync.db");
+      await copySqliteToPostgres({ from, to: db.url });
+      // The same source again: every row came from it, so it passes (and verifies).
+      const again = await new Cli("http://127.0.0.1:9").run([
+        "migrate",
+        "--from",
+        `sqlite:${from}`,
+        "--to",
+        db.url,
+      ]);
+      expect(again.code).toBe(0);
+      const pg = new SQL(db.url, { max: 1 });
+      await pg`UPDATE channels SET name = 'changed' WHERE id = ${room}`;
+      await pg.close();
+      const before = await census(db.url);
+      const r = await new Cli("http://127.0.0.1:9").run([
+        "migrate",
+        "--from",
+        `sqlite:${from}`,
+        "--to",
+        db.url,
+      ]);
+      expect(r.code).toBe(8);
+      expect(r.stderr).toContain("1 in channels");
+      expect(await census(db.url)).toEqual(before);
       const missing = await new Cli("http://127.0.0.1:9").run([
         "migrate",
         "--from",
