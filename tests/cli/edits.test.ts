@@ -78,6 +78,7 @@ describe("reply, react, edit and delete from the command line", () => {
     expect(first).toBeGreaterThan(-1);
     const at = (lines[first] as string).indexOf("first line");
     expect(lines[first + 1]).toStartWith(`${" ".repeat(at)}second    line`);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: that they never pass is the point.
     expect(read).not.toMatch(/[\u001b\u009b\t]/);
   }, 60_000);
 });

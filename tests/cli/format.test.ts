@@ -118,6 +118,7 @@ describe("human lines", () => {
     expect(second).toBe(`${" ".repeat(at)}line two    with a tab`);
     expect((third as string).slice(0, at).trim()).toBe("");
     // ESC, BEL and the C1 CSI never reach the terminal, on any line; no line break inside one.
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: that they never pass is the point.
     expect(line).not.toMatch(/[\u001b\u0007\u009b\t\r]/);
     expect(line.split("\n")).toHaveLength(3);
     // listen puts `#channel ` before the row: the continuation lines move with it.

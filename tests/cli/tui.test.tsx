@@ -13,7 +13,6 @@ beforeAll(async () => {
 afterAll(() => t.stop());
 
 const ENTER = "\r";
-const TAB = "\t";
 const SHIFT_TAB = "\u001B[Z";
 const DOWN = "\u001B[B";
 
