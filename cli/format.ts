@@ -1,3 +1,4 @@
+import stringWidth from "string-width";
 import {
   type ChannelView,
   type EpochChange,
@@ -315,8 +316,29 @@ export function mark(i: TimelineItem): string {
   return i.state === "failed" ? "✗" : i.verified ? "✓" : "?";
 }
 
-/** One line for a terminal: time, then the row's symbol or the author with their mark, then the text. */
-export function itemLine(i: TimelineItem): string {
+/**
+ * A message's text for a terminal: its lines stay lines, each continuation indented under where the
+ * text began (`lead` columns: the row's head, plus what a caller puts before the row), tabs become
+ * spaces, and every other control character (escape sequences included) is made harmless.
+ */
+export function multilineText(text: string, lead: number): string {
+  return text
+    .split(/\r?\n/)
+    .map((l) => displaySafe(l.replace(/\t/g, "    ")))
+    .join(`\n${" ".repeat(lead)}`);
+}
+
+/** A message row's number, as `wsync reply`, `react`, `edit` and `delete` name it: `(42) `. */
+export function seqTag(i: TimelineItem): string {
+  return i.kind === "message" && Number.isInteger(i.seq) && i.seq > 0 ? `(${i.seq}) ` : "";
+}
+
+/**
+ * One row for a terminal: time, the message's number, then the row's symbol or the author with their
+ * mark, then the text (a multi-line text goes on indented lines; `lead`: columns a caller prints
+ * before the row, e.g. listen's `#channel `).
+ */
+export function itemLine(i: TimelineItem, lead = 0): string {
   const at = `[${time(shownTime(i))}]`;
   switch (i.kind) {
     case "notify":
@@ -326,18 +348,25 @@ export function itemLine(i: TimelineItem): string {
     case "missing":
       return `${at} ${Symbols.missing} ${missingText(i)}`;
   }
-  const who = displaySafe(i.author.handle);
+  const who = `${seqTag(i)}${displaySafe(i.author.handle)}`;
   if (i.deleted) return `${at} ${who} ${Symbols.deleted} <${deletedText(i.deleted)}>${notesText(i)}`;
   const r = i.state === "failed" ? undefined : i.rich;
   if (r?.type === "reaction")
     return `${at} ${who} ${mark(i)} ${r.remove ? "took back" : "reacted"} ${displaySafe(r.emoji ?? "")}${notesText(i)}`;
-  if (r?.type === "edit")
-    return r.to?.did === i.author.did && i.verified
-      ? `${at} ${who} ${mark(i)} edited a message: ${displaySafe(i.text ?? "")}${notesText(i)}`
-      : `${at} ${who} ${mark(i)} <an edit of someone else's message, ignored>${notesText(i)}`;
+  if (r?.type === "edit") {
+    if (r.to?.did === i.author.did && i.verified) {
+      const head = `${at} ${who} ${mark(i)} edited a message: `;
+      return `${head}${multilineText(i.text ?? "", lead + stringWidth(head))}${notesText(i)}`;
+    }
+    return `${at} ${who} ${mark(i)} <an edit of someone else's message, ignored>${notesText(i)}`;
+  }
   if (r?.type === "unknown") return `${at} ${who} ${mark(i)} <unsupported message (sent by a newer client)>`;
-  const body = i.state === "failed" ? `<${i.error ?? "cannot decrypt"}>` : displaySafe(i.text ?? "");
-  return `${at} ${who} ${mark(i)} ${r?.type === "reply" ? "↳ " : ""}${body}${notesText(i)}`;
+  const head = `${at} ${who} ${mark(i)} ${r?.type === "reply" ? "↳ " : ""}`;
+  const body =
+    i.state === "failed"
+      ? `<${i.error ?? "cannot decrypt"}>`
+      : multilineText(i.text ?? "", lead + stringWidth(head));
+  return `${head}${body}${notesText(i)}`;
 }
 
 /**
@@ -353,12 +382,14 @@ export function presentedLine(p: PresentedItem): string {
     p.replyTo === null
       ? ""
       : p.replyTo.loaded
-        ? `↳ ${displaySafe(handleWithoutSuffix(p.replyTo.author.handle))}: "${displaySafe((p.replyTo.text ?? "").slice(0, 60))}" `
+        ? `↳ ${displaySafe(handleWithoutSuffix(p.replyTo.author.handle))}: "${displaySafe((p.replyTo.text ?? "").replace(/\s+/g, " ").slice(0, 60))}" `
         : "↳ (an earlier message) ";
   const reactions = p.reactions.length
     ? ` [${p.reactions.map((r) => `${displaySafe(r.emoji)} ${r.count}`).join(", ")}]`
     : "";
-  return `${at} ${displaySafe(i.author.handle)} ${mark(i)} ${quote}${displaySafe(p.text ?? "")}${p.edited ? " (edited)" : ""}${p.editConflict ? " (edit conflict)" : ""}${reactions}${notesText(i)}`;
+  const head = `${at} ${seqTag(i)}${displaySafe(i.author.handle)} ${mark(i)} `;
+  const text = multilineText(p.text ?? "", stringWidth(head));
+  return `${head}${quote}${text}${p.edited ? " (edited)" : ""}${p.editConflict ? " (edit conflict)" : ""}${reactions}${notesText(i)}`;
 }
 
 /** What `read` prints: the items, then the channel's warnings and whether sending is refused. */

@@ -8,6 +8,7 @@ import { registerApiCommand } from "./subcommands/api.ts";
 import { registerAuthCommands } from "./subcommands/auth.ts";
 import { registerChannelCommands } from "./subcommands/channels.ts";
 import { registerDeviceCommands } from "./subcommands/device.ts";
+import { registerEditCommands } from "./subcommands/edits.ts";
 import { registerKeyCommands } from "./subcommands/keys.ts";
 import { registerLinkCommands } from "./subcommands/link.ts";
 import { registerListenCommand } from "./subcommands/listen.ts";
@@ -54,6 +55,7 @@ export function buildProgram(): Command {
   registerChannelCommands(program);
   registerLinkCommands(program);
   registerMessageCommands(program);
+  registerEditCommands(program);
   registerListenCommand(program);
   registerApiCommand(program);
   registerMigrateCommand(program);

@@ -1,7 +1,9 @@
 import type { Command } from "commander";
+import stringWidth from "string-width";
 import type { SecurityWarning, TimelineItem, WsyncClient } from "../../core/client/index.ts";
 import type { Channel } from "../../core/protocol/index.ts";
 import { displaySafe } from "../../core/slash-commands/display-safe.ts";
+import { ConnectionText, followConnection } from "../connection-notes.ts";
 import { allChannels, type GlobalOptions, signedInClient } from "../context.ts";
 import { ExitCode, usageError } from "../errors.ts";
 import {
@@ -116,7 +118,7 @@ export class Listener {
     seen.add(i.uri);
     this.event(
       { type: "item", channelId: channel.id, channel: channel.value.name, ...itemJson(i) },
-      `#${displaySafe(channel.value.name)} ${itemLine(i)}`,
+      `#${displaySafe(channel.value.name)} ${itemLine(i, stringWidth(`#${displaySafe(channel.value.name)} `))}`,
     );
   }
 
@@ -303,7 +305,23 @@ export function registerListenCommand(program: Command): void {
       const rescan = setInterval(() => {
         if (!ended) listener.follow().catch(() => undefined);
       }, LISTEN_RESCAN_MS);
+      // The connection dropping and coming back (with how much was filled in): an event in the stream
+      // with --json, a line on stderr without (stdout stays the channels' items).
+      const stopNotes = followConnection(client, {
+        lost: () => {
+          if (o.json) process.stdout.write(`${JSON.stringify({ type: "connection", state: "lost" })}\n`);
+          else process.stderr.write(`wsync: ${ConnectionText.lost}\n`);
+        },
+        back: (filled, channels) => {
+          if (o.json)
+            process.stdout.write(
+              `${JSON.stringify({ type: "connection", state: "restored", filled, channels })}\n`,
+            );
+          else process.stderr.write(`wsync: ${ConnectionText.back(filled, channels)}\n`);
+        },
+      });
       const code = await untilSignal();
+      stopNotes();
       clearInterval(rescan);
       client.disconnect();
       process.exit(code);

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import type { ChannelView, SecurityWarning, TimelineItem } from "../../core/client/index.ts";
 import { displaySafe } from "../../core/slash-commands/display-safe.ts";
+import { ConnectionText, followConnection } from "../connection-notes.ts";
 import { type GlobalOptions, memberChannel, signedInClient } from "../context.ts";
 import { CliError, ExitCode, usageError } from "../errors.ts";
 import {
@@ -139,10 +140,16 @@ export function registerMessageCommands(program: Command): void {
       order.start(ch.id, Math.max(0, ...view.items.map((i) => i.seq).filter(Number.isInteger)));
       for (const w of view.warnings) warn(w);
       process.stderr.write(`Following ${ch.id}; Ctrl+C to stop\n`);
+      // A dropped connection and its return are said on stderr (stdout stays the messages).
+      const stopNotes = followConnection(client, {
+        lost: () => process.stderr.write(`wsync: ${ConnectionText.lost}\n`),
+        back: (n, c) => process.stderr.write(`wsync: ${ConnectionText.back(n, c)}\n`),
+      });
       await new Promise<void>((resolve) => {
         process.once("SIGINT", resolve);
         process.once("SIGTERM", resolve);
       });
+      stopNotes();
       client.disconnect();
     });
 

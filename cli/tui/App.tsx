@@ -1,20 +1,43 @@
+import { statSync } from "node:fs";
 import { Box, Text, useApp, useInput, useStdout } from "ink";
 import Spinner from "ink-spinner";
-import TextInput from "ink-text-input";
 import { useEffect, useRef, useState } from "react";
-import { handleWithoutSuffix, type WsyncClient } from "../../core/client/index.ts";
-import { displaySafe, parseCommandLine } from "../../core/slash-commands/index.ts";
-import { sendBlockedText } from "../format.ts";
+import { handleWithoutSuffix, type TimelineItem, type WsyncClient } from "../../core/client/index.ts";
+import { displaySafe, helpLines, parseCommandLine } from "../../core/slash-commands/index.ts";
+import { ConnectionText, followConnection } from "../connection-notes.ts";
+import { itemLine, removedText, sendBlockedText } from "../format.ts";
 import { ChannelList } from "./ChannelList.tsx";
-import { cleanInput, complete, InputHistory, newestSeq, type Unread, unreadOf } from "./input-aids.ts";
+import { InputLine } from "./InputLine.tsx";
+import {
+  type Completions,
+  cleanInput,
+  completions,
+  highlights,
+  InputHistory,
+  newestSeq,
+  type Unread,
+  unreadOf,
+} from "./input-aids.ts";
 import { MembersPane } from "./MembersPane.tsx";
-import { MessagePane, paneLines, scrollRoom } from "./MessagePane.tsx";
-import { parseIrc, performIrc } from "./screen-commands.ts";
+import { MessagePane, type Note, type OutputLine, paneLines, scrollRoom } from "./MessagePane.tsx";
+import { type IrcResult, parseIrc, performIrc, SCREEN_HELP } from "./screen-commands.ts";
+import type { ScreenLogs } from "./screen-log.ts";
 import { perform } from "./slash-host.ts";
 import { useClientState } from "./use-client-state.ts";
 
 type Pane = "channels" | "messages" | "members" | "input";
 const PANES: Pane[] = ["channels", "messages", "members", "input"];
+
+/** The status window keeps this many lines (irssi's scrollback is bounded too). */
+const STATUS_LINES = 2000;
+
+export const ScreenText = {
+  welcome: "Window 1 is this status window; Alt+2… (or /window N) your channels. /help for commands.",
+  sessionEnded:
+    "Your session ended (signed out, or ended from another device). Sign in again from another terminal (`wsync login`): this screen picks the new session up.",
+  signedInAgain: (handle: string) => `Signed in again as ${handle}; reconnected.`,
+  noWindow: (n: number, count: number) => `No window ${n} (1 is the status window, 2–${count} your channels)`,
+} as const;
 
 function useTerminalSize(): { rows: number; columns: number } {
   const { stdout: raw } = useStdout();
@@ -31,56 +54,36 @@ function useTerminalSize(): { rows: number; columns: number } {
   return size;
 }
 
-/** The interactive screen: channels, messages, members, an input line and a status line. */
-export function App({ client }: { client: WsyncClient }) {
+export interface AppProps {
+  client: WsyncClient;
+  /** The device's session file: watched after the session ends, to pick up a sign-in from elsewhere. */
+  sessionFile?: string | undefined;
+  /** Opt-in logs of what the screen shows (`/log on`). */
+  logs?: ScreenLogs | undefined;
+  /** The terminal bell (a highlight, a Tab with nothing to complete). */
+  bell?: (() => void) | undefined;
+}
+
+/**
+ * The interactive screen, as irssi users expect it: window 1 is the status window (command output,
+ * notices), windows 2… the channels you are in; a channel list and members beside; an input line and
+ * a status bar.
+ */
+export function App({ client, sessionFile, logs, bell: bellProp }: AppProps) {
   const state = useClientState(client);
   const { exit } = useApp();
+  const { stdout } = useStdout();
+  const bell = bellProp ?? (() => stdout.write("\u0007"));
   const { rows, columns } = useTerminalSize();
   const [focus, setFocus] = useState<Pane>("input");
   const [selected, setSelected] = useState(0);
   const [input, setInput] = useState("");
-  const [output, setOutput] = useState<string[]>(["Type /wsync/help for commands; Tab moves between panes."]);
+  const [output, setOutput] = useState<OutputLine[]>([ScreenText.welcome]);
+  const [notes, setNotes] = useState<Record<string, Note[]>>({});
   const [status, setStatus] = useState<{ text: string; error: boolean }>({ text: "", error: false });
   const [busy, setBusy] = useState<string | null>(null);
   const [scroll, setScroll] = useState(0);
-  // Ctrl+U, Ctrl+N/P and Alt+digit reach the text field too, which would insert their letter:
-  // swallow that one change.
-  const swallow = useRef(false);
-  const onInputChange = (v: string) => {
-    if (swallow.current) return;
-    // Keys arrive in chunks: on a slow link (or a loaded machine) the last letters and Enter come as
-    // one chunk, which the text field inserts as text. A chunk that ends in a line break is text and
-    // Enter: submit. Line breaks inside are a paste: it stays in the field and the paste guard asks
-    // (again, since this is new text), so an Enter that came with a paste is never lost nor sends it.
-    const { text, edited } = cleanInput(v);
-    if (text.endsWith("\n")) {
-      const typed = text.slice(0, -1);
-      if (typed.includes("\n")) {
-        setInputText(typed);
-        void submit(typed, true);
-      } else void submit(typed);
-      return;
-    }
-    // The same for Tab: letters and Tab in one chunk are typing and Tab (complete, else move on).
-    if (text.endsWith("\t") && !text.slice(0, -1).includes("\t")) {
-      const typed = text.slice(0, -1);
-      if (!completeInput(typed)) {
-        setInputText(typed);
-        setFocus(PANES[(PANES.indexOf("input") + 1) % PANES.length] as Pane);
-      }
-      return;
-    }
-    setPasted(null);
-    // An edited value is set from outside (the field's cursor goes to the end of it).
-    (edited ? setInputText : setInput)(text.replace(/\n+$/, ""));
-  };
-  const swallowNext = () => {
-    swallow.current = true;
-    queueMicrotask(() => {
-      swallow.current = false;
-    });
-  };
-  // Setting the text from outside (history, completion) remounts the field, so its cursor goes to the end.
+  // Setting the text from outside (history, completion) moves the cursor to the end.
   const [inputGen, setInputGen] = useState(0);
   const setInputText = (v: string) => {
     setInput(v);
@@ -90,21 +93,86 @@ export function App({ client }: { client: WsyncClient }) {
   // A multi-line paste waits for a second Enter (paste guard): its line count, or null.
   const [pasted, setPasted] = useState<number | null>(null);
   const [, rerender] = useState(0);
+  const [logging, setLogging] = useState(false);
+  // Tab cycling: the matches of the word being completed, which one is in, and the line it made.
+  const cycle = useRef<{ c: Completions; n: number; value: string } | null>(null);
 
   const current = state.currentChannelId ? (state.open[state.currentChannelId] ?? null) : null;
   const me = state.auth.user;
   const joined = state.channels.filter((c) => c.isMember);
   const joinedKey = joined.map((c) => c.id).join(",");
-  /** Tab in the input: completes a #channel or a handle when the last word is one (false: nothing to do). */
-  const completeInput = (value: string): boolean => {
-    const done = complete(value, {
-      channels: joined.map((c) => c.value.name),
-      handles: (current?.members ?? []).map((m) => m.handle),
-    });
-    if (!done) return false;
-    setInputText(done.value);
-    if (done.choices.length > 1) setStatus({ text: done.choices.join("  "), error: false });
-    return true;
+  const currentId = current?.channel.id ?? null;
+  const hit = me ? (text: string) => highlights(text, me.handle) : undefined;
+
+  /** Lines in the status window; `here` also in the open channel's window, after its newest record. */
+  const print = (lines: readonly string[], color = "green", here = true) => {
+    setOutput((o) => [...o, ...lines.map((text) => ({ text, color }))].slice(-STATUS_LINES));
+    logs?.write(null, lines);
+    const id = client.state.currentChannelId;
+    if (here && id) {
+      const after = newestSeq(client.view(id));
+      setNotes((n) => ({ ...n, [id]: [...(n[id] ?? []), ...lines.map((text) => ({ after, text, color }))] }));
+    }
+  };
+
+  /** Tab in the input: the first match, then the next on each Tab; a bell when there is none. */
+  const completeInput = (value: string): string | null => {
+    let next: { c: Completions; n: number; value: string } | null = null;
+    const was = cycle.current;
+    if (was && was.value === value && was.c.choices.length > 1) next = { ...was, n: was.n + 1 };
+    else {
+      const c = completions(value, {
+        channels: joined.map((ch) => ch.value.name),
+        handles: (current?.members ?? []).map((m) => m.handle),
+      });
+      if (c) next = { c, n: 0, value: "" };
+    }
+    if (!next) {
+      bell();
+      return null;
+    }
+    next.value = next.c.value(next.n);
+    cycle.current = next;
+    setInputText(next.value);
+    if (next.c.choices.length > 1) {
+      const at = next.n % next.c.choices.length;
+      setStatus({
+        text: next.c.choices.map((ch, k) => (k === at ? `[${ch}]` : ch)).join("  "),
+        error: false,
+      });
+    }
+    return next.value;
+  };
+
+  /** Typed text: a chunk may end in a line break (Enter came with it) or a Tab. */
+  const onInputChange = (v: string) => {
+    // Keys arrive in chunks: on a slow link (or a loaded machine) the last letters and Enter come as
+    // one chunk. A chunk that ends in a line break is text and Enter: submit. Line breaks inside are
+    // a paste: it stays in the field and the paste guard asks.
+    const { text, edited } = cleanInput(v);
+    if (text.endsWith("\n")) {
+      const typed = text.slice(0, -1);
+      if (typed.includes("\n")) {
+        setInputText(typed);
+        void submit(typed, true);
+      } else void submit(typed);
+      return;
+    }
+    // Letters and Tab in one chunk are typing and Tab (complete, else a bell; focus stays), and so
+    // are letters typed right after a Tab.
+    const tab = text.indexOf("\t");
+    if (tab >= 0) {
+      const typed = text.slice(0, tab);
+      const done = completeInput(typed) ?? typed;
+      setInputText(done + text.slice(tab + 1).replace(/\t/g, ""));
+      return;
+    }
+    setPasted(null);
+    (edited ? setInputText : setInput)(text.replace(/\n+$/, ""));
+  };
+  const onPaste = (v: string) => {
+    setPasted(null);
+    setInput(v);
   };
 
   // Unread counts: every joined channel is opened in the background (subscribed, last page loaded), and
@@ -132,7 +200,6 @@ export function App({ client }: { client: WsyncClient }) {
       stop = true;
     };
   }, [client, joinedKey]);
-  const currentId = current?.channel.id ?? null;
   const currentNewest = newestSeq(current ?? undefined);
   useEffect(() => {
     if (currentId)
@@ -142,7 +209,7 @@ export function App({ client }: { client: WsyncClient }) {
   if (me)
     for (const c of joined)
       if (c.id !== currentId && seen[c.id] !== undefined)
-        unread[c.id] = unreadOf(client.view(c.id), seen[c.id] as number, me);
+        unread[c.id] = unreadOf(client.view(c.id), seen[c.id] as number, me, highlights);
   const totalUnread = Object.values(unread).reduce((n, u) => n + u.count, 0);
   const totalMentions = Object.values(unread).reduce((n, u) => n + u.mentions, 0);
 
@@ -158,13 +225,33 @@ export function App({ client }: { client: WsyncClient }) {
     } else void openChannel(id);
   };
 
-  // Side panes give way on narrow terminals: the members below 100 columns, the channels below 60
-  // (Tab still reaches the channel list's keys; /wsync/list prints the channels).
+  /** irssi's windows: 1 the status window, 2… the channels you are in, in the list's order. */
+  const windowCount = joined.length + 1;
+  const currentWindow = currentId ? joined.findIndex((c) => c.id === currentId) + 2 : 1;
+  const goWindow = (n: number) => {
+    if (n === 1) {
+      client.state.currentChannelId = null;
+      setScroll(0);
+      rerender((k) => k + 1);
+      setStatus({ text: "(status)", error: false });
+      return;
+    }
+    const target = joined[n - 2];
+    if (target) switchTo(target.id);
+    else setStatus({ text: ScreenText.noWindow(n, windowCount), error: true });
+  };
+
+  // Side panes give way on narrow terminals: the members below 100 columns, the channels below 60.
+  // Tab never stops on a pane that is not shown.
   const side = Math.min(32, Math.max(24, Math.floor(columns / 4.5)));
   const showChannels = columns >= 60;
   const showMembers = current !== null && columns >= 100;
+  const visiblePanes = PANES.filter(
+    (p) => (p !== "channels" || showChannels) && (p !== "members" || showMembers),
+  );
   const paneHeight = Math.max(6, rows - 4);
   const paneWidth = columns - (showChannels ? side : 0) - (showMembers ? side : 0);
+  const currentNotes = currentId ? notes[currentId] : undefined;
   // Inside the border (2) and the padding (2).
   const laid = paneLines(
     current,
@@ -172,30 +259,137 @@ export function App({ client }: { client: WsyncClient }) {
     Math.max(4, paneWidth - 4),
     currentId ? marker[currentId] : undefined,
     me?.did,
+    currentNotes,
+    hit,
   );
   const room = scrollRoom(paneHeight, laid.pinned.length);
 
-  useEffect(
-    () => client.events.on("error", ({ message }) => setStatus({ text: message, error: true })),
-    [client],
-  );
-  useEffect(
-    () =>
-      client.events.on("key-changed", ({ handle }) =>
-        setStatus({ text: `${handle}'s key changed: compare with \`wsync verify ${handle}\``, error: true }),
-      ),
-    [client],
-  );
-
-  useEffect(
-    () =>
-      client.events.on("security-warning", (w) => {
-        // Other channels' warnings too: the status line is the only place that shows them now.
-        const name = client.view(w.channelId)?.channel.value.name;
-        setStatus({ text: displaySafe(`${name ? `#${name}: ` : ""}${w.text}`), error: true });
+  // biome-ignore lint/correctness/useExhaustiveDependencies: print and bell only close over setters.
+  useEffect(() => {
+    void logs?.load().then(setLogging);
+    const offs = [
+      client.events.on("error", ({ message }) => setStatus({ text: message, error: true })),
+      client.events.on("key-changed", ({ handle }) => {
+        const text = `${displaySafe(handle)}'s key changed: compare with \`wsync verify ${displaySafe(handle)}\``;
+        setStatus({ text, error: true });
+        print([text], "yellow", false);
       }),
-    [client],
-  );
+      client.events.on("security-warning", (w) => {
+        // Other channels' warnings too: the status window keeps them all.
+        const name = client.view(w.channelId)?.channel.value.name;
+        const text = displaySafe(`${name ? `#${name}: ` : ""}${w.text}`);
+        setStatus({ text, error: true });
+        print([text], "red", false);
+      }),
+      // Kicked, or left from another process: said in the status window (the channel's window is gone).
+      client.events.on("removed", (r) => {
+        const name = `#${displaySafe(r.name ?? r.channelId)}`;
+        const by = r.by ? ` by ${displaySafe(handleWithoutSuffix(r.by.handle))}` : "";
+        const text =
+          r.reason === "kicked" ? `You were removed from ${name}${by} (kicked)` : removedText(r.reason, name);
+        setStatus({ text, error: true });
+        print([text], "red", false);
+        if (r.reason === "kicked") bell();
+      }),
+      client.events.on("invited", ({ channel, from }) =>
+        print(
+          [
+            `${displaySafe(from.handle)} invited you to #${displaySafe(channel.value.name)}: /join ${channel.id}`,
+          ],
+          "cyan",
+          false,
+        ),
+      ),
+      // irssi's hilight: a message that names you (bare handle or @handle) rings the bell.
+      client.events.on("item", ({ channelId, item }) => logItem(channelId, item)),
+    ];
+    const stopNotes = followConnection(client, {
+      lost: () => {
+        setStatus({ text: ConnectionText.lost, error: true });
+        print([ConnectionText.lost], "yellow");
+      },
+      back: (n, c) => {
+        setStatus({ text: ConnectionText.back(n, c), error: false });
+        print([ConnectionText.back(n, c)], "cyan");
+      },
+    });
+    return () => {
+      for (const off of offs) off();
+      stopNotes();
+    };
+  }, [client]);
+
+  const logItem = (channelId: string, item: TimelineItem) => {
+    if (item.sending) return;
+    const user = client.state.auth.user;
+    const view = client.view(channelId);
+    if (view) logs?.write({ id: channelId, name: view.channel.value.name }, [itemLine(item)]);
+    if (
+      user &&
+      item.kind === "message" &&
+      item.author.did !== user.did &&
+      !item.deleted &&
+      item.text &&
+      highlights(item.text, user.handle)
+    ) {
+      bell();
+      if (channelId !== client.state.currentChannelId && view)
+        setStatus({
+          text: `${displaySafe(handleWithoutSuffix(item.author.handle))} named you in #${displaySafe(view.channel.value.name)}`,
+          error: false,
+        });
+    }
+  };
+
+  // The session ended: say so, then wait for a sign-in from another process (the session file
+  // changes) and pick it up: restore, reconnect, reload the channels.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: print only closes over setters.
+  useEffect(() => {
+    let timer: ReturnType<typeof setInterval> | null = null;
+    const off = client.events.on("session-ended", () => {
+      setStatus({ text: ScreenText.sessionEnded, error: true });
+      print([ScreenText.sessionEnded], "red", false);
+      bell();
+      if (!sessionFile || timer) return;
+      const version = () => {
+        try {
+          const st = statSync(sessionFile);
+          return `${st.ino}:${st.size}:${st.mtimeMs}`;
+        } catch {
+          return "";
+        }
+      };
+      let last = version();
+      let trying = false;
+      timer = setInterval(() => {
+        const now = version();
+        if (now === last || trying) return;
+        last = now;
+        trying = true;
+        void client
+          .restore()
+          .then(async (ok) => {
+            if (!ok || !timer) return;
+            clearInterval(timer);
+            timer = null;
+            client.connect();
+            await client.refreshChannels().catch(() => undefined);
+            setSeen({});
+            const handle = client.state.auth.user?.handle ?? "";
+            setStatus({ text: ScreenText.signedInAgain(handle), error: false });
+            print([ScreenText.signedInAgain(handle)], "cyan", false);
+          })
+          .catch(() => undefined)
+          .finally(() => {
+            trying = false;
+          });
+      }, 500);
+    });
+    return () => {
+      off();
+      if (timer) clearInterval(timer);
+    };
+  }, [client, sessionFile]);
 
   async function task(label: string, fn: () => Promise<void>): Promise<void> {
     setBusy(label);
@@ -216,9 +410,52 @@ export function App({ client }: { client: WsyncClient }) {
       setStatus({ text: `#${client.view(id)?.channel.value.name ?? id}`, error: false });
     });
 
+  /** /last: the lines of this window that contain the text, printed in it (irssi's /lastlog). */
+  const lastlog = (text: string) => {
+    const needle = text.toLowerCase();
+    const all = paneLines(current, output, 10_000, undefined, me?.did, currentNotes).lines.map((l) =>
+      l.map((s) => s.text).join(""),
+    );
+    const found = all.filter((l) => l.toLowerCase().includes(needle) && !l.startsWith("-!- /last"));
+    print([`/last ${text}: ${found.length} line${found.length === 1 ? "" : "s"}`, ...found], "cyan");
+    setScroll(0);
+  };
+
+  const applyIrc = async (r: IrcResult) => {
+    if (r.quit) {
+      setBusy(null);
+      exit();
+      return;
+    }
+    if (r.help) print([...helpLines(null, "cli"), "", ...SCREEN_HELP]);
+    if (r.window !== undefined) goWindow(r.window);
+    if (r.last !== undefined) lastlog(r.last);
+    if (r.log !== undefined && logs) {
+      if (r.log !== null) {
+        await logs.setEnabled(r.log);
+        setLogging(r.log);
+      }
+      print([
+        logs.enabled
+          ? `Logs are on: what this screen shows is appended to ${logs.dir} (files 0600; plaintext on this disk)`
+          : "Logs are off (/log on keeps what this screen shows on disk)",
+      ]);
+    }
+    if (r.output) print(r.output);
+    if (r.openChannelId) {
+      setScroll(0);
+      setMarker((m) => ({
+        ...m,
+        [r.openChannelId as string]: newestSeq(client.view(r.openChannelId as string)),
+      }));
+    }
+    if (r.status) setStatus({ text: r.status, error: false });
+  };
+
   /** Enter on the input line; `newPaste`: the text just changed, so a multi-line one is asked about again. */
   async function submit(line: string, newPaste = false): Promise<void> {
     const text = line.trim();
+    cycle.current = null;
     if (!text) {
       setInput("");
       return;
@@ -242,22 +479,13 @@ export function App({ client }: { client: WsyncClient }) {
         setStatus({ text: irc.error, error: true });
         return;
       }
+      if (irc.name === "quit") {
+        // Straight out: no progress line is drawn on the way (it would stay behind on exit).
+        exit();
+        return;
+      }
       await task(irc.name === "join" ? "Joining" : "Working", async () => {
-        const r = await performIrc(client, irc, state.currentChannelId);
-        if (r.quit) {
-          exit();
-          return;
-        }
-        if (r.output) setOutput(r.output);
-        if (r.openChannelId) {
-          setScroll(0);
-          setMarker((m) => ({
-            ...m,
-            [r.openChannelId as string]: newestSeq(client.view(r.openChannelId as string)),
-          }));
-        }
-        if (r.status) setStatus({ text: r.status, error: false });
-        if (irc.name === "part") client.state.currentChannelId = null;
+        await applyIrc(await performIrc(client, irc, client.state.currentChannelId));
       });
       return;
     }
@@ -271,18 +499,24 @@ export function App({ client }: { client: WsyncClient }) {
         parsed.name === "create" ? "Creating channel" : parsed.name === "join" ? "Joining" : "Working",
         async () => {
           const r = await perform(client, parsed);
-          if (r.clear) setOutput([]);
-          if (r.output) setOutput(r.output);
+          if (r.clear) {
+            setOutput([]);
+            const id = client.state.currentChannelId;
+            if (id) setNotes((n) => ({ ...n, [id]: [] }));
+          }
+          if (r.output) print(r.output);
           if (r.openChannelId) setScroll(0);
           if (r.status) setStatus({ text: r.status, error: false });
-          if (!r.openChannelId && r.output) client.state.currentChannelId = null;
         },
       );
       return;
     }
-    const channelId = state.currentChannelId;
+    const channelId = client.state.currentChannelId;
     if (!channelId) {
-      setStatus({ text: "Open a channel first (Tab to the channel list, or /wsync/join)", error: true });
+      setStatus({
+        text: "This is the status window: open a channel first (Alt+2, /window 2, or /join #name)",
+        error: true,
+      });
       return;
     }
     const view = client.view(channelId);
@@ -297,39 +531,74 @@ export function App({ client }: { client: WsyncClient }) {
     });
   }
 
+  /** Scrolls the message pane (by terminal lines, over the layout it draws); false for other keys. */
+  const scrollKey = (key: Parameters<Parameters<typeof useInput>[0]>[1], lineKeys: boolean): boolean => {
+    const page = Math.max(1, room - 1);
+    const top = Math.max(0, laid.lines.length - room);
+    let next = scroll;
+    if (lineKeys && key.upArrow) next = scroll + 1;
+    else if (key.pageUp) next = scroll + page;
+    else if (lineKeys && key.home) next = top;
+    else if (lineKeys && key.downArrow) next = scroll - 1;
+    else if (key.pageDown) next = scroll - page;
+    else if (lineKeys && key.end) next = 0;
+    else return false;
+    next = Math.max(0, Math.min(next, top));
+    setScroll(next);
+    // At the top of what is loaded: fetch older records (spec §4.5 LOAD_MORE_DATA).
+    if (
+      current &&
+      next >= top &&
+      (key.upArrow || key.pageUp || key.home) &&
+      current.hasMore &&
+      !current.loadingMore
+    )
+      void task("Loading older messages", () => client.loadMore(current.channel.id));
+    return true;
+  };
+
   useInput((ch, key) => {
     if (key.escape) {
       exit();
       return;
     }
-    // Alt+1…9: the nth joined channel; Ctrl+N / Ctrl+P: the next / previous one (from any pane).
-    if ((key.meta && /^[1-9]$/.test(ch)) || (key.ctrl && (ch === "n" || ch === "p"))) {
-      if (focus === "input") swallowNext();
-      if (joined.length === 0) return;
-      const at = joined.findIndex((c) => c.id === currentId);
-      const target = key.meta
-        ? joined[Number(ch) - 1]
-        : joined[
-            (at + (ch === "n" ? 1 : joined.length - 1) + (at < 0 && ch === "p" ? 1 : 0)) % joined.length
-          ];
-      if (target) switchTo(target.id);
+    // Alt+1…9, Alt+0: windows 1…10; Ctrl+N / Ctrl+P: the next / previous window (from any pane).
+    // The input line never takes these keys as text.
+    if (key.meta && /^[0-9]$/.test(ch)) {
+      goWindow(ch === "0" ? 10 : Number(ch));
       return;
     }
-    // Tab in the input completes a #channel or a handle when the last word is one; otherwise it moves on.
-    if (key.tab && !key.shift && focus === "input" && input && completeInput(input)) return;
+    if (key.ctrl && (ch === "n" || ch === "p")) {
+      const step = ch === "n" ? 1 : windowCount - 1;
+      goWindow(((currentWindow - 1 + step) % windowCount) + 1);
+      return;
+    }
     if (key.tab) {
-      const i = PANES.indexOf(focus);
-      setFocus(PANES[(i + (key.shift ? PANES.length - 1 : 1)) % PANES.length] as Pane);
+      // In the input Tab completes (each Tab the next match) or rings the bell; it never moves
+      // focus. Shift+Tab leaves the input for the panes.
+      if (focus === "input" && !key.shift) {
+        completeInput(input);
+        return;
+      }
+      cycle.current = null;
+      if (focus === "input") {
+        setFocus(visiblePanes[0] as Pane);
+        return;
+      }
+      const i = Math.max(0, visiblePanes.indexOf(focus));
+      const n = visiblePanes.length;
+      setFocus(visiblePanes[(i + (key.shift ? n - 1 : 1)) % n] as Pane);
       return;
     }
     if (focus === "input") {
       // Spec §5: Ctrl+U (or Cmd+U) clears the input.
       if (key.ctrl && ch === "u") {
-        swallowNext();
         setInput("");
         setPasted(null);
         return;
       }
+      // PgUp / PgDn scroll the window from the input line, as in irssi.
+      if (scrollKey(key, false)) return;
       // Input history: ↑ the previous line sent, ↓ back towards what was being typed.
       if (key.upArrow) {
         const prev = history.current.up(input);
@@ -350,33 +619,12 @@ export function App({ client }: { client: WsyncClient }) {
       }
       return;
     }
-    if (focus === "messages") {
-      // Scrolling is by terminal lines, over the same layout the pane draws (cli/tui/lines.ts).
-      const page = Math.max(1, room - 1);
-      const top = Math.max(0, laid.lines.length - room);
-      let next = scroll;
-      if (key.upArrow) next = scroll + 1;
-      else if (key.pageUp) next = scroll + page;
-      else if (key.home) next = top;
-      else if (key.downArrow) next = scroll - 1;
-      else if (key.pageDown) next = scroll - page;
-      else if (key.end) next = 0;
-      else return;
-      next = Math.max(0, Math.min(next, top));
-      setScroll(next);
-      // At the top of what is loaded: fetch older records (spec §4.5 LOAD_MORE_DATA).
-      if (
-        current &&
-        next >= top &&
-        (key.upArrow || key.pageUp || key.home) &&
-        current.hasMore &&
-        !current.loadingMore
-      )
-        void task("Loading older messages", () => client.loadMore(current.channel.id));
-    }
+    if (focus === "messages") scrollKey(key, true);
   });
 
   const user = state.auth.user;
+  // Inside the input box: border (2), padding (2) and the prompt (2).
+  const inputWidth = Math.max(4, columns - 6);
   return (
     <Box flexDirection="column" width={columns} height={rows}>
       <Box height={paneHeight}>
@@ -393,29 +641,34 @@ export function App({ client }: { client: WsyncClient }) {
         <MessagePane
           view={current}
           output={output}
+          notes={currentNotes}
+          highlight={hit}
           focused={focus === "messages"}
           height={paneHeight}
           width={Math.max(4, paneWidth - 4)}
           scroll={scroll}
           newSince={currentId ? marker[currentId] : undefined}
           meDid={me?.did}
+          window={currentWindow}
         />
         {showMembers && current ? (
           <MembersPane members={current.members} focused={focus === "members"} width={side} />
         ) : null}
       </Box>
-      <Box borderStyle="single" borderColor={focus === "input" ? "green" : "gray"} paddingX={1}>
+      <Box borderStyle="single" borderColor={focus === "input" ? "green" : "gray"} paddingX={1} height={3}>
         <Text color="green">{"> "}</Text>
-        <TextInput
-          key={inputGen}
+        <InputLine
           value={input}
-          onChange={onInputChange}
-          onSubmit={(v) => void submit(v)}
+          generation={inputGen}
           focus={focus === "input"}
-          placeholder="message, or /wsync/help"
+          width={inputWidth}
+          placeholder={currentId ? "message, or /help" : "/help, /window 2, /join #name"}
+          onChange={onInputChange}
+          onPaste={onPaste}
+          onSubmit={(v) => void submit(v)}
         />
       </Box>
-      <Box paddingX={1} justifyContent="space-between">
+      <Box paddingX={1} justifyContent="space-between" height={1}>
         <Box flexShrink={1} flexGrow={1}>
           <Text color={status.error ? "red" : "gray"} wrap="truncate">
             {busy ? (
@@ -426,11 +679,14 @@ export function App({ client }: { client: WsyncClient }) {
             {status.text}
           </Text>
         </Box>
-        <Text wrap="truncate" color={state.connection === "connected" ? "green" : "red"}>
-          {totalUnread ? `${totalUnread} unread${totalMentions ? `, ${totalMentions} @` : ""} · ` : ""}
-          {user ? handleWithoutSuffix(user.handle) : ""} ·{" "}
-          {state.connection === "connected" ? "CONNECTED" : "DISCONNECTED"}
-        </Text>
+        <Box flexShrink={0}>
+          <Text color={state.connection === "connected" ? "green" : "red"}>
+            {totalUnread ? `${totalUnread} unread${totalMentions ? `, ${totalMentions} @` : ""} · ` : ""}
+            {logging ? "log · " : ""}
+            {user ? handleWithoutSuffix(user.handle) : ""} ·{" "}
+            {state.connection === "connected" ? "CONNECTED" : "DISCONNECTED"}
+          </Text>
+        </Box>
       </Box>
     </Box>
   );

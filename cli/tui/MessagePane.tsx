@@ -4,7 +4,10 @@ import {
   type ChannelView,
   clockTime,
   dayLabel,
+  handleWithoutSuffix,
   notifySymbol,
+  type PresentedItem,
+  presentTimeline,
   SecurityText,
   type TimelineItem,
 } from "../../core/client/index.ts";
@@ -17,15 +20,31 @@ import {
   notesText,
   notifyText,
   Symbols,
+  seqTag,
   shownTime,
   warningLine,
 } from "../format.ts";
 import { type Line, layoutRow, type Span } from "./lines.ts";
 
+/** A line of the status window: plain (green) or with its own colour. */
+export type OutputLine = string | { text: string; color: string };
+
+/** A line the screen printed in a channel's window (a command's output, a notice): after `after`. */
+export interface Note {
+  /** The newest seq when it was printed: it sits after that record, before newer ones. */
+  after: number;
+  text: string;
+  color: string;
+}
+
 interface Props {
   view: ChannelView | null;
-  /** Lines printed by commands when no channel is open (the terminal view). */
-  output: string[];
+  /** The status window's lines (window 1: command output and notices). */
+  output: readonly OutputLine[];
+  /** What the screen printed in this channel's window. */
+  notes?: readonly Note[] | undefined;
+  /** Lines that name the user (bare handle or @handle) are highlighted. */
+  highlight?: ((text: string) => boolean) | undefined;
   focused: boolean;
   height: number;
   /** Columns inside the border and padding, where lines are laid out. */
@@ -36,14 +55,17 @@ interface Props {
   newSince?: number | undefined;
   /** The user's did: their own messages are never "new". */
   meDid?: string | undefined;
+  /** The window's number (irssi: 1 the status window, 2… the channels), shown before the title. */
+  window?: number | undefined;
 }
 
 export const NEW_MESSAGES_LINE = "── new messages ──";
 
 const MAX_PINNED_WARNINGS = 3;
 
-/** A timeline item as the spans of its first line's head (time, author, mark) and of its body. */
-function itemSpans(i: TimelineItem): { head: Span[]; body: Span[] } {
+/** A timeline item as the spans of its first line's head (time, number, author, mark) and of its body. */
+function itemSpans(p: PresentedItem, hit?: (text: string) => boolean): { head: Span[]; body: Span[] } {
+  const i: TimelineItem = p.item;
   // Missing rows have no time of their own; keep the column instead of printing NaN.
   const at = Number.isNaN(Date.parse(shownTime(i))) ? "--:--" : clockTime(shownTime(i));
   switch (i.kind) {
@@ -68,7 +90,7 @@ function itemSpans(i: TimelineItem): { head: Span[]; body: Span[] } {
       };
   }
   const head: Span[] = [
-    { text: `${at} `, dim: true },
+    { text: `${at} ${seqTag(i)}`, dim: true },
     { text: displaySafe(i.author.handle), color: authorColor(i.author.did), bold: true },
   ];
   const body: Span[] = [];
@@ -79,15 +101,34 @@ function itemSpans(i: TimelineItem): { head: Span[]; body: Span[] } {
     const mark = i.sending ? "…" : i.state === "failed" ? "✗" : i.verified ? "✓" : "?";
     head.push({ text: ` ${mark} `, color: i.verified ? "green" : "yellow" });
     if (i.state === "failed") body.push({ text: `▓▓ ▓▓▓ ▓ ▓▓▓▓ ▓▓  ${i.error ?? ""}`, color: "red" });
-    // Lines of a multi-line message stay lines (spec: shown as lines); every other control character
-    // is made harmless per line.
-    else
+    else if (i.rich?.type === "unknown")
+      body.push({ text: "<unsupported message (sent by a newer client)>", dim: true });
+    else {
+      if (p.replyTo)
+        body.push({
+          text: p.replyTo.loaded
+            ? `↳ ${displaySafe(handleWithoutSuffix(p.replyTo.author.handle))}: "${displaySafe((p.replyTo.text ?? "").replace(/\s+/g, " ").slice(0, 40))}" `
+            : "↳ (an earlier message) ",
+          color: "cyan",
+        });
+      // Lines of a multi-line message stay lines (spec: shown as lines); every other control character
+      // is made harmless per line. A message that names the user is highlighted (irssi's hilight).
+      const text = p.text ?? i.text ?? "";
       body.push({
-        text: (i.text ?? "")
+        text: text
           .split(/\r?\n/)
           .map((l) => displaySafe(l.replace(/\t/g, "    ")))
           .join("\n"),
+        ...(hit && text && hit(text) ? { color: "magenta", bold: true } : {}),
       });
+      if (p.edited) body.push({ text: " (edited)", dim: true });
+      if (p.editConflict) body.push({ text: " (edit conflict)", color: "yellow" });
+      if (p.reactions.length)
+        body.push({
+          text: ` [${p.reactions.map((r) => `${displaySafe(r.emoji)} ${r.count}`).join(", ")}]`,
+          color: "yellow",
+        });
+    }
   }
   if (i.notes?.length) body.push({ text: notesText(i), color: "yellow" });
   if (i.sending) body.push({ text: " TRANSMITTING", color: "yellow" });
@@ -104,15 +145,22 @@ const plain = (text: string, style: Omit<Span, "text"> = {}, width: number): Lin
  */
 export function paneLines(
   view: ChannelView | null,
-  output: string[],
+  output: readonly OutputLine[],
   width: number,
   newSince?: number,
   meDid?: string,
+  notes: readonly Note[] = [],
+  highlight?: (text: string) => boolean,
 ): { pinned: Line[]; lines: Line[] } {
   const lines: Line[] = [];
   const pinned: Line[] = [];
   if (!view) {
-    for (const line of output) lines.push(...plain(line, { color: "green" }, width));
+    for (const line of output)
+      lines.push(
+        ...(typeof line === "string"
+          ? plain(line, { color: "green" }, width)
+          : plain(line.text, { color: line.color }, width)),
+      );
     return { pinned, lines };
   }
   if (view.hasMore) lines.push(...plain("[ LOAD_MORE_DATA: scroll up ]", { color: "cyan" }, width));
@@ -127,7 +175,16 @@ export function paneLines(
     newSince === undefined
       ? undefined
       : view.items.find((i) => i.kind === "message" && i.seq > newSince && i.author.did !== meDid);
-  for (const i of view.items) {
+  let noteAt = 0;
+  const notesUpTo = (seq: number) => {
+    while (noteAt < notes.length && (notes[noteAt] as Note).after < seq) {
+      const n = notes[noteAt++] as Note;
+      lines.push(...layoutRow([{ text: "-!- ", dim: true }], [{ text: n.text, color: n.color }], width));
+    }
+  };
+  for (const p of presentTimeline(view.items, meDid ?? null)) {
+    const i = p.item;
+    if (Number.isInteger(i.seq) && i.seq > 0) notesUpTo(i.seq);
     if (i === firstNew) lines.push(...plain(NEW_MESSAGES_LINE, { color: "magenta" }, width));
     // Rows the client adds (a run of missing records) may carry no time: no divider for them.
     const when = new Date(shownTime(i));
@@ -136,9 +193,10 @@ export function paneLines(
       lines.push(...plain(`── ${day} ──`, { dim: true }, width));
       lastDay = day;
     }
-    const { head, body } = itemSpans(i);
+    const { head, body } = itemSpans(p, i.author.did === meDid ? undefined : highlight);
     lines.push(...layoutRow(head, body, width));
   }
+  notesUpTo(Number.POSITIVE_INFINITY);
   if (view.keysLoaded && !view.loading && !view.items.some((i) => i.kind === "message"))
     lines.push(
       ...plain("No messages yet. Say something: it is encrypted before it leaves.", { dim: true }, width),
@@ -167,13 +225,26 @@ function LineView({ line }: { line: Line }) {
 }
 
 /** Spec §2.8 chat view: date dividers, author colours, notification lines, verified marks, LOAD_MORE_DATA. */
-export function MessagePane({ view, output, focused, height, width, scroll, newSince, meDid }: Props) {
-  const { pinned, lines } = paneLines(view, output, width, newSince, meDid);
+export function MessagePane({
+  view,
+  output,
+  notes,
+  highlight,
+  focused,
+  height,
+  width,
+  scroll,
+  newSince,
+  meDid,
+  window,
+}: Props) {
+  const { pinned, lines } = paneLines(view, output, width, newSince, meDid, notes, highlight);
   const room = scrollRoom(height, Math.min(pinned.length, Math.max(0, height - 4)));
   const shownPinned = pinned.slice(0, Math.max(0, height - 4));
   const end = Math.max(0, lines.length - Math.min(scroll, Math.max(0, lines.length - room)));
   const shown = lines.slice(Math.max(0, end - room), end);
-  const title = view ? `#${displaySafe(view.channel.value.name)} [${view.channel.value.type}]` : "terminal";
+  const name = view ? `#${displaySafe(view.channel.value.name)} [${view.channel.value.type}]` : "(status)";
+  const title = window === undefined ? name : `${window} ${name}`;
   const above = end - shown.length;
   const below = lines.length - end;
   return (

@@ -7,6 +7,20 @@ import { handleWithoutSuffix } from "../../core/client/index.ts";
 
 export { mentions, newestSeq, type Unread, unreadOf } from "../../core/client/view/unread.ts";
 
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/**
+ * Whether a line names the user as irssi's hilight does: the handle as a word, bare (`alice`,
+ * `alice:`) or as `@alice`, with or without the server's suffix, any case; not `alicex`, `malice`,
+ * `alice-2` or the address `bob@alice.test`.
+ */
+export function highlights(text: string, handle: string): boolean {
+  const names = [handle, handleWithoutSuffix(handle)].map(escapeRegExp).join("|");
+  return new RegExp(`(^|[^\\w@.-])@?(?:${names})(?![\\w-]|\\.\\w)`, "i").test(text);
+}
+
 /** C0 controls and DEL, but line break and Tab (which the input line handles). */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
 const CONTROL_CHARS = /[\u0000-\u0008\u000b-\u001f\u007f]/g;
@@ -58,6 +72,34 @@ export class InputHistory {
     }
     return this.lines[this.at] ?? null;
   }
+}
+
+/** The matches for the last word (Tab), and how to put one in the line. */
+export interface Completions {
+  choices: string[];
+  /** The input with the `n`th choice completed (a handle that starts the line gets `: `). */
+  value(n: number): string;
+}
+
+/**
+ * Completion as irssi does it: Tab puts the first match in, each further Tab the next one (round);
+ * `#na` completes a channel, `na` or `@na` a member's handle. `null` when nothing matches.
+ */
+export function completions(
+  input: string,
+  names: { channels: string[]; handles: string[] },
+): Completions | null {
+  const m = /(\S*)$/.exec(input);
+  const word = m?.[1] ?? "";
+  if (!word) return null;
+  const before = input.slice(0, input.length - word.length);
+  const prefix = word.startsWith("#") || word.startsWith("@") ? (word[0] as string) : "";
+  const stem = word.slice(prefix.length).toLowerCase();
+  const pool = prefix === "#" ? names.channels : names.handles.map(handleWithoutSuffix);
+  const choices = [...new Set(pool)].filter((n) => n.toLowerCase().startsWith(stem)).sort();
+  if (choices.length === 0) return null;
+  const end = prefix !== "#" && before.trim() === "" ? ": " : " ";
+  return { choices, value: (n) => `${before}${prefix}${choices[n % choices.length]}${end}` };
 }
 
 /**

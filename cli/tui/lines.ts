@@ -84,13 +84,13 @@ function push(line: Line, piece: Piece): void {
 /**
  * Lays a row out in `width` columns: `head` (time, author, mark) starts the first line, `body` fills
  * the rest, and every line after the first is indented to where the body began (as irssi does), or
- * by 2 when the head takes most of the width. A newline in the body starts a new, indented line.
+ * by 2 when the head takes more than 60 % of the width. A newline in the body starts a new, indented line.
  * Spaces at the start of a continuation line are dropped.
  */
 export function layoutRow(head: Span[], body: Span[], width: number): Line[] {
   const w = Math.max(4, width);
   const headWidth = spanWidth(head);
-  const indent = headWidth <= w / 2 ? headWidth : 2;
+  const indent = headWidth <= w * 0.6 ? headWidth : 2;
   const pad: Span = { text: " ".repeat(indent) };
   const lines: Line[] = [];
   let line: Line = head.map((s) => ({ ...s, text: clean(s.text) }));

@@ -1,14 +1,17 @@
 import { handleWithoutSuffix, type WsyncClient } from "../../core/client/index.ts";
 import type { Channel } from "../../core/protocol/index.ts";
+import { displaySafe } from "../../core/slash-commands/index.ts";
+import { kickMember } from "../actions.ts";
+import { deleteMessageAt, editMessage, messageRef, reactTo, replyTo } from "../message-actions.ts";
 import type { CommandResult } from "./slash-host.ts";
 
 /**
  * The commands an irssi or weechat user types without thinking, beside the spec's `/wsync/...` set:
- * `/join`, `/part`, `/msg`, `/names`, `/whois`, `/quit`, `/help`. They act through the same engine as
- * everything else; `/join #name` finds a public channel by name (as the channel list shows it).
- * `/me` and `/topic` are refused with a reason: wsync messages have no action type and channels no
- * topic in this protocol version, and a look-alike sent as text would be indistinguishable from a
- * forgery by another member.
+ * `/join`, `/part`, `/msg`, `/names`, `/whois`, `/kick`, `/invite`, `/topic`, `/window`, `/last`,
+ * `/log`, `/quit`, `/help`, and for the protocol's replies, reactions, edits and deletions `/reply`,
+ * `/react`, `/unreact`, `/edit`, `/delete` (a message named by the number the pane shows, `(42)`).
+ * They act through the same engine as everything else. `/me` is refused with a reason: wsync messages
+ * have no action type, and a look-alike sent as text would be indistinguishable from a forgery.
  */
 export type IrcCommand =
   | { name: "join"; ref: string }
@@ -16,9 +19,38 @@ export type IrcCommand =
   | { name: "msg"; ref: string; text: string }
   | { name: "names" }
   | { name: "whois"; handle: string }
+  | { name: "kick"; handle: string }
+  | { name: "invite"; handle: string }
+  | { name: "topic" }
+  | { name: "window"; n: number }
+  | { name: "last"; text: string }
+  | { name: "log"; on: boolean | null }
+  | { name: "reply"; ref: number | string; text: string }
+  | { name: "react"; ref: number | string; emoji: string; remove: boolean }
+  | { name: "edit"; ref: number | string; text: string }
+  | { name: "delete"; ref: number | string }
+  | { name: "help" }
   | { name: "quit" };
 
-export const IRC_NAMES = ["join", "part", "msg", "names", "whois", "quit", "me", "topic"] as const;
+/** What the screen's own commands do, for its help (`/help`). */
+export const SCREEN_HELP: readonly string[] = [
+  "SCREEN COMMANDS",
+  "  /join #name | hash | link      join a channel and open its window",
+  "  /part [#name]                  leave the open channel (or the named one)",
+  "  /msg #name text                send to another of your channels",
+  "  /window N  (Alt+N)             window 1 is (status), 2… your channels",
+  "  /names  /whois handle          the channel's members; someone's did and safety number",
+  "  /kick handle  /invite handle   remove (owners) or invite someone to the open channel",
+  "  /topic                         the channel's description",
+  "  /reply N text  /edit N text    reply to message (N), or replace the text of yours",
+  "  /react N 👍  /unreact N 👍     react to message (N), or take the reaction back",
+  "  /delete N                      delete message (N) (yours, or any in a channel you own)",
+  "  /last text                     the lines of this window that contain text",
+  "  /log on|off                    keep logs of what you see on disk (off by default)",
+  "  /quit                          leave the screen (Esc too)",
+];
+
+const word = (rest: string) => rest.split(/\s+/).filter(Boolean);
 
 /** `null` when the line is not one of these (then it goes to the `/wsync` parser). */
 export function parseIrc(line: string): IrcCommand | { error: string } | null {
@@ -26,7 +58,19 @@ export function parseIrc(line: string): IrcCommand | { error: string } | null {
   if (!m) return null;
   const name = (m[1] as string).toLowerCase();
   const rest = (m[2] ?? "").trim();
-  const [first = "", ...more] = rest.split(/\s+/).filter(Boolean);
+  const [first = "", second = ""] = word(rest);
+  const after = (n: number) => {
+    let r = rest;
+    for (let k = 0; k < n; k++) r = r.replace(/^\S+\s*/, "");
+    return r;
+  };
+  const ref = (what: string): number | string | { error: string } => {
+    try {
+      return messageRef(first);
+    } catch {
+      return { error: `Usage: ${what} (N: the message's number, shown as (N) before its author)` };
+    }
+  };
   switch (name) {
     case "join":
       return first
@@ -36,7 +80,7 @@ export function parseIrc(line: string): IrcCommand | { error: string } | null {
     case "leave":
       return { name: "part", ref: first || null };
     case "msg": {
-      const text = rest.slice(first.length).trim();
+      const text = after(1).trim();
       if (!first || !text) return { error: "Usage: /msg #channel text" };
       return { name: "msg", ref: first, text };
     }
@@ -44,15 +88,62 @@ export function parseIrc(line: string): IrcCommand | { error: string } | null {
       return { name: "names" };
     case "whois":
       return first ? { name: "whois", handle: first } : { error: "Usage: /whois handle" };
+    case "kick":
+      return first ? { name: "kick", handle: first } : { error: "Usage: /kick handle" };
+    case "invite":
+      return first ? { name: "invite", handle: first } : { error: "Usage: /invite handle" };
+    case "topic":
+      if (rest)
+        return {
+          error:
+            "/topic cannot change it: a channel's description is set when it is created and the protocol has no way to change it",
+        };
+      return { name: "topic" };
+    case "window":
+    case "win": {
+      const n = Number(first);
+      if (!Number.isInteger(n) || n < 1) return { error: "Usage: /window N (1 is the status window)" };
+      return { name: "window", n };
+    }
+    case "last":
+    case "lastlog":
+      return rest ? { name: "last", text: rest } : { error: "Usage: /last text" };
+    case "log":
+      if (!first) return { name: "log", on: null };
+      if (first === "on" || first === "off") return { name: "log", on: first === "on" };
+      return { error: "Usage: /log on|off" };
+    case "reply": {
+      const r = ref("/reply N text");
+      if (typeof r === "object") return r;
+      const text = after(1).trim();
+      return text ? { name: "reply", ref: r, text } : { error: "Usage: /reply N text" };
+    }
+    case "react":
+    case "unreact": {
+      const r = ref(`/${name} N emoji`);
+      if (typeof r === "object") return r;
+      return second
+        ? { name: "react", ref: r, emoji: second, remove: name === "unreact" }
+        : { error: `Usage: /${name} N emoji` };
+    }
+    case "edit": {
+      const r = ref("/edit N text");
+      if (typeof r === "object") return r;
+      const text = after(1).trim();
+      return text ? { name: "edit", ref: r, text } : { error: "Usage: /edit N text" };
+    }
+    case "delete": {
+      const r = ref("/delete N");
+      return typeof r === "object" ? r : { name: "delete", ref: r };
+    }
+    case "help":
+      return rest ? null : { name: "help" };
     case "quit":
     case "exit":
       return { name: "quit" };
     case "me":
       return { error: "/me is not supported: wsync messages have no action type; write it as text" };
-    case "topic":
-      return { error: "/topic is not supported: channels have no topic in this protocol version" };
     default:
-      void more;
       return null;
   }
 }
@@ -77,11 +168,30 @@ function findChannel(channels: Channel[], ref: string, member: boolean): Channel
   throw new Error(`No such channel: ${ref}`);
 }
 
+/** What the screen's own commands return beyond a slash command's result. */
+export interface IrcResult extends CommandResult {
+  quit?: boolean;
+  /** Switch to window N. */
+  window?: number;
+  /** Search the current window for this text. */
+  last?: string;
+  /** Turn the logs on or off (null: say whether they are on). */
+  log?: boolean | null;
+  help?: boolean;
+}
+
+function needChannel(currentId: string | null): string {
+  if (!currentId) throw new Error("Open a channel first (this is the status window)");
+  return currentId;
+}
+
 export async function performIrc(
   client: WsyncClient,
   cmd: IrcCommand,
   currentId: string | null,
-): Promise<CommandResult & { quit?: boolean }> {
+): Promise<IrcResult> {
+  const nameOf = (id: string) =>
+    `#${displaySafe(client.state.channels.find((c) => c.id === id)?.value.name ?? id)}`;
   switch (cmd.name) {
     case "join": {
       // A secret link or a hash goes to the engine as it is; a #name is looked up among the channels
@@ -94,34 +204,88 @@ export async function performIrc(
     case "part": {
       const id = cmd.ref ? findChannel(await client.refreshChannels(), cmd.ref, true).id : currentId;
       if (!id) throw new Error("Usage: /part #channel (no channel is open)");
-      const name = client.state.channels.find((c) => c.id === id)?.value.name ?? id;
+      const name = nameOf(id);
       await client.leave(id);
-      return { status: `Left #${name}`, output: [`Left #${name}`] };
+      return { status: `Left ${name}`, output: [`Left ${name}`] };
     }
     case "msg": {
       const channel = findChannel(await client.refreshChannels(), cmd.ref, true);
-      if (!client.view(channel.id)) await client.open(channel.id);
+      if (!client.view(channel.id)) await client.open(channel.id, { focus: false });
       await client.send(channel.id, cmd.text);
       return { status: `Sent to #${channel.value.name}` };
     }
     case "names": {
-      if (!currentId) throw new Error("Open a channel first");
-      const members = await client.members(currentId);
+      const id = needChannel(currentId);
+      const members = await client.members(id);
       const names = members.map(
-        (m) => `${m.isOwner ? "@" : ""}${handleWithoutSuffix(m.handle)}${m.online ? "" : " (away)"}`,
+        (m) =>
+          `${m.isOwner ? "@" : ""}${displaySafe(handleWithoutSuffix(m.handle))}${m.online ? "" : " (away)"}`,
       );
-      return { status: `${members.length} members: ${names.join(", ")}` };
+      return { output: [`${nameOf(id)}: ${members.length} members`, `  ${names.join("  ")}`] };
     }
     case "whois": {
       const did = await client.didOf(cmd.handle);
       const n = await client.safetyNumbers(did);
       const shared = client.state.channels
         .filter((c) => c.isMember && client.view(c.id)?.members.some((m) => m.did === did))
-        .map((c) => `#${c.value.name}`);
+        .map((c) => `#${displaySafe(c.value.name)}`);
       return {
-        status: `${cmd.handle}: ${did}; safety number ${n.pair}${n.theirKeyChanged ? " (key changed: wsync verify)" : ""}${shared.length ? `; in ${shared.join(" ")}` : ""}`,
+        output: [
+          `${displaySafe(cmd.handle)}`,
+          `  did:           ${did}`,
+          `  safety number: ${n.pair}`,
+          ...(n.theirKeyChanged
+            ? ["  their key changed since you first saw it: compare, then `wsync verify --accept`"]
+            : []),
+          `  channels:      ${shared.length ? shared.join(" ") : "(none shared)"}`,
+        ],
       };
     }
+    case "kick": {
+      const id = needChannel(currentId);
+      const channel = findChannel(await client.refreshChannels(), id, true);
+      const t = await kickMember(client, channel, cmd.handle);
+      return { status: `Kicked ${t.handle} from ${nameOf(id)}` };
+    }
+    case "invite": {
+      const id = needChannel(currentId);
+      await client.invite(id, cmd.handle);
+      return { status: `Invited ${cmd.handle} to ${nameOf(id)}` };
+    }
+    case "topic": {
+      const id = needChannel(currentId);
+      const ch = client.state.channels.find((c) => c.id === id);
+      const description = ch?.value.description ?? "";
+      return { output: [`Topic of ${nameOf(id)}: ${displaySafe(description) || "(no description)"}`] };
+    }
+    case "reply": {
+      const id = needChannel(currentId);
+      const item = await replyTo(client, id, cmd.ref, cmd.text);
+      return { status: `Replied (${item.seq || "sending"})` };
+    }
+    case "react": {
+      const id = needChannel(currentId);
+      await reactTo(client, id, cmd.ref, cmd.emoji, cmd.remove);
+      return { status: cmd.remove ? `Took back ${cmd.emoji}` : `Reacted ${cmd.emoji}` };
+    }
+    case "edit": {
+      const id = needChannel(currentId);
+      await editMessage(client, id, cmd.ref, cmd.text);
+      return { status: `Edited message ${cmd.ref}` };
+    }
+    case "delete": {
+      const id = needChannel(currentId);
+      const t = await deleteMessageAt(client, id, cmd.ref);
+      return { status: `Deleted message ${t.seq}` };
+    }
+    case "window":
+      return { window: cmd.n };
+    case "last":
+      return { last: cmd.text };
+    case "log":
+      return { log: cmd.on };
+    case "help":
+      return { help: true };
     case "quit":
       return { quit: true };
   }

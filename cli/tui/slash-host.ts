@@ -29,6 +29,7 @@ export async function perform(client: WsyncClient, cmd: Command): Promise<Comman
     r.output = [...(r.output ?? []), ...lines];
   };
   await performSlash(cmd, {
+    screen: "cli",
     status: () => ({
       handle: client.state.auth.user?.handle ?? "",
       channelCount: client.state.channels.filter((c) => c.isMember).length,

@@ -331,12 +331,16 @@ export class WsyncClient {
 
   /** Opens the WebSocket (reconnecting forever until `disconnect` or logout). */
   connect(): void {
+    this.connectedOnce = false;
     this.realtime.start();
   }
 
   disconnect(): void {
     this.realtime.stop();
   }
+
+  /** Whether the socket was up before since `connect`: a later connection is a reconnection. */
+  private connectedOnce = false;
 
   /** The server's read markers of this user (all their channels). */
   async refreshReadMarkers(): Promise<Record<string, number>> {
@@ -416,9 +420,21 @@ export class WsyncClient {
   }
 
   private async onConnected(): Promise<void> {
-    for (const id of Object.keys(this.state.open)) {
-      await (await this.parts()).channels.resync(id).catch((e) => this.log(`resync ${id}: ${reasonOf(e)}`));
+    const again = this.connectedOnce;
+    this.connectedOnce = true;
+    // What the resync brings is what was missed while the socket was down.
+    let items = 0;
+    const off = this.events.on("item", () => {
+      items++;
+    });
+    try {
+      for (const id of Object.keys(this.state.open)) {
+        await (await this.parts()).channels.resync(id).catch((e) => this.log(`resync ${id}: ${reasonOf(e)}`));
+      }
+    } finally {
+      off();
     }
+    if (again) this.events.emit("reconnected", { items, channels: Object.keys(this.state.open).length });
   }
 
   // ---- channels ---------------------------------------------------------------------------------

@@ -39,6 +39,8 @@ export interface SlashHost {
   reset(): void;
   /** A short line for a status bar, where the screen has one. */
   say?(text: string): void;
+  /** Which screen shows the help (commands that act differently there say so); default the web. */
+  readonly screen?: "web" | "cli";
 }
 
 type Effect<K extends CommandName> = (cmd: Extract<Command, { name: K }>, host: SlashHost) => Promise<void>;
@@ -50,7 +52,7 @@ export const CHANNEL_CREATED = (link: string) => [
 
 /** What each slash command does (spec §2.8, §2.12, §4.6, §5), in words every screen shares. */
 export const slashEffects: { [K in CommandName]: Effect<K> } = {
-  help: async (cmd, host) => host.print(helpLines(cmd.topic)),
+  help: async (cmd, host) => host.print(helpLines(cmd.topic, host.screen ?? "web")),
   list: async (_cmd, host) => host.showChannels(),
   search: async (cmd, host) => host.showSearch(cmd.query),
   status: async (_cmd, host) => host.print(formatStatus(host.status())),

@@ -8,6 +8,8 @@ export const reset = defineCommand<ResetCommand>({
   arguments: [],
   usage: "/wsync/reset",
   summary: "lock the terminal and go back to the riddle",
+  // The CLI's screen has no lock (it is already behind your login): there it clears the output.
+  cliSummary: "clear the output",
   details: [],
   parse: () => ({ name: "reset" }),
 });

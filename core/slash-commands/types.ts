@@ -54,6 +54,8 @@ export interface CommandSpec<C extends Command = Command> {
   readonly usage: string;
   /** One short line for the command list. */
   readonly summary: string;
+  /** The line for the CLI's screen, where the command does something else than on the web. */
+  readonly cliSummary?: string;
   /** Extra lines shown by `/wsync/help <command>`. */
   readonly details: readonly string[];
   parse(args: readonly string[]): C | UsageError;

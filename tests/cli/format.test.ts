@@ -52,16 +52,18 @@ const signed = `[${time(SIGNED_TIME)}]`;
 
 describe("human lines", () => {
   test("a message shows its signed time, not the server's, and its mark", () => {
-    expect(itemLine(fixtures.verified)).toBe(`${signed} alice.test ✓ hello world`);
+    expect(itemLine(fixtures.verified)).toBe(`${signed} (${fixtures.verified.seq}) alice.test ✓ hello world`);
     expect(itemLine(fixtures.failed)).toBe(
-      `[${time(fixtures.failed.createdAt)}] alice.test ✗ <Message encrypted before you joined (forward secrecy)>`,
+      `[${time(fixtures.failed.createdAt)}] (${fixtures.failed.seq}) alice.test ✗ <Message encrypted before you joined (forward secrecy)>`,
     );
   });
 
   test("notes follow the text in brackets, in SecurityText's words", () => {
-    expect(itemLine(fixtures.legacy)).toBe(`${signed} alice.test ✓ from v1 [legacy key binding]`);
+    expect(itemLine(fixtures.legacy)).toBe(
+      `${signed} (${fixtures.legacy.seq}) alice.test ✓ from v1 [legacy key binding]`,
+    );
     expect(itemLine(fixtures.replay)).toBe(
-      `${signed} alice.test ? again [replay of an earlier message] [out of order (possible replay)]`,
+      `${signed} (${fixtures.replay.seq}) alice.test ? again [replay of an earlier message] [out of order (possible replay)]`,
     );
     const line = itemLine(fixtures.allNotes);
     for (const n of ["not-a-member", "outside-epoch", "handle-mismatch"] as const) {
@@ -105,6 +107,24 @@ describe("human lines", () => {
       `⚠ ${SecurityText.sendBlocked}`,
     ]);
     expect(viewLines(items, fixtureView({ warnings: [], sendBlocked: false }))).toHaveLength(items.length);
+  });
+
+  test("a message's lines stay lines, indented under its text; tabs are spaces; escapes never pass", () => {
+    const text = "line one\nline two\twith a tab\r\n\u001b[2J\u001b]0;title\u0007\u009b31mred";
+    const line = itemLine({ ...fixtures.verified, text });
+    const [first, second, third] = line.split("\n");
+    expect(first).toEndWith("✓ line one");
+    const at = (first as string).indexOf("line one");
+    expect(second).toBe(`${" ".repeat(at)}line two    with a tab`);
+    expect((third as string).slice(0, at).trim()).toBe("");
+    // ESC, BEL and the C1 CSI never reach the terminal, on any line; no line break inside one.
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: that they never pass is the point.
+    expect(line).not.toMatch(/[\u001b\u0007\u009b\t\r]/);
+    expect(line.split("\n")).toHaveLength(3);
+    // listen puts `#channel ` before the row: the continuation lines move with it.
+    const listened = itemLine({ ...fixtures.verified, text: "a\nb" }, 4);
+    const [head, next] = listened.split("\n") as [string, string];
+    expect(next).toBe(`${" ".repeat(4 + head.length - 1)}b`);
   });
 
   test("control characters from the server never reach the terminal", () => {

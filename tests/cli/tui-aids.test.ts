@@ -74,7 +74,8 @@ test("irssi commands parse; /me and /topic say why not; others go to the /wsync 
   expect(parseIrc("/quit")).toEqual({ name: "quit" });
   expect(parseIrc("/me waves")).toHaveProperty("error");
   expect(parseIrc("/topic x")).toHaveProperty("error");
-  expect(parseIrc("/help")).toBeNull();
+  expect(parseIrc("/help")).toEqual({ name: "help" });
+  expect(parseIrc("/help join")).toBeNull();
   expect(parseIrc("/wsync/list")).toBeNull();
 });
 

@@ -134,8 +134,8 @@ describe.skipIf(!hasTmux && !required)("the screen in tmux", () => {
 
   test("a long multi-line message shows whole, wrapped and indented, inside the borders", async () => {
     await until("the channel list", (s) => s.includes("#g"));
-    // Tab to the channel list, open the first channel.
-    keys("Tab");
+    // Shift+Tab leaves the input for the channel list; open the first channel.
+    keys("BTab");
     await until("the list focused", (s) => s.includes(">#g"));
     keys("Enter");
     const screen = await until("the newest message", (s) => s.includes("LONG-END"));
@@ -201,8 +201,8 @@ describe.skipIf(!hasTmux && !required)("the screen in tmux", () => {
     expect(first).toBe(marker + 1);
     expect(ops).not.toMatch(/#ops \(2\)/);
     expect(ops).not.toContain("unread,");
-    // Alt+1 goes back to the first joined channel.
-    keys("M-1");
+    // Alt+2 goes back to the first joined channel (window 1 is the status window).
+    keys("M-2");
     await until("#g again", (s) => s.includes("#g [public]"));
   }, 60_000);
 
@@ -229,7 +229,7 @@ describe.skipIf(!hasTmux && !required)("the screen in tmux", () => {
     keys("C-u");
     await typeText("/names");
     keys("Enter");
-    await until("the member list", (s) => s.includes("2 members:") && s.includes(bobShort));
+    await until("the member list", (s) => s.includes("#g: 2 members") && s.includes(bobShort));
     // A multi-line paste waits for a second Enter. Pasted as a terminal pastes: bracketed (the screen
     // asks for it), so it arrives whole however the machine splits the bytes.
     tmux("set-buffer", "-b", "wsync-paste", "first pasted line\nsecond pasted line");
@@ -256,7 +256,7 @@ describe.skipIf(!hasTmux && !required)("the screen in tmux", () => {
 
   test("on a narrow terminal the side panes give way to the messages", async () => {
     startScreen(56, 20);
-    const screen = await until("the terminal view", (s) => s.includes("terminal") && s.includes("CONNECTED"));
+    const screen = await until("the status window", (s) => s.includes("(status)") && s.includes("CONNECTED"));
     expect(screen).not.toContain("Channels");
     for (const l of screen.split("\n")) expect(stringWidth(l.trimEnd())).toBeLessThanOrEqual(56);
     startScreen(COLS, ROWS);

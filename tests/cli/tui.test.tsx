@@ -13,7 +13,7 @@ beforeAll(async () => {
 afterAll(() => t.stop());
 
 const ENTER = "\r";
-const TAB = "\t";
+const SHIFT_TAB = "\u001B[Z";
 const DOWN = "\u001B[B";
 
 async function frameContains(get: () => string | undefined, text: string, timeoutMs = 5000): Promise<string> {
@@ -54,8 +54,8 @@ test("the screen lists channels, runs /wsync commands, switches channels and sen
     ui.stdin.write(ENTER);
     await frameContains(ui.lastFrame, "nope");
 
-    // Tab to the channel list, pick the first channel (lobby), open it.
-    ui.stdin.write(TAB);
+    // Shift+Tab leaves the input for the channel list; pick the first channel (lobby), open it.
+    ui.stdin.write(SHIFT_TAB);
     await Bun.sleep(20);
     ui.stdin.write(ENTER);
     frame = await frameContains(ui.lastFrame, "#lobby [public]");
@@ -65,7 +65,7 @@ test("the screen lists channels, runs /wsync commands, switches channels and sen
     expect(ui.lastFrame()).toContain("OPERATORS");
 
     // Back to the input (Shift+Tab wraps), send a message; it shows decrypted and verified.
-    ui.stdin.write("\u001B[Z");
+    ui.stdin.write(SHIFT_TAB);
     await Bun.sleep(20);
     await type(ui.stdin, "hi from tty");
     ui.stdin.write(ENTER);
@@ -127,7 +127,7 @@ test("the screen lists channels, runs /wsync commands, switches channels and sen
     await until(() => !(ui.lastFrame() ?? "").includes("after kill"), 3000, "input cleared");
 
     // Switch to the other channel with the keyboard: an invite channel needs an invite, shown as an error.
-    ui.stdin.write(TAB);
+    ui.stdin.write(SHIFT_TAB);
     await Bun.sleep(20);
     ui.stdin.write(DOWN);
     await Bun.sleep(20);

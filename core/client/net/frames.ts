@@ -76,7 +76,13 @@ export async function handleFrame(c: FrameContext, f: ServerFrame): Promise<void
         const name =
           view?.channel.value.name ?? c.state.channels.find((x) => x.id === channelId)?.value.name ?? null;
         delete c.state.open[channelId];
-        c.emit("removed", { channelId, name, reason: d.reason ?? null });
+        // Who kicked, if the server names them (a newer server's extension; not in older frames).
+        const by = (d as { by?: unknown }).by as { did?: unknown; handle?: unknown } | undefined;
+        const kicker =
+          by && typeof by.did === "string" && typeof by.handle === "string"
+            ? { did: by.did, handle: by.handle }
+            : null;
+        c.emit("removed", { channelId, name, reason: d.reason ?? null, by: kicker });
         if (c.state.currentChannelId === channelId) c.state.currentChannelId = null;
         await c.refreshChannels().catch(() => undefined);
       } else if (view) {

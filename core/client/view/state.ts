@@ -275,8 +275,21 @@ export interface ClientEvents {
   error: { message: string };
   /** The server ended this session. */
   "session-ended": Record<string, never>;
-  /** This user is no longer in a channel: kicked by its owner, or left (from another process or device). */
-  removed: { channelId: string; name: string | null; reason: "left" | "kicked" | null };
+  /**
+   * This user is no longer in a channel: kicked by its owner, or left (from another process or device).
+   * `by`: who kicked, when the server says (an optional extension of member-left; null otherwise).
+   */
+  removed: {
+    channelId: string;
+    name: string | null;
+    reason: "left" | "kicked" | null;
+    by?: { did: string; handle: string } | null;
+  };
+  /**
+   * The socket is up again after it dropped, and every open channel was filled from history: `items`
+   * records arrived that were missed meanwhile (also emitted one by one as `item`).
+   */
+  reconnected: { items: number; channels: number };
   /** Someone invited this user to a channel. */
   invited: { channel: Channel; from: { did: string; handle: string } };
 }

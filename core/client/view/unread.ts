@@ -31,13 +31,15 @@ export function unreadOf(
   view: ChannelView | undefined,
   seenSeq: number,
   me: { did: string; handle: string },
+  /** What counts as naming the user (default `@handle`; the CLI's screen also counts the bare handle). */
+  hit: (text: string, handle: string) => boolean = mentions,
 ): Unread {
   const out = { count: 0, mentions: 0 };
   if (!view) return out;
   for (const i of view.items) {
     if (i.kind !== "message" || i.seq <= seenSeq || i.author.did === me.did || i.deleted) continue;
     out.count++;
-    if (i.text && mentions(i.text, me.handle)) out.mentions++;
+    if (i.text && hit(i.text, me.handle)) out.mentions++;
   }
   return out;
 }
