@@ -6,6 +6,7 @@ import { lifetime } from "./lifetime.ts";
 import { io } from "./prompt.ts";
 import { registerApiCommand } from "./subcommands/api.ts";
 import { registerAuthCommands } from "./subcommands/auth.ts";
+import { registerBotCommands } from "./subcommands/bots.ts";
 import { registerChannelCommands } from "./subcommands/channels.ts";
 import { registerDeviceCommands } from "./subcommands/device.ts";
 import { registerKeyCommands } from "./subcommands/keys.ts";
@@ -23,6 +24,7 @@ export function buildProgram(): Command {
     )
     .version(VERSION)
     .option("--server <url>", "server URL (default $WSYNC_SERVER or http://localhost:3000)")
+    .option("--token-file <file>", "act as a bot: the file holding its token (or set $WSYNC_BOT_TOKEN)")
     .exitOverride()
     .configureOutput({
       writeOut: (s) => io.out(s),
@@ -51,6 +53,7 @@ export function buildProgram(): Command {
   registerMessageCommands(program);
   registerListenCommand(program);
   registerApiCommand(program);
+  registerBotCommands(program);
   registerMigrateCommand(program);
   return program;
 }
