@@ -1,7 +1,7 @@
 import { Command, CommanderError } from "commander";
 import { VERSION } from "../server/version.ts";
 import { settleClients } from "./context.ts";
-import { describeError, ExitCode, usageError } from "./errors.ts";
+import { describeError, ExitCode, errorJson, usageError } from "./errors.ts";
 import { lifetime } from "./lifetime.ts";
 import { io } from "./prompt.ts";
 import { registerApiCommand } from "./subcommands/api.ts";
@@ -58,6 +58,12 @@ export function buildProgram(): Command {
   return program;
 }
 
+/** Whether the command line asks for JSON output (`--json` before any `--`). */
+function wantsJson(argv: string[]): boolean {
+  const end = argv.indexOf("--");
+  return (end < 0 ? argv : argv.slice(0, end)).includes("--json");
+}
+
 /** Runs argv; returns the exit code (errors become one line on stderr). */
 export async function run(argv: string[]): Promise<number> {
   const program = buildProgram();
@@ -71,7 +77,10 @@ export async function run(argv: string[]): Promise<number> {
       return e.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
     }
     const { message, code } = describeError(e);
-    io.err(`wsync: ${message}\n`);
+    // A command asked for JSON gets its error as JSON too (one line on stderr), so a script reads
+    // `retryAfter` instead of parsing the words (docs/cli.md "Exit codes").
+    if (wantsJson(argv)) io.err(`${JSON.stringify({ error: errorJson(e) })}\n`);
+    else io.err(`wsync: ${message}\n`);
     return code;
   }
 }
