@@ -4,13 +4,16 @@ import { join } from "node:path";
 import { WsyncClient } from "../core/client/index.ts";
 import { type Channel, channelIdFromUri } from "../core/protocol/index.ts";
 import { displaySafe } from "../core/slash-commands/display-safe.ts";
-import { CliError, ExitCode, notSignedIn } from "./errors.ts";
+import { botClient, botCredentialFrom, joinGivenChannels } from "./bot-credential.ts";
+import { CliError, ExitCode, notSignedIn, usageError } from "./errors.ts";
 import { FileStore } from "./file-store.ts";
 
 export const DEFAULT_SERVER = "http://localhost:3000";
 
 export interface GlobalOptions {
   server?: string;
+  /** A file holding a bot's credential (docs/bots.md); WSYNC_BOT_TOKEN otherwise. */
+  tokenFile?: string;
 }
 
 export function serverUrl(opts: GlobalOptions): string {
@@ -83,8 +86,21 @@ export function makeClient(opts: GlobalOptions): { client: WsyncClient; server: 
   return { client, server, store };
 }
 
+/** Account commands (keys, devices, bots) are a person's: a bot token cannot make them. */
+function refuseBot(opts: GlobalOptions): void {
+  if (botCredentialFrom(opts))
+    throw usageError("This command is not for bots: unset WSYNC_BOT_TOKEN (or drop --token-file)");
+}
+
+/** A person's client with usable keys (never a bot's: see refuseBot). */
+export async function personClient(opts: GlobalOptions) {
+  refuseBot(opts);
+  return signedInClient(opts);
+}
+
 /** A client with a live session, whatever the state of this device's keys. */
 export async function sessionClient(opts: GlobalOptions) {
+  refuseBot(opts);
   const ctx = makeClient(opts);
   if (!(await ctx.client.restore())) throw notSignedIn();
   return ctx;
@@ -98,8 +114,20 @@ export const KeyStateText = {
     "Your registration is not finished (its keys were never confirmed): run `wsync login` to confirm them",
 } as const;
 
-/** A client with a live session and usable keys, or a clear error. */
+/**
+ * A client with a live session and usable keys, or a clear error. With a bot credential
+ * (WSYNC_BOT_TOKEN or --token-file), the bot's own client instead (cli/bot-credential.ts).
+ */
 export async function signedInClient(opts: GlobalOptions) {
+  const bot = botCredentialFrom(opts);
+  if (bot) {
+    const server = serverUrl(opts);
+    const path = storePath(server).replace(/\.json$/, `.bot-${bot.id}.json`);
+    const ctx = await botClient(server, path, bot);
+    openClients.push(ctx.client);
+    await joinGivenChannels(ctx.client);
+    return { ...ctx, server };
+  }
   const ctx = await sessionClient(opts);
   const keyState = ctx.client.state.auth.keyState;
   if (keyState === "validate" || keyState === "lost" || keyState === "unconfirmed") {

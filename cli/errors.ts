@@ -44,8 +44,17 @@ export const usageError = (message: string) => new CliError(message, ExitCode.us
 export const notSignedIn = () =>
   new CliError("Not signed in: run `wsync login` (or `wsync register`) first", ExitCode.auth);
 
-/** Maps any error to the message and exit code the user sees. */
-export function describeError(e: unknown): { message: string; code: number } {
+/** The JSON error object of `api` answers and of `--json` commands' errors (docs/cli.md). */
+export function errorJson(e: unknown): { code: number; message: string; retryAfter?: number } {
+  const { message, code, retryAfter } = describeError(e);
+  return retryAfter === undefined ? { code, message } : { code, message, retryAfter };
+}
+
+/**
+ * Maps any error to the message and exit code the user sees, and for a rate-limit answer the seconds
+ * the server asked to wait (`retryAfter`: `api` answers and `--json` errors carry it).
+ */
+export function describeError(e: unknown): { message: string; code: number; retryAfter?: number } {
   if (e instanceof CliError) return { message: e.message, code: e.code };
   // The engine's refusal to send after a failed check (not exported by core/client, hence the name).
   if (e instanceof Error && e.name === "SendBlockedError")
@@ -72,7 +81,11 @@ export function describeError(e: unknown): { message: string; code: number } {
     if (e.status === 429) {
       if (!e.retryAfter) return { message: e.message, code: ExitCode.other };
       const what = e.message.replace(/[.;:,]?\s*try again later\.?$/i, "");
-      return { message: `${what}: try again in ${e.retryAfter} s`, code: ExitCode.other };
+      return {
+        message: `${what}: try again in ${e.retryAfter} s`,
+        code: ExitCode.other,
+        retryAfter: e.retryAfter,
+      };
     }
     if (e.status === 401) return { message: `${e.message} (run \`wsync login\`)`, code: ExitCode.auth };
     if (e.status === 404) return { message: e.message, code: ExitCode.notFound };

@@ -1,11 +1,12 @@
 import { Command, CommanderError } from "commander";
 import { VERSION } from "../server/version.ts";
 import { settleClients } from "./context.ts";
-import { describeError, ExitCode, usageError } from "./errors.ts";
+import { describeError, ExitCode, errorJson, usageError } from "./errors.ts";
 import { lifetime } from "./lifetime.ts";
 import { io } from "./prompt.ts";
 import { registerApiCommand } from "./subcommands/api.ts";
 import { registerAuthCommands } from "./subcommands/auth.ts";
+import { registerBotCommands } from "./subcommands/bots.ts";
 import { registerChannelCommands } from "./subcommands/channels.ts";
 import { registerDeviceCommands } from "./subcommands/device.ts";
 import { registerEditCommands } from "./subcommands/edits.ts";
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
     )
     .version(VERSION)
     .option("--server <url>", "server URL (default $WSYNC_SERVER or http://localhost:3000)")
+    .option("--token-file <file>", "act as a bot: the file holding its token (or set $WSYNC_BOT_TOKEN)")
     .exitOverride()
     .configureOutput({
       writeOut: (s) => io.out(s),
@@ -58,12 +60,19 @@ export function buildProgram(): Command {
   registerEditCommands(program);
   registerListenCommand(program);
   registerApiCommand(program);
+  registerBotCommands(program);
   registerMigrateCommand(program);
   // Set only now, so no subcommand inherits it: an extra argument to any command is a usage error
   // (exit 2), never silently ignored (issue 29 defect 4). The root takes words only to report them
   // as an unknown command.
   program.allowExcessArguments(true);
   return program;
+}
+
+/** Whether the command line asks for JSON output (`--json` before any `--`). */
+function wantsJson(argv: string[]): boolean {
+  const end = argv.indexOf("--");
+  return (end < 0 ? argv : argv.slice(0, end)).includes("--json");
 }
 
 /** Runs argv; returns the exit code (errors become one line on stderr). */
@@ -79,7 +88,10 @@ export async function run(argv: string[]): Promise<number> {
       return e.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
     }
     const { message, code } = describeError(e);
-    io.err(`wsync: ${message}\n`);
+    // A command asked for JSON gets its error as JSON too (one line on stderr), so a script reads
+    // `retryAfter` instead of parsing the words (docs/cli.md "Exit codes").
+    if (wantsJson(argv)) io.err(`${JSON.stringify({ error: errorJson(e) })}\n`);
+    else io.err(`wsync: ${message}\n`);
     return code;
   }
 }

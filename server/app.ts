@@ -24,6 +24,7 @@ import { type Bus, LocalBus } from "./realtime/bus.ts";
 import { Hub } from "./realtime/hub.ts";
 import { LocalPresence, type Presence } from "./realtime/presence.ts";
 import { AuthService } from "./services/auth-service.ts";
+import { BotService, checkBotRoute } from "./services/bot-service.ts";
 import { ChannelService } from "./services/channel-service.ts";
 import { DeviceLinkService } from "./services/device-link-service.ts";
 import { EpochService } from "./services/epoch-service.ts";
@@ -98,6 +99,7 @@ export function createServices(deps: AppDeps): Services {
     async onSessionEnded(sessionId) {
       await bus.publish({ kind: "end-session", sessionId });
     },
+    botToken: (token) => bots.authenticate(token),
   });
   const channels = new ChannelService({
     storage: deps.storage,
@@ -108,9 +110,17 @@ export function createServices(deps: AppDeps): Services {
     normalizeHandle: (h) => auth.normalizeHandle(h),
     maxOwnedChannels: deps.config.rateLimits.maxOwnedChannels,
   });
+  const bots: BotService = new BotService({
+    storage: deps.storage,
+    clock,
+    normalizeHandle: (h) => auth.normalizeHandle(h),
+    onSessionEnded: async (sessionId) => bus.publish({ kind: "end-session", sessionId }),
+    leave: async (ctx, channelUri) => void (await channels.leave(ctx, { channelUri })),
+  });
   return {
     config: deps.config,
     storage: deps.storage,
+    bots,
     bus,
     hub,
     presence,
@@ -283,6 +293,8 @@ export function createApp(deps: AppDeps) {
       set.headers["cache-control"] = "no-store";
       const auth =
         def.auth === "access" ? await s.auth.authenticate(request.headers.get("authorization")) : null;
+      // A bot token reaches only its own channels and no account calls (services/bot-service.ts).
+      if (auth?.bot) checkBotRoute(auth, name, body);
       // Per-user write limits (429 RateLimited with Retry-After), the same buckets as the WebSocket's.
       if (auth && writeKind) await s.limits.check(auth.did, writeKind);
       if (name === "logoutCookie") set.headers["set-cookie"] = clearedRefreshCookie();

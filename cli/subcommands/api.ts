@@ -1,11 +1,11 @@
 import { createInterface } from "node:readline";
 import type { Command } from "commander";
-import type { ChannelView, WsyncClient } from "../../core/client/index.ts";
+import { type ChannelView, newestSeq, unreadOf, type WsyncClient } from "../../core/client/index.ts";
 import { findTarget, kickMember } from "../actions.ts";
 import { allChannels, type GlobalOptions, memberChannel, signedInClient } from "../context.ts";
-import { CliError, describeError, ExitCode, usageError } from "../errors.ts";
+import { CliError, ExitCode, errorJson, usageError } from "../errors.ts";
 import { channelJson, itemJson, memberJson, sendBlockedText } from "../format.ts";
-import { connected } from "./listen.ts";
+import { connected, LISTEN_RESCAN_MS, Listener, parseSince, untilSignal } from "./listen.ts";
 
 /** The methods `wsync api` answers (docs/cli.md has their params and results). */
 export const API_METHODS = [
@@ -22,6 +22,8 @@ export const API_METHODS = [
   "invite",
   "kick",
   "members",
+  "unread",
+  "markRead",
 ] as const;
 type Method = (typeof API_METHODS)[number];
 
@@ -119,7 +121,50 @@ export async function runApiMethod(client: WsyncClient, method: string, p: Param
       const ch = await memberChannel(client, str(p, "channel"));
       return (await client.members(ch.id)).map(memberJson);
     }
+    case "unread":
+      return unread(client, p.channel === undefined ? null : str(p, "channel"));
+    case "markRead": {
+      const ch = await memberChannel(client, str(p, "channel"));
+      const view = await client.open(ch.id, { focus: false, reuse: true });
+      const seq = p.seq === undefined ? newestSeq(view) : p.seq;
+      if (typeof seq !== "number" || !Number.isInteger(seq) || seq < 0)
+        throw usageError("params.seq: a whole number >= 0");
+      await client.markRead(ch.id, seq);
+      return { channelId: ch.id, lastReadSeq: client.state.readMarkers[ch.id] ?? 0 };
+    }
   }
+}
+
+/**
+ * Per channel (or one channel): messages from others after this account's read marker (the one the
+ * server keeps for all its devices, signed by its key), how many mention it, the marker's seq and the
+ * newest seq. Counted among the records loaded (the newest page and what was loaded since);
+ * `complete: false` when the marker is older than that, and the count is then a lower bound.
+ */
+async function unread(client: WsyncClient, ref: string | null) {
+  const me = client.state.auth.user;
+  if (!me) throw new CliError("Not signed in", ExitCode.auth);
+  const markers = await client.refreshReadMarkers();
+  const channels = ref
+    ? [await memberChannel(client, ref)]
+    : (await allChannels(client)).filter((c) => c.isMember);
+  const out = [];
+  for (const ch of channels) {
+    const view = await client.open(ch.id, { focus: false, reuse: true });
+    const lastReadSeq = markers[ch.id] ?? 0;
+    const { count, mentions } = unreadOf(view, lastReadSeq, me);
+    const oldest = view.items.find((i) => Number.isInteger(i.seq) && i.seq > 0)?.seq ?? 1;
+    out.push({
+      channelId: ch.id,
+      channel: ch.value.name,
+      unread: count,
+      mentions,
+      lastReadSeq,
+      lastSeq: newestSeq(view),
+      complete: !view.hasMore || oldest <= lastReadSeq + 1,
+    });
+  }
+  return out;
 }
 
 /** The answer to one request line: `{id, ok: true, result}` or `{id, ok: false, error: {code, message}}`. */
@@ -145,32 +190,79 @@ export async function answer(client: WsyncClient, line: string): Promise<Record<
     const result = await runApiMethod(client, r.method, (r.params ?? {}) as Params);
     return { id, ok: true, result: result ?? null };
   } catch (e) {
-    const { message, code } = describeError(e);
-    return { id, ok: false, error: { code, message } };
+    return { id, ok: false, error: errorJson(e) };
   }
+}
+
+interface ApiOpts extends GlobalOptions {
+  listen?: boolean;
+  since?: string[];
+  tail?: string;
+  self?: boolean;
 }
 
 export function registerApiCommand(program: Command): void {
   program
     .command("api")
     .description(
-      "a long-lived process for scripts: one JSON request per line on standard input, one JSON answer per line (ids echoed)",
+      "a long-lived process for scripts: one JSON request per line on standard input, one JSON answer per line (ids echoed); --listen also streams events",
     )
+    .option("--listen", "also write every event of `listen --json` (answers then carry type: response)")
+    .option(
+      "--since <seq>",
+      "with --listen: first the items after SEQ, or CHANNEL=SEQ (repeatable), as `listen`",
+      (v: string, prev: string[] = []) => [...prev, v],
+    )
+    .option("--tail <n>", "with --listen: first each channel's last N items")
+    .option("--no-self", "with --listen: leave out your own messages")
+    .allowExcessArguments(false)
     .action(async (_o, cmd: Command) => {
-      const { client } = await signedInClient(cmd.optsWithGlobals() as GlobalOptions);
+      const o = cmd.optsWithGlobals() as ApiOpts;
+      const since = parseSince(o.since ?? []);
+      let tail: number | null = null;
+      if (o.tail !== undefined) {
+        tail = Number(o.tail);
+        if (!Number.isInteger(tail) || tail < 0 || tail > 1000) throw usageError("--tail must be 0 to 1000");
+      }
+      if (!o.listen && (tail !== null || since.all !== null || since.per.size > 0 || o.self === false))
+        throw usageError("--since, --tail and --no-self go with --listen");
+      if (tail !== null && (since.all !== null || since.per.size > 0))
+        throw usageError("--since and --tail cannot be used together");
+      const { client } = await signedInClient(o);
+      const write = (line: string) => process.stdout.write(`${line}\n`);
+      const listener = o.listen
+        ? new Listener(client, { json: true, self: o.self !== false, since, tail, write })
+        : null;
+      listener?.attach();
       client.events.on("session-ended", () => {
         process.stderr.write("wsync: the session ended (run `wsync login`)\n");
         process.exit(ExitCode.auth);
       });
       client.connect();
       await connected(client);
-      const lines = createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY });
-      // One request at a time, answered in the order they came: a script can pipeline without ids.
-      for await (const raw of lines) {
-        const line = raw.trim();
-        if (!line) continue;
-        process.stdout.write(`${JSON.stringify(await answer(client, line))}\n`);
+      let rescan: ReturnType<typeof setInterval> | null = null;
+      if (listener) {
+        await listener.start();
+        process.stderr.write(`Listening to ${listener.channels} channel(s); requests on standard input\n`);
+        rescan = setInterval(() => void listener.follow().catch(() => undefined), LISTEN_RESCAN_MS);
       }
+      const lines = createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY });
+      const serve = async () => {
+        // One request at a time, answered in the order they came: a script can pipeline without ids.
+        for await (const raw of lines) {
+          const line = raw.trim();
+          if (!line) continue;
+          const a = await answer(client, line);
+          // With --listen, answers and events share standard output: each line says which it is.
+          write(JSON.stringify(listener ? { type: "response", ...a } : a));
+        }
+      };
+      // End of input ends the process; with --listen so do Ctrl+C and SIGTERM (exit 0).
+      const code = await (listener
+        ? Promise.race([serve().then(() => ExitCode.ok), untilSignal()])
+        : serve().then(() => ExitCode.ok));
+      if (rescan) clearInterval(rescan);
       client.disconnect();
+      if (listener) process.exit(code);
     });
 }

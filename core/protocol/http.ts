@@ -27,7 +27,7 @@ import {
   Weather,
   WrappedEpochKey,
 } from "./models.ts";
-import { DeviceLink, type RouteAuth, RouteMeta } from "./routes.ts";
+import { BotLimits, DeviceLink, type RouteAuth, RouteMeta } from "./routes.ts";
 
 const strict = { additionalProperties: false } as const;
 const Empty = Type.Object({}, strict);
@@ -44,6 +44,18 @@ export const ReadMarkerEntry = Type.Object({
   signature: Type.Union([Type.String(), Type.Null()]),
 });
 export type ReadMarkerEntry = Static<typeof ReadMarkerEntry>;
+
+/** A bot as its owner sees it (docs/protocol-extensions.md "Bot accounts"). */
+export const BotInfo = Type.Object({
+  did: Did,
+  handle: Type.String(),
+  /** The channels it may use (their uris), as given when it was made. */
+  channels: Type.Array(ChannelUri),
+  createdAt: Type.String(),
+  /** When its token was revoked, or null while it works. */
+  revokedAt: Type.Union([Type.String(), Type.Null()]),
+});
+export type BotInfo = Static<typeof BotInfo>;
 
 const LinkCode = Type.String({ pattern: DeviceLink.codePattern });
 
@@ -360,6 +372,41 @@ export const Routes = {
     /** The envelope once the slot is filled (the slot is then gone), or null when the wait ran out. */
     response: Type.Object({
       envelope: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+    }),
+  }),
+  botCreate: route({
+    ...RouteMeta.botCreate,
+    body: Type.Object(
+      {
+        /** The bot's handle, as at registration (the server adds its suffix); it must end in "bot". */
+        handle: Type.String({ minLength: 1, maxLength: 253 }),
+        /** The bot's public key, made by the owner's client with its private key (never sent). */
+        publicKey: Base64(120),
+        channels: Type.Array(ChannelUri, { minItems: 1, maxItems: BotLimits.channelsMax }),
+      },
+      strict,
+    ),
+    /** `token` is shown once: the server keeps only its SHA-256. */
+    response: Type.Object({ bot: BotInfo, token: Type.String() }),
+  }),
+  botList: route({
+    ...RouteMeta.botList,
+    body: Empty,
+    response: Type.Object({ bots: Type.Array(BotInfo) }),
+  }),
+  botRevoke: route({
+    ...RouteMeta.botRevoke,
+    body: Type.Object({ handle: Type.String({ minLength: 1, maxLength: 253 }) }, strict),
+    response: Success,
+  }),
+  botSelf: route({
+    ...RouteMeta.botSelf,
+    body: Empty,
+    response: Type.Object({
+      did: Did,
+      handle: Type.String(),
+      owner: Type.Object({ did: Did, handle: Type.String() }),
+      channels: Type.Array(ChannelUri),
     }),
   }),
 } as const;

@@ -36,6 +36,21 @@ export const TrustStateLimits = {
   blobMaxBytes: 1024 * 1024,
 } as const;
 
+/**
+ * Bot accounts (docs/protocol-extensions.md "Bot accounts", docs/decisions/bot-tokens.md): what a bot
+ * token looks like and how many bots and channels an owner may give out.
+ */
+export const BotLimits = {
+  /** `wsb_` + the bot's id (16 base32) + `_` + the secret (52 base32, 260 bits). */
+  tokenPattern: "^wsb_[a-z2-7]{16}_[a-z2-7]{52}$",
+  /** A bot's handle ends in "bot" (as Telegram's do), so people can tell one in a member list. */
+  namePattern: "bot$",
+  /** Bots one account may own at once (revoked ones do not count). */
+  perOwnerMax: 20,
+  /** Channels one bot may be given. */
+  channelsMax: 50,
+} as const;
+
 /** A route's path with its `:name` parameters filled in (URI-encoded), e.g. `/devices/link/{code}`. */
 export function routePath(path: string, params: Record<string, string> = {}): string {
   return path.replace(/:([A-Za-z]+)/g, (_, name: string) => {
@@ -129,6 +144,14 @@ export const RouteMeta = {
     maxBytes: DeviceLink.envelopeMaxBytes + 1024,
   },
   deviceLinkFetch: { method: "GET", path: "/devices/link/:code", auth: "access" },
+  /**
+   * Bot accounts (docs/protocol-extensions.md "Bot accounts"): made, listed and revoked by their owner
+   * (a person's session; a bot token is refused), and `botSelf`, a bot token's own scope.
+   */
+  botCreate: { method: "POST", path: "/bots/create", auth: "access" },
+  botList: { method: "POST", path: "/bots/list", auth: "access" },
+  botRevoke: { method: "POST", path: "/bots/revoke", auth: "access" },
+  botSelf: { method: "POST", path: "/bots/self", auth: "access" },
 } as const satisfies Record<string, RouteMetaDef>;
 
 export const API_BASE = "/api";

@@ -51,7 +51,10 @@ export const handlers: { [N in RouteName]: Handler<N> } = {
     caller(a);
     return s.auth.resolveUser(a.body);
   },
-  getChannels: (s, a) => s.channels.list(caller(a), a.body),
+  getChannels: async (s, a) => {
+    const page = await s.channels.list(caller(a), a.body);
+    return { ...page, channels: s.bots.visible(caller(a), page.channels) };
+  },
   createChannel: (s, a) => s.channels.create(caller(a), a.body),
   joinChannel: async (s, a) => {
     const { channel, members } = await s.channels.join(caller(a), a.body);
@@ -59,7 +62,18 @@ export const handlers: { [N in RouteName]: Handler<N> } = {
   },
   leaveChannel: (s, a) => s.channels.leave(caller(a), a.body),
   invite: (s, a) => s.channels.invite(caller(a), a.body),
-  getInvites: (s, a) => s.channels.invites(caller(a)),
+  getInvites: async (s, a) => {
+    const { invites } = await s.channels.invites(caller(a));
+    const shown = new Set(
+      s.bots
+        .visible(
+          caller(a),
+          invites.map((i) => i.channel),
+        )
+        .map((c) => c.id),
+    );
+    return { invites: invites.filter((i) => shown.has(i.channel.id)) };
+  },
   markRead: (s, a) => s.channels.markRead(caller(a), a.body),
   getReadMarkers: (s, a) => s.channels.readMarkers(caller(a)),
   kick: (s, a) => s.channels.kick(caller(a), a.body),
@@ -74,6 +88,10 @@ export const handlers: { [N in RouteName]: Handler<N> } = {
   deviceLinkLookup: (s, a) => s.deviceLinks.lookup(caller(a), a.body),
   deviceLinkComplete: (s, a) => s.deviceLinks.complete(caller(a), a.body),
   deviceLinkFetch: (s, a) => s.deviceLinks.fetch(caller(a), a.params.code ?? "", a.request.signal),
+  botCreate: (s, a) => s.bots.create(caller(a), a.body),
+  botList: (s, a) => s.bots.list(caller(a)),
+  botRevoke: (s, a) => s.bots.revoke(caller(a), a.body),
+  botSelf: (s, a) => s.bots.self(caller(a)),
   weather: async (s) => ({ data: await s.weather.get() }),
   health: async () => ({ ok: true as const, version: VERSION }),
 };

@@ -12,6 +12,7 @@ import { type AccountRow, DuplicateError, type Storage } from "../storage/types.
 import type { Clock } from "../util/clock.ts";
 import { newDid, randomBase64Url } from "../util/ids.ts";
 import { secretsEqual, sha256Hex } from "../util/secrets.ts";
+import { type BotScope, isBotToken } from "./bot-token.ts";
 import type { LoginGuard } from "./login-throttle.ts";
 import { decoyVerify, hashPassword, verifyPassword, weakPasswordReason } from "./passwords.ts";
 import type { TokenService } from "./tokens.ts";
@@ -21,6 +22,8 @@ export interface AuthContext {
   did: string;
   handle: string;
   sessionId: string;
+  /** Set when the caller signed in with a bot token: what it may reach (services/bot-service.ts). */
+  bot?: BotScope;
 }
 
 export interface AuthDeps {
@@ -39,6 +42,8 @@ export interface AuthDeps {
   onKeyReplaced(ctx: AuthContext, channelIds: string[]): Promise<void>;
   /** Called after a session was revoked, so its sockets close. */
   onSessionEnded(sessionId: string): Promise<void>;
+  /** Checks a bot token (docs/decisions/bot-tokens.md); without it bot tokens are refused. */
+  botToken?(token: string): Promise<AuthContext>;
 }
 
 const handleNameRe = new RegExp(Patterns.handleName);
@@ -145,6 +150,10 @@ export class AuthService {
   /** Checks an access token and its session: a logged-out session fails at once, not at expiry. */
   async authenticate(authorization: string | null | undefined): Promise<AuthContext> {
     const token = bearer(authorization);
+    if (isBotToken(token)) {
+      if (!this.d.botToken) throw new ApiError("Unauthorized", "Invalid token");
+      return this.d.botToken(token);
+    }
     const claims = await this.d.tokens.verify(token, "access");
     const session = await this.d.storage.sessions.get(claims.sid);
     if (

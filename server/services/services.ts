@@ -6,6 +6,7 @@ import type { Storage } from "../storage/types.ts";
 import type { Clock } from "../util/clock.ts";
 import type { createWeatherService } from "../weather/index.ts";
 import type { AuthService } from "./auth-service.ts";
+import type { BotService } from "./bot-service.ts";
 import type { ChannelService } from "./channel-service.ts";
 import type { DeviceLinkService } from "./device-link-service.ts";
 import type { EpochService } from "./epoch-service.ts";
@@ -26,6 +27,8 @@ export interface Services {
   clock: Clock;
   log: (message: string) => void;
   auth: AuthService;
+  /** Bot accounts and their tokens (docs/decisions/bot-tokens.md). */
+  bots: BotService;
   channels: ChannelService;
   epochs: EpochService;
   messages: MessageService;

@@ -21,6 +21,7 @@ import { openSqliteDatabase } from "./sqlite/index.ts";
 export const COPY_TABLES = [
   "accounts",
   "sessions",
+  "bots",
   "channels",
   "members",
   "invites",

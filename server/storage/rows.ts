@@ -1,5 +1,6 @@
 import type {
   AccountRow,
+  BotRow,
   ChannelRow,
   ChannelSummary,
   DeviceLinkRow,
@@ -123,6 +124,30 @@ export const toSession = (r: SessionColumns): StoredSession => ({
   rotations: num(r.rotations),
   prevRefreshHash: r.prev_refresh_hash,
   rotatedAt: numOrNull(r.rotated_at),
+});
+
+// Bots.
+
+export interface BotColumns {
+  id: string;
+  did: string;
+  owner_did: string;
+  session_id: string;
+  token_hash: string;
+  channels_json: string;
+  created_at: Int8;
+  revoked_at: Int8 | null;
+}
+
+export const toBot = (r: BotColumns): BotRow => ({
+  id: r.id,
+  did: r.did,
+  ownerDid: r.owner_did,
+  sessionId: r.session_id,
+  tokenHash: r.token_hash,
+  channelIds: JSON.parse(r.channels_json) as string[],
+  createdAt: num(r.created_at),
+  revokedAt: numOrNull(r.revoked_at),
 });
 
 // Channels, members, invites and read markers.

@@ -415,9 +415,37 @@ export interface DeviceLinkStore {
   purge(now: number): Promise<number>;
 }
 
+/**
+ * A bot account (docs/decisions/bot-tokens.md): its own account (`did`, with its own keys), made by
+ * `ownerDid`, signed in by a token whose SHA-256 is `tokenHash`, and allowed in `channelIds` only.
+ * `sessionId` is the session row the token's calls run under, so ending that session (or revoking
+ * the bot, which ends it) stops the token everywhere at once.
+ */
+export interface BotRow {
+  id: string;
+  did: string;
+  ownerDid: string;
+  sessionId: string;
+  tokenHash: string;
+  channelIds: string[];
+  createdAt: number;
+  revokedAt: number | null;
+}
+
+export interface BotStore {
+  create(bot: BotRow): Promise<void>;
+  byId(id: string): Promise<BotRow | null>;
+  byDid(did: string): Promise<BotRow | null>;
+  /** The owner's bots, oldest first, revoked ones too. */
+  byOwner(ownerDid: string): Promise<BotRow[]>;
+  /** Marks it revoked; false when it was already. */
+  revoke(id: string, at: number): Promise<boolean>;
+}
+
 export interface Storage {
   accounts: AccountStore;
   sessions: SessionStore;
+  bots: BotStore;
   channels: ChannelStore;
   epochs: EpochStore;
   timeline: TimelineStore;

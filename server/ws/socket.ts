@@ -14,6 +14,7 @@ import { mapError } from "../http/errors.ts";
 import { frame } from "../realtime/bus.ts";
 import { type Connection, channelTopic } from "../realtime/hub.ts";
 import type { AuthContext } from "../services/auth-service.ts";
+import { checkBotFrame } from "../services/bot-service.ts";
 import type { ChannelRef } from "../services/message-service.ts";
 import { WRITE_KINDS } from "../services/rate-limit.ts";
 import { uriOf } from "../services/records.ts";
@@ -301,6 +302,8 @@ export class SocketSession implements Connection {
       const path = first?.path.replace(/^\//, "").replaceAll("/", ".") || "data";
       throw new ApiError("InvalidRequest", `${path}: ${first?.message ?? "invalid"}`);
     }
+    // A bot token's socket joins and writes in its own channels only (services/bot-service.ts).
+    if (ctx.bot) checkBotFrame(ctx, type, data);
     // The same per-user write limits as HTTP (an error frame with RateLimited and retryAfter).
     const writeKind = WRITE_KINDS[type];
     if (writeKind) await s.limits.check(ctx.did, writeKind);

@@ -5,7 +5,10 @@
  *   signs and sends one message, spawn to exit;
  * - a `!ping` bot: bob sends `!ping` (through `wsync api`), the bot's `wsync listen --json` sees it
  *   and answers `pong`, once with a cold `wsync send` per answer (the docs' bash loop) and once
- *   through a warm `wsync api`; measured from bob's request to `pong` in bob's own `listen` stream.
+ *   through a warm `wsync api`; measured from bob's request to `pong` in bob's own `listen` stream;
+ * - the same with a bot account (issue 29): `wsync bot create`, then one `wsync api --listen`
+ *   process with WSYNC_BOT_TOKEN that both sees `!ping` and answers it, and a cold `wsync send` with
+ *   the bot token (spawn to exit).
  * The server is the same binary (`dist/wsync serve`, SQLite) in a new directory.
  * Usage: npm run bench:bot [runs=15]
  */
@@ -36,11 +39,21 @@ const serve = Bun.spawn([binary, "serve", "--port", String(port), "--data", join
 });
 await new LineReader(serve.stdout).waitFor((l) => l.includes("listening"), 30_000, "the server");
 
-const env = (who: string) => ({ ...process.env, XDG_CONFIG_HOME: join(dir, who), WSYNC_SERVER: server });
-async function run(who: string, args: string[], stdin?: string): Promise<{ ms: number; out: string }> {
+const env = (who: string, extra: Record<string, string> = {}) => ({
+  ...process.env,
+  XDG_CONFIG_HOME: join(dir, who),
+  WSYNC_SERVER: server,
+  ...extra,
+});
+async function run(
+  who: string,
+  args: string[],
+  stdin?: string,
+  extra: Record<string, string> = {},
+): Promise<{ ms: number; out: string }> {
   const t0 = performance.now();
   const p = Bun.spawn([binary, ...args], {
-    env: env(who),
+    env: env(who, extra),
     stdin: stdin === undefined ? "ignore" : new TextEncoder().encode(stdin),
     stdout: "pipe",
     stderr: "pipe",
@@ -54,8 +67,13 @@ async function run(who: string, args: string[], stdin?: string): Promise<{ ms: n
   if (code !== 0) throw new Error(`wsync ${args.join(" ")} exited ${code}: ${err}`);
   return { ms, out };
 }
-function start(who: string, args: string[]) {
-  const p = Bun.spawn([binary, ...args], { env: env(who), stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+function start(who: string, args: string[], extra: Record<string, string> = {}) {
+  const p = Bun.spawn([binary, ...args], {
+    env: env(who, extra),
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   return { p, out: new LineReader(p.stdout), err: new LineReader(p.stderr) };
 }
 const median = (xs: number[]) => {
@@ -124,7 +142,43 @@ try {
       }),
     );
   console.log(`cli-bot: !ping → pong, bot answering through \`wsync api\`: ${fmt(warm)}`);
-  for (const p of [bobApi, bobListen, botListen, botApi]) p.p.kill("SIGTERM");
+  for (const p of [botListen, botApi]) p.p.kill("SIGTERM");
+
+  // A bot account: its own key and token, one process that listens and answers (api --listen).
+  const token = (await run("bot", ["bot", "create", "pingbot", "--channel", channel])).out.trim();
+  const asBot = { WSYNC_BOT_TOKEN: token };
+  await run("pingbot", ["send", channel, "ready"], undefined, asBot);
+  const botSend: number[] = [];
+  for (let i = 0; i < runs; i++)
+    botSend.push((await run("pingbot", ["send", channel, `cold bot ${i}`], undefined, asBot)).ms);
+  console.log(`cli-bot: dist/wsync send with WSYNC_BOT_TOKEN (cold process, spawn to exit): ${fmt(botSend)}`);
+  const one = start("pingbot", ["api", "--listen", "--no-self"], asBot);
+  await one.err.waitFor((l) => l.startsWith("Listening"), 30_000);
+  const oneProcess: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const tag = `${++n}`;
+    const t0 = performance.now();
+    bobApi.p.stdin.write(
+      `${JSON.stringify({ id: tag, method: "send", params: { channel, text: `!ping ${tag}` } })}\n`,
+    );
+    bobApi.p.stdin.flush();
+    const ev = JSON.parse(
+      await one.out.waitFor(
+        (l) => JSON.parse(l).type === "item" && JSON.parse(l).text === `!ping ${tag}`,
+        30_000,
+      ),
+    );
+    one.p.stdin.write(
+      `${JSON.stringify({ id: tag, method: "send", params: { channel: ev.channelId, text: `pong ${tag}` } })}\n`,
+    );
+    one.p.stdin.flush();
+    await bobListen.out.waitFor((l) => JSON.parse(l).text === `pong ${tag}`, 30_000);
+    oneProcess.push(performance.now() - t0);
+  }
+  console.log(
+    `cli-bot: !ping → pong, a bot account in one \`wsync api --listen\` process: ${fmt(oneProcess)}`,
+  );
+  for (const p of [bobApi, bobListen, one]) p.p.kill("SIGTERM");
 } finally {
   serve.kill("SIGTERM");
   await serve.exited;

@@ -202,6 +202,8 @@ export const MUTATING = new Set<RouteName>([
   "trustStatePut",
   "deviceLinkOpen",
   "deviceLinkComplete",
+  "botCreate",
+  "botRevoke",
 ]);
 
 /** The field a JSON pointer names, the way a client reads it in `message` ("commit.members.0.did"). */
@@ -345,6 +347,11 @@ export function baseBodies(w: World): Record<BodyRoute, Record<string, unknown>>
     deviceLinkOpen: { code: "fuzz-link-0001", ephemeralPublicKey: w.ephemeralKey },
     deviceLinkLookup: { code: "fuzz-link-0001" },
     deviceLinkComplete: { code: "fuzz-link-0001", envelope: { v: 1, box: "AAAA" } },
+    // The fuzzer is in none of the victim's channels: no mutation of this can make a bot.
+    botCreate: { handle: "fuzzbot", publicKey: w.fuzzer.publicKey, channels: [channelUri] },
+    botList: {},
+    botRevoke: { handle: "nobot" },
+    botSelf: {},
   };
 }
 

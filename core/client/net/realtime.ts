@@ -188,7 +188,8 @@ export class Realtime {
           else
             p.reject(
               isErrorBody(data)
-                ? new ApiError(data.error, data.message)
+                ? // A rate-limit refusal says how long to wait (docs/protocol-extensions.md "Limits").
+                  new ApiError(data.error, data.message, retryAfterOf(data))
                 : new ApiError("BadRequest", "Error"),
             );
           return;
@@ -224,4 +225,10 @@ export class Realtime {
       socket.send(JSON.stringify({ type, id, data }));
     });
   }
+}
+
+/** The `retryAfter` seconds of an error frame's data, when it carries a positive number. */
+function retryAfterOf(data: object): number | undefined {
+  const r = (data as { retryAfter?: unknown }).retryAfter;
+  return typeof r === "number" && r > 0 ? r : undefined;
 }

@@ -1,6 +1,7 @@
 import { SQL } from "bun";
 import type { Storage } from "../types.ts";
 import { PostgresAccounts } from "./accounts.ts";
+import { PostgresBots } from "./bots.ts";
 import { PostgresChannels } from "./channels.ts";
 import { PgClient } from "./client.ts";
 import { PostgresDeviceLinks } from "./device-links.ts";
@@ -37,6 +38,7 @@ export async function openPostgresStorage(opts: PostgresOptions): Promise<Storag
   return {
     accounts: new PostgresAccounts(db),
     sessions: new PostgresSessions(db),
+    bots: new PostgresBots(db),
     channels: new PostgresChannels(db),
     epochs: new PostgresEpochs(db),
     deviceLinks: new PostgresDeviceLinks(db),

@@ -1,6 +1,7 @@
 import { Database } from "bun:sqlite";
 import type { Storage } from "../types.ts";
 import { SqliteAccounts } from "./accounts.ts";
+import { SqliteBots } from "./bots.ts";
 import { SqliteChannels } from "./channels.ts";
 import { SqliteDeviceLinks } from "./device-links.ts";
 import { SqliteEpochs } from "./epochs.ts";
@@ -51,6 +52,7 @@ export function openSqliteStorage(opts: SqliteOptions): Storage {
   return {
     accounts: new SqliteAccounts(db),
     sessions: new SqliteSessions(db),
+    bots: new SqliteBots(db),
     channels: new SqliteChannels(db),
     epochs: new SqliteEpochs(db),
     deviceLinks: new SqliteDeviceLinks(db),

@@ -207,6 +207,24 @@ export const migrations: { version: number; sql: string }[] = [
       );
     `,
   },
+  {
+    // Bot accounts (docs/decisions/bot-tokens.md): an account made by its owner, signed in by a
+    // token whose SHA-256 alone is kept, limited to the channels listed here.
+    version: 9,
+    sql: `
+      CREATE TABLE bots (
+        id TEXT PRIMARY KEY,
+        did TEXT NOT NULL UNIQUE REFERENCES accounts(did) ON DELETE CASCADE,
+        owner_did TEXT NOT NULL REFERENCES accounts(did) ON DELETE CASCADE,
+        session_id TEXT NOT NULL,
+        token_hash TEXT NOT NULL,
+        channels_json TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        revoked_at INTEGER
+      );
+      CREATE INDEX bots_owner ON bots(owner_did);
+    `,
+  },
 ];
 
 const userVersion = (db: Database) =>

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { DuplicateError, type SessionRow } from "../../../server/storage/types.ts";
-import { newDid, randomHex, sortStrings, type World } from "./fixtures.ts";
+import { newDid, randomB32, randomHex, sortStrings, type World } from "./fixtures.ts";
 
 export function accountsContract(w: () => World): void {
   describe("accounts", () => {
@@ -11,6 +11,34 @@ export function accountsContract(w: () => World): void {
       expect(await s.accounts.byDid(a.did)).toEqual(a);
       expect(await s.accounts.byHandle(a.handle)).toEqual(a);
       expect(await s.accounts.byEmail(a.email)).toEqual(a);
+    });
+
+    test("bots: stored with their channels, found by id, did and owner (oldest first), revoked once", async () => {
+      const { s } = w();
+      const owner = await w().user();
+      const rows = [];
+      for (let i = 0; i < 2; i++) {
+        const bot = await w().user();
+        const row = {
+          id: randomB32(16),
+          did: bot.did,
+          ownerDid: owner.did,
+          sessionId: `bot-${randomB32(20)}`,
+          tokenHash: randomHex(32),
+          channelIds: [randomB32(16), randomB32(16)],
+          createdAt: 1_700_000_000_000 + i,
+          revokedAt: null,
+        };
+        await s.bots.create(row);
+        rows.push(row);
+      }
+      expect(await s.bots.byId(rows[0]?.id ?? "")).toEqual(rows[0] ?? null);
+      expect(await s.bots.byDid(rows[1]?.did ?? "")).toEqual(rows[1] ?? null);
+      expect(await s.bots.byOwner(owner.did)).toEqual(rows);
+      expect(await s.bots.byId(randomB32(16))).toBeNull();
+      expect(await s.bots.revoke(rows[0]?.id ?? "", 1_800_000_000_000)).toBe(true);
+      expect(await s.bots.revoke(rows[0]?.id ?? "", 1_900_000_000_000)).toBe(false);
+      expect((await s.bots.byId(rows[0]?.id ?? ""))?.revokedAt).toBe(1_800_000_000_000);
     });
 
     test("lookups of unknown accounts answer null", async () => {
