@@ -113,7 +113,7 @@ function useChannelInUrl(currentId: string | null) {
 export function Board() {
   const s = useSnapshot(engineState);
   const ui = useSnapshot(uiState);
-  const { keyBackupOpen, linkDeviceOpen } = useSnapshot(authUi);
+  const { keyBackupOpen, linkDeviceOpen, sessionsOpen } = useSnapshot(authUi);
   const mobile = useIsMobile();
   useChannelInUrl(s.currentChannelId);
   const { switcherOpen, closeSwitcher } = useBoardKeys();
@@ -145,7 +145,7 @@ export function Board() {
       </div>
       {ui.createDialogOpen ? <CreateChannelDialog /> : null}
       {switcherOpen ? <QuickSwitcher onClose={closeSwitcher} /> : null}
-      {keyBackupOpen || linkDeviceOpen ? <KeyDialogs /> : null}
+      {keyBackupOpen || linkDeviceOpen || sessionsOpen ? <KeyDialogs /> : null}
     </div>
   );
 }

@@ -93,7 +93,7 @@ export function ChannelSidebar({ mobile }: { mobile: boolean }) {
     uiState.sidebarOpen = false;
   };
   /** The menu's "key backup" and "link a device": a dialog on the board (web/features/keys/KeyDialogs.tsx). */
-  const openKeyDialog = (dialog: "keyBackupOpen" | "linkDeviceOpen") => () => {
+  const openKeyDialog = (dialog: "keyBackupOpen" | "linkDeviceOpen" | "sessionsOpen") => () => {
     authUi[dialog] = true;
     if (mobile) closeDrawer();
   };
@@ -198,6 +198,15 @@ export function ChannelSidebar({ mobile }: { mobile: boolean }) {
           onClick={openKeyDialog("linkDeviceOpen")}
         >
           <span aria-hidden="true">⇄ </span>link a device
+        </button>
+        <button
+          type="button"
+          className="sb-sessions"
+          aria-haspopup="dialog"
+          title="Where this account is signed in; sign a session out"
+          onClick={openKeyDialog("sessionsOpen")}
+        >
+          <span aria-hidden="true">⊙ </span>sessions
         </button>
       </div>
       <div className="sb-head">

@@ -5,9 +5,9 @@ import { ApiError } from "../../../core/protocol/runtime.ts";
 import { Spinner } from "../../components/Spinner.tsx";
 import { Toasts } from "../../components/Toasts.tsx";
 import { authState, authUi } from "../../state/auth.ts";
-import { hasStoredAuth } from "../../state/browser-store.ts";
+import { hasStoredAuth, storedDid } from "../../state/browser-store.ts";
 import { loadClient } from "../../state/engine.ts";
-import { rememberJoin, sessionEnded } from "../../state/resume.ts";
+import { rememberChannel, rememberJoin, sessionEnded, setDraftOwner } from "../../state/resume.ts";
 import { KeysLostModal, KeysModal, PrivateKeyValidationModal } from "../auth/lazy-modals.tsx";
 
 /**
@@ -32,11 +32,15 @@ export function SyncRoot() {
       // The session ended (expired, revoked, signed out elsewhere): /login says so, and the channel
       // and drafts come back after the same user signs in again.
       // What was open is read while signed in: when the end is noticed, the engine has cleared it.
-      const last = { did: null as string | null, channelId: null as string | null };
+      // The stored sign-in names the account before the check: a session found ended on load still
+      // keeps that account's drafts and channel (web/state/resume.ts).
+      const last = { did: storedDid(), channelId: null as string | null };
       const offChange = client.events.on("change", () => {
         if (!client.state.auth.isAuthenticated) return;
         last.did = client.state.auth.user?.did ?? null;
         last.channelId = client.state.currentChannelId;
+        setDraftOwner(last.did);
+        rememberChannel(last.channelId);
       });
       const ended = () => sessionEnded(last);
       const offSession = client.events.on("session-ended", ended);
