@@ -76,7 +76,7 @@ export async function handleFrame(c: FrameContext, f: ServerFrame): Promise<void
         const name =
           view?.channel.value.name ?? c.state.channels.find((x) => x.id === channelId)?.value.name ?? null;
         delete c.state.open[channelId];
-        c.emit("removed", { channelId, name, reason: d.reason ?? null });
+        c.emit("removed", { channelId, name, reason: d.reason ?? null, by: d.by ?? null });
         if (c.state.currentChannelId === channelId) c.state.currentChannelId = null;
         await c.refreshChannels().catch(() => undefined);
       } else if (view) {

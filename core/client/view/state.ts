@@ -276,7 +276,13 @@ export interface ClientEvents {
   /** The server ended this session. */
   "session-ended": Record<string, never>;
   /** This user is no longer in a channel: kicked by its owner, or left (from another process or device). */
-  removed: { channelId: string; name: string | null; reason: "left" | "kicked" | null };
+  removed: {
+    channelId: string;
+    name: string | null;
+    reason: "left" | "kicked" | null;
+    /** Who kicked (the server's word, when it says): for "you were removed from #x by y". */
+    by: { did: string; handle: string } | null;
+  };
   /** Someone invited this user to a channel. */
   invited: { channel: Channel; from: { did: string; handle: string } };
 }

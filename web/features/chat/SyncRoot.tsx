@@ -2,6 +2,7 @@ import { Outlet } from "@tanstack/react-router";
 import { useEffect, useState } from "react";
 import { useSnapshot } from "valtio";
 import { ApiError } from "../../../core/protocol/runtime.ts";
+import { retryFailedParts } from "../../components/lazy-part.tsx";
 import { Spinner } from "../../components/Spinner.tsx";
 import { Toasts } from "../../components/Toasts.tsx";
 import { authState, authUi } from "../../state/auth.ts";
@@ -35,7 +36,19 @@ export function SyncRoot() {
       // The stored sign-in names the account before the check: a session found ended on load still
       // keeps that account's drafts and channel (web/state/resume.ts).
       const last = { did: storedDid(), channelId: null as string | null };
+      let connection = client.state.connection;
+      let reconnect = false;
       const offChange = client.events.on("change", () => {
+        // Back in touch with the server: parts that failed to load during the outage load now, and
+        // the channel list (and the counts it carries) is read again after a reconnection.
+        if (client.state.connection !== connection) {
+          connection = client.state.connection;
+          if (connection === "connected") {
+            retryFailedParts();
+            if (reconnect) void client.refreshChannels().catch(() => undefined);
+            reconnect = true;
+          }
+        }
         if (!client.state.auth.isAuthenticated) return;
         last.did = client.state.auth.user?.did ?? null;
         last.channelId = client.state.currentChannelId;
