@@ -1,6 +1,6 @@
 import { authUi, type BackupChoice, type KeyPair, setBackupStatus } from "./auth.ts";
+import { keptKey } from "./browser-store.ts";
 import { loadClient } from "./engine.ts";
-import { forgetDrafts, setDraftOwner } from "./resume.ts";
 
 /*
  * The actions of the keys modal (spec §2.5), "I lost my key" (spec §2.6) and logout: only the lazily
@@ -90,6 +90,5 @@ export async function logout(): Promise<void> {
   await client.logout();
   // Signing out on purpose leaves no unsent text behind on this browser (a session ended by the
   // server keeps it for the next sign-in: web/state/resume.ts).
-  setDraftOwner(null);
-  forgetDrafts(did);
+  if (did) localStorage.removeItem(keptKey(did));
 }

@@ -49,6 +49,9 @@ export function hasStoredAuth(storage: Storage = window.localStorage): boolean {
   }
 }
 
+/** Where an account's unsent drafts are kept in this browser (web/state/resume.ts). */
+export const keptKey = (did: string) => `wsync-drafts:${did}`;
+
 /** The did of the stored sign-in, if any (whose drafts to keep when the session is found ended). */
 export function storedDid(storage: Storage = window.localStorage): string | null {
   try {

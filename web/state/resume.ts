@@ -12,6 +12,8 @@
  * the user typed, as the page itself shows them; they are given back only to the same account (did).
  */
 
+import { keptKey } from "./browser-store.ts";
+
 const KEY = "wsync-resume";
 
 export interface Resume {
@@ -63,116 +65,82 @@ export function boardTarget(storage: Storage = sessionStorage): string {
 
 /**
  * Per account, in this browser's localStorage (never sent to the server): the unsent draft of each
- * channel and the channel that was open, kept as the user types and moves, so that a session that
- * ends (revoked from another device, expired, noticed only on a reload or in another tab) gives them
- * back after the same account signs in again. Sending or clearing a draft removes it; logging out
- * (DISCONNECT) removes them all (docs/decisions/drafts-survive-session-end.md).
+ * channel, kept as the user types, and the channel that was open when a session ended (revoked from
+ * another device, expired, noticed only on a reload). They come back after the same account signs in
+ * again, in any tab. Sending or clearing a draft removes it; logging out (DISCONNECT) removes them
+ * all (docs/decisions/session-end.md).
  */
 interface Kept {
-  channelId?: string;
   drafts: Record<string, string>;
   /** The session ended with this channel open: reopen it after the next sign-in. */
   ended?: string;
 }
 
-const keptKey = (did: string) => `wsync-drafts:${did}`;
 let owner: string | null = null;
-let remembered = "";
 
 function readKept(did: string): Kept {
   try {
-    const raw = localStorage.getItem(keptKey(did));
-    const k = raw ? (JSON.parse(raw) as Kept) : null;
-    return k && typeof k.drafts === "object" && k.drafts ? k : { drafts: {} };
+    const k = JSON.parse(localStorage.getItem(keptKey(did)) ?? "null") as Kept | null;
+    if (k && typeof k.drafts === "object" && k.drafts) return k;
   } catch {
-    return { drafts: {} };
+    // Unreadable: start again.
   }
+  return { drafts: {} };
 }
 
 function writeKept(did: string, change: (k: Kept) => void): void {
   const k = readKept(did);
   change(k);
   try {
-    if (Object.keys(k.drafts).length === 0 && !k.channelId && !k.ended) localStorage.removeItem(keptKey(did));
-    else localStorage.setItem(keptKey(did), JSON.stringify(k));
+    localStorage.setItem(keptKey(did), JSON.stringify(k));
   } catch {
     // Storage full or blocked: the draft stays in the page only.
   }
 }
 
-/** The signed-in account whose drafts these are (null: nobody signed in; drafts are then not kept). */
+/** The signed-in account whose drafts these are (null: nobody; drafts are then not kept). */
 export function setDraftOwner(did: string | null): void {
   owner = did;
 }
 
 export function setDraft(channelId: string, text: string): void {
-  if (!owner) return;
-  writeKept(owner, (k) => {
-    if (text) k.drafts[channelId] = text;
-    else delete k.drafts[channelId];
-  });
+  if (owner)
+    writeKept(owner, (k) => {
+      if (text) k.drafts[channelId] = text;
+      else delete k.drafts[channelId];
+    });
 }
 
 export function getDraft(channelId: string): string {
   return owner ? (readKept(owner).drafts[channelId] ?? "") : "";
 }
 
-/** The channel open now (null: none), kept for after a session end. */
-export function rememberChannel(channelId: string | null): void {
-  if (!owner) return;
-  // Called on every change of the engine's state: storage is touched only when the channel moved.
-  const mark = `${owner} ${channelId ?? ""}`;
-  if (mark === remembered) return;
-  remembered = mark;
-  writeKept(owner, (k) => {
-    if (channelId) k.channelId = channelId;
-    else delete k.channelId;
-  });
-}
-
-/** Logging out on purpose: this account's drafts are not kept on this browser. */
-export function forgetDrafts(did: string | null): void {
-  if (!did) return;
-  try {
-    localStorage.removeItem(keptKey(did));
-  } catch {
-    // Nothing kept.
-  }
-}
-
 /**
  * The session is over: remember why (and for whom), mark the account's open channel for reopening,
- * then go to /login, which says so. `did` may be known only from the stored sign-in (a session found
- * ended on load).
+ * then go to /login, which says so.
  */
 export function sessionEnded(input: { did: string | null; channelId: string | null }): void {
-  const did = input.did ?? owner;
+  const { did, channelId } = input;
   saveResume({ reason: "ended", ...(did ? { did } : {}) });
-  if (did) {
+  if (did && channelId)
     writeKept(did, (k) => {
-      const open = input.channelId ?? k.channelId;
-      if (open) k.ended = open;
+      k.ended = channelId;
     });
-  }
   owner = null;
-  remembered = "";
   window.location.assign("/login");
 }
 
-/**
- * After sign-in on the board: the channel to reopen if this account's last session ended with it
- * open (its drafts are kept per account anyway); null otherwise. A pending join link goes first.
- */
+/** After sign-in on the board: the channel to reopen if this account's last session ended in it. */
 export function takeResume(did: string): string | null {
   const r = readResume();
   if (r?.join) return null;
   clearResume(["reason", "did", "channelId", "drafts"]);
-  const ended = readKept(did).ended;
-  if (!ended) return null;
-  writeKept(did, (k) => {
-    delete k.ended;
-  });
-  return ended;
+  const { ended } = readKept(did);
+  if (ended)
+    writeKept(did, (k) => {
+      delete k.ended;
+    });
+  return ended ?? null;
 }
 
 /** Signed out on a join link: keep it (path and secret fragment) for after sign-in. */

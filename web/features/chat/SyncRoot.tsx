@@ -8,7 +8,7 @@ import { Toasts } from "../../components/Toasts.tsx";
 import { authState, authUi } from "../../state/auth.ts";
 import { hasStoredAuth, storedDid } from "../../state/browser-store.ts";
 import { loadClient } from "../../state/engine.ts";
-import { rememberChannel, rememberJoin, sessionEnded, setDraftOwner } from "../../state/resume.ts";
+import { rememberJoin, sessionEnded, setDraftOwner } from "../../state/resume.ts";
 import { KeysLostModal, KeysModal, PrivateKeyValidationModal } from "../auth/lazy-modals.tsx";
 
 /**
@@ -33,9 +33,12 @@ export function SyncRoot() {
       // The session ended (expired, revoked, signed out elsewhere): /login says so, and the channel
       // and drafts come back after the same user signs in again.
       // What was open is read while signed in: when the end is noticed, the engine has cleared it.
-      // The stored sign-in names the account before the check: a session found ended on load still
-      // keeps that account's drafts and channel (web/state/resume.ts).
-      const last = { did: storedDid(), channelId: null as string | null };
+      // A session found ended on load: the stored sign-in names the account and the URL the channel
+      // (web/state/resume.ts keeps the drafts per account).
+      const last = {
+        did: storedDid(),
+        channelId: /^\/sync\/c\/([^/]+)/.exec(window.location.pathname)?.[1] ?? null,
+      };
       let connection = client.state.connection;
       let reconnect = false;
       const offChange = client.events.on("change", () => {
@@ -53,7 +56,6 @@ export function SyncRoot() {
         last.did = client.state.auth.user?.did ?? null;
         last.channelId = client.state.currentChannelId;
         setDraftOwner(last.did);
-        rememberChannel(last.channelId);
       });
       const ended = () => sessionEnded(last);
       const offSession = client.events.on("session-ended", ended);

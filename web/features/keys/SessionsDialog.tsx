@@ -1,5 +1,4 @@
 import { useEffect, useState } from "react";
-import { clockTime, dayLabel } from "../../../core/client/view/display.ts";
 import type { SessionInfo } from "../../../core/protocol/runtime.ts";
 import { Modal } from "../../components/Modal.tsx";
 import { loadClient } from "../../state/engine.ts";
@@ -18,10 +17,9 @@ export const SessionsText = {
 };
 const T = SessionsText;
 
-const when = (ms: number) => {
-  const iso = new Date(ms).toISOString();
-  return `${dayLabel(iso)} ${clockTime(iso)}`;
-};
+// The browser's own date words (this dialog's chunk does not take the board's display helpers).
+const when = (ms: number) =>
+  new Date(ms).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
 
 /**
  * The board's "Sessions" (docs/protocol-extensions.md "Sessions"): this account's signed-in browsers
