@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, expect } from "bun:test";
 import { WsClose } from "../../core/protocol/index.ts";
-import { startTestServer, type TestServer } from "../server/harness.ts";
+import { ok, startTestServer, type TestServer } from "../server/harness.ts";
 import { createInDialog, openChannel, send, sidebarChannel, signUp, WAIT } from "./chat.ts";
 import { browserTest, closeBrowser, newProfile, PASSWORD, shot } from "./harness.ts";
 
@@ -115,5 +115,39 @@ browserTest(
     );
     expect(other.errors).toEqual([]);
     await other.context.close();
+  },
+);
+
+browserTest(
+  "a session ended while its tab was closed: found on opening, then the channel and draft come back",
+  async () => {
+    const alice = await signUp(t.url, "alice");
+    const page = alice.page;
+    const room = `y${Math.random().toString(36).slice(2, 7)}`;
+    const dialog = await createInDialog(page, room, "public");
+    await sidebarChannel(page, room).waitFor();
+    if (await dialog.isVisible()) await dialog.getByRole("button", { name: /Close|Cancel/ }).click();
+    await openChannel(page, room);
+    const address = page.url();
+    const draft = "written before closing the laptop";
+    await page.getByRole("textbox", { name: "Message" }).fill(draft);
+    await page.close();
+
+    // Meanwhile, from another device: "Sign out everywhere else".
+    const phone = await ok(t.url, "login", { identifier: alice.handle, password: PASSWORD });
+    expect((await ok(t.url, "revokeOtherSessions", {}, phone.accessJwt)).revoked).toBe(1);
+
+    // The laptop opens the channel's address again: told the session ended, then back after sign-in.
+    const tab = await alice.context.newPage();
+    tab.setDefaultTimeout(WAIT);
+    await tab.goto(address);
+    await tab.waitForURL("**/login");
+    await tab.getByText("Your session ended. Sign in again to continue where you left off.").waitFor();
+    await signIn(tab, alice.handle);
+    await tab.locator('[data-testid="chat-view"] .chat-title h2', { hasText: `#${room}` }).waitFor();
+    await tab.waitForFunction(
+      (d) => document.querySelector<HTMLTextAreaElement>('textarea[aria-label="Message"]')?.value === d,
+      draft,
+    );
   },
 );
