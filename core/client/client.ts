@@ -8,6 +8,7 @@ import {
   Limits,
   parseJoinLink,
   SESSION_HEADER,
+  type SessionInfo,
   WsEvent,
 } from "../protocol/runtime.ts";
 import { AuthFlow } from "./account/auth-flow.ts";
@@ -111,6 +112,7 @@ export class WsyncClient {
       onConnected: () => this.onConnected(),
       onSessionEnded: () =>
         void this.auth.endLocally(false).then(() => this.events.emit("session-ended", {})),
+      onTokenRefused: () => this.auth.refreshTokens(),
     });
     const shared = {
       state: this.state,
@@ -200,6 +202,23 @@ export class WsyncClient {
   /** The keys of a registration not yet confirmed (after a reload the keys modal shows them again). */
   get unconfirmedKeys(): { publicKey: string; privateKey: string } | null {
     return this.auth.unconfirmedKeys;
+  }
+
+  // ---- sessions (docs/protocol-extensions.md "Sessions") -----------------------------------------
+
+  /** This account's signed-in sessions (browsers, CLI devices), this one marked `current`. */
+  async listSessions(): Promise<SessionInfo[]> {
+    return (await this.api.call("listSessions")).sessions;
+  }
+
+  /** Ends one of this account's sessions: its sockets close and its tokens are refused at once. */
+  async revokeSession(sessionId: string): Promise<void> {
+    await this.api.call("revokeSession", { sessionId });
+  }
+
+  /** "Sign out everywhere else": ends every other session of this account; returns how many. */
+  async revokeOtherSessions(): Promise<number> {
+    return (await this.api.call("revokeOtherSessions", {})).revoked;
   }
 
   // ---- encrypted key backup (docs/key-backup.md) ------------------------------------------------

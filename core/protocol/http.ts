@@ -22,6 +22,7 @@ import {
   PublicKeyRecord,
   ReadMarkerObject,
   Session,
+  SessionInfo,
   TimelineRecord,
   User,
   Weather,
@@ -110,6 +111,21 @@ export const Routes = {
     ...RouteMeta.logout,
     body: Type.Object({ did: Did, refreshJwt: Type.String({ minLength: 1, maxLength: 2048 }) }, strict),
     response: Success,
+  }),
+  listSessions: route({
+    ...RouteMeta.listSessions,
+    body: null,
+    response: Type.Object({ sessions: Type.Array(SessionInfo) }),
+  }),
+  revokeSession: route({
+    ...RouteMeta.revokeSession,
+    body: Type.Object({ sessionId: Type.String({ pattern: "^[A-Za-z0-9_-]{16,64}$" }) }, strict),
+    response: Success,
+  }),
+  revokeOtherSessions: route({
+    ...RouteMeta.revokeOtherSessions,
+    body: Empty,
+    response: Type.Object({ success: Type.Literal(true), revoked: Type.Integer() }),
   }),
   savePublicKey: route({
     ...RouteMeta.savePublicKey,

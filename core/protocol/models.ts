@@ -35,6 +35,19 @@ export const Session = Type.Object({
 });
 export type Session = Static<typeof Session>;
 
+/**
+ * Extension: one of the caller's signed-in sessions (list-sessions). `lastSeenAt` is when its tokens
+ * were last refreshed (its sign-in time before the first refresh); `current` marks the caller's own.
+ */
+export const SessionInfo = Type.Object({
+  id: Type.String(),
+  createdAt: Type.Number(),
+  lastSeenAt: Type.Number(),
+  expiresAt: Type.Number(),
+  current: Type.Boolean(),
+});
+export type SessionInfo = Static<typeof SessionInfo>;
+
 export const PublicKeyRecord = Type.Object({
   did: Did,
   handle: Type.String(),

@@ -86,6 +86,13 @@ export const RouteMeta = {
   logout: { method: "POST", path: "/auth/logout", auth: "none" },
   /** Logout for a browser session whose refresh token is the HttpOnly cookie (scoped to /auth/refresh). */
   logoutCookie: { method: "POST", path: "/auth/refresh/logout", auth: "refresh" },
+  /**
+   * Extension: the caller's own signed-in sessions, and ending one of them or all the others
+   * (docs/protocol-extensions.md "Sessions"); an ended session's tokens and sockets stop at once.
+   */
+  listSessions: { method: "GET", path: "/auth/sessions", auth: "access" },
+  revokeSession: { method: "POST", path: "/auth/sessions/revoke", auth: "access" },
+  revokeOtherSessions: { method: "POST", path: "/auth/sessions/revoke-others", auth: "access" },
   savePublicKey: { method: "POST", path: "/auth/save-public-key", auth: "access" },
   getKeys: { method: "POST", path: "/users/get-keys", auth: "access" },
   resolveUser: { method: "POST", path: "/users/resolve", auth: "access" },

@@ -73,6 +73,8 @@ export const ServerFrames = {
     channelUri: Type.String(),
     did: Did,
     reason: Type.Optional(Type.Union([Type.Literal("left"), Type.Literal("kicked")])),
+    /** Extension: with `reason: "kicked"`, the owner who kicked (docs/protocol-extensions.md). */
+    by: Type.Optional(Type.Object({ did: Did, handle: Type.String() })),
   }),
   [WsEvent.presence]: Type.Object({ channelUri: Type.String(), did: Did, online: Type.Boolean() }),
   [WsEvent.channelMessage]: Type.Object({ record: MessageRecord }),

@@ -40,6 +40,9 @@ export const handlers: { [N in RouteName]: Handler<N> } = {
     // No cookie: nothing to end here (the app clears the cookie either way).
     return token ? s.auth.logout({ did: a.body.did, refreshJwt: token }) : { success: true as const };
   },
+  listSessions: (s, a) => s.auth.listSessions(caller(a)),
+  revokeSession: (s, a) => s.auth.revokeSession(caller(a), a.body),
+  revokeOtherSessions: (s, a) => s.auth.revokeOtherSessions(caller(a)),
   keyBackupPut: (s, a) => s.keyBackups.put(caller(a), a.body),
   keyBackupGet: (s, a) => s.keyBackups.get(caller(a)),
   keyBackupDelete: (s, a) => s.keyBackups.delete(caller(a)),

@@ -6,6 +6,7 @@ import {
   type PublicKeyRecord,
   type RouteBody,
   type Session,
+  type SessionInfo,
   type User,
 } from "../../core/protocol/index.ts";
 import { type AccountRow, DuplicateError, type Storage } from "../storage/types.ts";
@@ -47,6 +48,16 @@ export interface AuthDeps {
 }
 
 const handleNameRe = new RegExp(Patterns.handleName);
+
+/**
+ * A well-signed token whose session is over (revoked, expired or gone): the client cannot get a new
+ * access token from it either, so the socket closes with 4403 (session ended) rather than 4401.
+ */
+export class SessionEndedError extends ApiError {
+  constructor() {
+    super("Unauthorized", "Session is no longer valid");
+  }
+}
 
 export class AuthService {
   constructor(private readonly d: AuthDeps) {}
@@ -162,10 +173,10 @@ export class AuthService {
       session.revokedAt !== null ||
       session.expiresAt <= this.d.clock.now()
     ) {
-      throw new ApiError("Unauthorized", "Session is no longer valid");
+      throw new SessionEndedError();
     }
     const account = await this.d.storage.accounts.byDid(claims.did);
-    if (!account) throw new ApiError("Unauthorized", "Session is no longer valid");
+    if (!account) throw new SessionEndedError();
     return { did: account.did, handle: account.handle, sessionId: session.id };
   }
 
@@ -292,6 +303,42 @@ export class AuthService {
     }
     await this.endSession(session.id);
     return { success: true };
+  }
+
+  /** The caller's live sessions (docs/protocol-extensions.md "Sessions"); no token or hash leaves. */
+  async listSessions(ctx: AuthContext): Promise<{ sessions: SessionInfo[] }> {
+    const rows = await this.d.storage.sessions.listActive(ctx.did, this.d.clock.now());
+    return {
+      sessions: rows.map((r) => ({
+        id: r.id,
+        createdAt: r.createdAt,
+        lastSeenAt: r.rotatedAt ?? r.createdAt,
+        expiresAt: r.expiresAt,
+        current: r.id === ctx.sessionId,
+      })),
+    };
+  }
+
+  /**
+   * Ends one of the caller's own sessions (its tokens are refused and its sockets closed at once, on
+   * every process). Another account's session id answers NotFound, as an unknown one does, so ids
+   * cannot be probed.
+   */
+  async revokeSession(ctx: AuthContext, body: RouteBody<"revokeSession">): Promise<{ success: true }> {
+    const session = await this.d.storage.sessions.get(body.sessionId);
+    if (!session || session.did !== ctx.did || session.revokedAt !== null) {
+      throw new ApiError("NotFound", "No such session");
+    }
+    await this.endSession(session.id);
+    return { success: true };
+  }
+
+  /** "Sign out everywhere else": ends every live session of the caller but the one calling. */
+  async revokeOtherSessions(ctx: AuthContext): Promise<{ success: true; revoked: number }> {
+    const rows = await this.d.storage.sessions.listActive(ctx.did, this.d.clock.now());
+    const others = rows.filter((r) => r.id !== ctx.sessionId);
+    for (const r of others) await this.endSession(r.id);
+    return { success: true, revoked: others.length };
   }
 
   private async endSession(sessionId: string): Promise<void> {

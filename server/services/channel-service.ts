@@ -269,7 +269,10 @@ export class ChannelService {
     if (body.did === ctx.did) throw new ApiError("InvalidRequest", "did: use leave to remove yourself");
     const target = await this.d.storage.channels.member(channel.id, body.did);
     if (!target) throw new ApiError("NotFound", "That user is not a member of this channel");
-    await this.removeMember(channel, { did: target.did, handle: target.handle }, "kicked");
+    await this.removeMember(channel, { did: target.did, handle: target.handle }, "kicked", {
+      did: ctx.did,
+      handle: ctx.handle,
+    });
     return { success: true };
   }
 
@@ -282,6 +285,7 @@ export class ChannelService {
     channel: ChannelRow,
     who: { did: string; handle: string },
     action: "left" | "kicked",
+    by?: { did: string; handle: string },
   ): Promise<void> {
     const voidLink = action === "kicked" && channel.type === "secret";
     if (!(await this.d.storage.channels.removeMember(channel.id, who.did, { voidLink }))) return;
@@ -290,7 +294,7 @@ export class ChannelService {
     await this.d.bus.publish({
       kind: "channel",
       channelId: channel.id,
-      frame: frame(WsEvent.memberLeft, { channelUri, did: who.did, reason: action }),
+      frame: frame(WsEvent.memberLeft, { channelUri, did: who.did, reason: action, ...(by ? { by } : {}) }),
     });
     await this.d.bus.publish({ kind: "unsubscribe", channelId: channel.id, did: who.did });
     await this.d.notices.post(channel, who, action);

@@ -13,7 +13,8 @@ export type WriteKind =
   | "typing"
   | "link"
   | "trust"
-  | "bot";
+  | "bot"
+  | "session";
 
 /** A token bucket: up to `burst` at once, refilled at `perMinute`. */
 export interface Rate {
@@ -49,6 +50,8 @@ export const DEFAULT_RATES: Record<WriteKind, Rate> = {
   trust: { burst: 20, perMinute: 12 },
   /** making and revoking bot accounts */
   bot: { burst: 10, perMinute: 5 },
+  /** ending one of the caller's sessions, or all the others */
+  session: { burst: 30, perMinute: 30 },
 };
 
 /** Channels one user may own (created, or inherited as longest-standing member) at once. */
@@ -173,4 +176,6 @@ export const WRITE_KINDS: Readonly<Record<string, WriteKind>> = {
   trustStatePut: "trust",
   botCreate: "bot",
   botRevoke: "bot",
+  revokeSession: "session",
+  revokeOtherSessions: "session",
 };

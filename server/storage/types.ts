@@ -104,6 +104,8 @@ export interface SessionStore {
    */
   rotate(id: string, expectedHash: string, nextHash: string, expiresAt: number, at: number): Promise<boolean>;
   revoke(id: string, at: number): Promise<void>;
+  /** The account's sessions that are neither revoked nor expired at `now`, newest first. */
+  listActive(did: string, now: number): Promise<StoredSession[]>;
   /** Removes sessions that expired or were revoked before `before`. */
   purge(before: number): Promise<number>;
 }

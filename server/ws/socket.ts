@@ -13,7 +13,7 @@ import {
 import { mapError } from "../http/errors.ts";
 import { frame } from "../realtime/bus.ts";
 import { type Connection, channelTopic } from "../realtime/hub.ts";
-import type { AuthContext } from "../services/auth-service.ts";
+import { type AuthContext, SessionEndedError } from "../services/auth-service.ts";
 import { checkBotFrame } from "../services/bot-service.ts";
 import type { ChannelRef } from "../services/message-service.ts";
 import { WRITE_KINDS } from "../services/rate-limit.ts";
@@ -246,7 +246,10 @@ export class SocketSession implements Connection {
     let ctx: AuthContext;
     try {
       ctx = await s.auth.authenticate(`Bearer ${(f.data as { token: string }).token}`);
-    } catch {
+    } catch (e) {
+      // A revoked session's token is refused for good (4403: do not retry with it); a bad or expired
+      // token is 4401 (the client refreshes and tries again).
+      if (e instanceof SessionEndedError) return this.end(WsClose.sessionEnded, "Session ended");
       return this.end(WsClose.unauthorized, "Invalid or expired token");
     }
     if (this.closed) return;

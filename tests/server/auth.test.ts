@@ -554,10 +554,10 @@ describe("tokens and sessions", () => {
     expect((await session(b.accessJwt)).status).toBe(200);
     expect((await wsB.request("ping", {})).type).toBe("ack");
     expect(wsB.closeCode).toBeNull();
-    // A new socket for the ended session is refused.
+    // A new socket for the ended session is refused, as ended (4403: clients do not retry it).
     const again = await TestSocket.open(t.wsUrl);
     again.sendRaw(JSON.stringify({ type: "auth", data: { token: a.accessJwt } }));
-    expect(await again.waitClose()).toBe(WsClose.unauthorized);
+    expect(await again.waitClose()).toBe(WsClose.sessionEnded);
     wsB.close();
   });
 

@@ -159,6 +159,7 @@ export function randomJson(rng: Rng, depth = 0): unknown {
 export type BodyRoute = Exclude<
   RouteName,
   | "session"
+  | "listSessions"
   | "refresh"
   | "weather"
   | "health"
@@ -204,6 +205,8 @@ export const MUTATING = new Set<RouteName>([
   "deviceLinkComplete",
   "botCreate",
   "botRevoke",
+  "revokeSession",
+  // Not revokeOtherSessions: its only valid body is {}, and the fuzzer has no other session to end.
 ]);
 
 /** The field a JSON pointer names, the way a client reads it in `message` ("commit.members.0.did"). */
@@ -340,6 +343,8 @@ export function baseBodies(w: World): Record<BodyRoute, Record<string, unknown>>
     send: { channelUri, content: "{}", clientMsgId: "0".repeat(32) },
     deleteMessage: { uri: w.messageUri, ...w.signedDeletion },
     logoutCookie: { did: w.fuzzer.session.did },
+    revokeSession: { sessionId: "A".repeat(22) },
+    revokeOtherSessions: {},
     // Any value passes the schema; the server's own check (parseKeyBackup) refuses this one.
     keyBackupPut: { backup: { v: 1 } },
     // Likewise for the trust state (parseTrustStateBlob).
@@ -1595,11 +1600,14 @@ export function buildWsCases(w: World, rng: Rng, n: number): WsCase[] {
 }
 
 /** First frames of fresh sockets that must not authenticate: each socket must close with 4401. */
+/** Bad access tokens that are well signed but name a session that is over or not theirs. */
+const SESSION_OVER_TOKENS = new Set(["logged_out", "unknown_session", "someone_elses_session"]);
+
 export function preAuthPayloads(
   w: World,
   rng: Rng,
-): { kind: string; payload: string | Uint8Array<ArrayBuffer> }[] {
-  const out: { kind: string; payload: string | Uint8Array<ArrayBuffer> }[] = [];
+): { kind: string; payload: string | Uint8Array<ArrayBuffer>; sessionOver?: boolean }[] {
+  const out: { kind: string; payload: string | Uint8Array<ArrayBuffer>; sessionOver?: boolean }[] = [];
   for (let i = 0; i < 15; i++) out.push({ kind: "not-json", payload: rng.pick(SYNTAX_GARBAGE) });
   for (let i = 0; i < 10; i++)
     out.push({ kind: "random-json", payload: JSON.stringify(randomJson(rng)) ?? "null" });
@@ -1632,6 +1640,8 @@ export function preAuthPayloads(
     out.push({
       kind: `auth-token:${name}`,
       payload: JSON.stringify({ type: "auth", id: "a", data: { token: tok } }),
+      // Well signed, but for a session that is over (logged out, unknown, another account's): 4403.
+      sessionOver: SESSION_OVER_TOKENS.has(name),
     });
   }
   return out;

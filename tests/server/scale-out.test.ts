@@ -6,9 +6,11 @@
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import type { ChannelView, WsyncClient } from "../../core/client/index.ts";
+import { WsClose } from "../../core/protocol/index.ts";
 import { startServerProcess } from "../bench/server-process.ts";
 import { signedUp, texts, until } from "../core/client/engine-harness.ts";
 import { balancer } from "./balancer.ts";
+import { call, ok, TestSocket } from "./harness.ts";
 import { ownRedis } from "./own-redis.ts";
 import { dropAll, newDatabase, notRun, PG_URL, REDIS_URL } from "./pg-harness.ts";
 
@@ -254,6 +256,32 @@ else
         await redis.stop();
       }
     }, 90_000);
+    test("a session ended on one process closes its sockets on another at once, and its token is refused there", async () => {
+      const { servers } = await cluster(2);
+      const [p1, p2] = servers as [Server, Server];
+      const handle = `ender-${crypto.randomUUID().slice(0, 6)}`;
+      const laptop = await ok(p1.url, "register", {
+        handle,
+        email: `${handle}@example.com`,
+        password: "correct horse battery",
+      });
+      const phone = await ok(p2.url, "login", { identifier: handle, password: "correct horse battery" });
+      const ws = (u: string) => `${u.replace(/^http/, "ws")}/api/ws`;
+      // The laptop's socket lives on process 2; the phone ends the laptop's session on process 1.
+      const laptopSocket = await TestSocket.connect(ws(p2.url), laptop.accessJwt);
+      const phoneSocket = await TestSocket.connect(ws(p2.url), phone.accessJwt);
+      expect((await call(p2.url, "session", undefined, laptop.accessJwt)).status).toBe(200);
+      const { sessions } = await ok(p1.url, "listSessions", undefined, phone.accessJwt);
+      const laptopId = sessions.find((x) => !x.current)?.id as string;
+      await ok(p1.url, "revokeSession", { sessionId: laptopId }, phone.accessJwt);
+      expect(await laptopSocket.waitClose()).toBe(WsClose.sessionEnded);
+      for (const p of [p1, p2]) {
+        expect((await call(p.url, "session", undefined, laptop.accessJwt)).status).toBe(401);
+        expect((await call(p.url, "getChannels", {}, laptop.accessJwt)).status).toBe(401);
+      }
+      expect((await phoneSocket.request("ping", {})).type).toBe("ack");
+      phoneSocket.close();
+    }, 60_000);
 
     test("per-user rate limits are shared: a user's calls across two processes count against one limit", async () => {
       // The processes of a real deployment: limits on (the test servers turn them off by default).

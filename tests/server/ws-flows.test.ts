@@ -218,6 +218,8 @@ test("a kicked member's sockets stop receiving the channel's events", async () =
   const left = await sb.waitFor((f) => f.type === "channel:member:left");
   expect(left.data.did).toBe(b.session.did);
   expect(left.data.reason).toBe("kicked");
+  // Who kicked, so the kicked member can be told "removed from #x by y" (an extension field).
+  expect(left.data.by).toEqual({ did: a.session.did, handle: a.session.handle });
   const epoch = await rotate(t.url, a, channel);
   expect(epoch.res.status).toBe(200);
   await ok(t.url, "send", await seal(a, channel, epoch, "after the kick"), a.token);

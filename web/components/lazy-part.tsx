@@ -6,12 +6,31 @@ import { Component, type ComponentType, type ReactNode, useEffect, useState } fr
  * `React.lazy` keeps a failed import for good: a dialog opened while the server was down stays
  * broken (and, thrown to the router, replaced the whole board with "Something went wrong!") until a
  * reload. Here a failed load is tried again after a moment, and when it still fails the part shows a
- * small error in its own place with a retry button; the next time the part is shown, when the browser
- * comes back online, or on retry, the import runs again. An error thrown while the part renders is
+ * small error in its own place with a retry button; the import runs again by itself (backoff from 2 s
+ * to 30 s), at once when the browser comes back online or the board's socket reconnects, on retry,
+ * and the next time the part is shown. An error thrown while the part renders is
  * caught at the part too (`PartBoundary`), so one broken view never takes the page with it.
  */
 
 const RETRY_DELAYS_MS = [300, 1000];
+/** After that, a failed part tries again by itself: 2 s, doubling, at most every 30 s. */
+const BACKOFF_FIRST_MS = 2000;
+const BACKOFF_MAX_MS = 30_000;
+
+export function partBackoff(failures: number): number {
+  return Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** Math.max(0, failures - 1));
+}
+
+/** Parts showing their error now, each with its retry (see retryFailedParts). */
+const failedParts = new Set<() => void>();
+
+/**
+ * The server is reachable again (the socket reconnected): every part that failed to load tries at
+ * once rather than at its next backoff step. The board calls this; a part never needs a reload.
+ */
+export function retryFailedParts(): void {
+  for (const retry of [...failedParts]) retry();
+}
 
 /** The in-place error of a part that could not load or render. */
 export function PartError({ label, onRetry }: { label: string; onRetry: () => void }) {
@@ -89,31 +108,45 @@ export function lazyPart<P extends object>(
 
   function Part(props: P) {
     const [C, setC] = useState<ComponentType<P> | null>(() => loaded);
-    const [failed, setFailed] = useState(false);
+    /** How many loads failed in a row (0: none yet); the error shows while a retry runs. */
+    const [failures, setFailures] = useState(0);
     const [attempt, setAttempt] = useState(0);
     // biome-ignore lint/correctness/useExhaustiveDependencies: `attempt` is the retry trigger.
     useEffect(() => {
       if (C) return;
       let live = true;
-      setFailed(false);
       get().then(
         (c) => {
           if (live) setC(() => c);
         },
         () => {
-          if (live) setFailed(true);
+          if (live) setFailures((n) => n + 1);
         },
       );
       return () => {
         live = false;
       };
     }, [C, attempt]);
+    const failed = failures > 0;
+    // A failed part does not wait for a click: it tries again with backoff, and at once when the
+    // browser comes back online or the board's socket reconnects (retryFailedParts).
     useEffect(() => {
-      if (!failed) return;
-      const again = () => setAttempt((a) => a + 1);
+      if (failures === 0) return;
+      let done = false;
+      const again = () => {
+        if (done) return;
+        done = true;
+        setAttempt((a) => a + 1);
+      };
+      const timer = setTimeout(again, partBackoff(failures));
       window.addEventListener("online", again);
-      return () => window.removeEventListener("online", again);
-    }, [failed]);
+      failedParts.add(again);
+      return () => {
+        clearTimeout(timer);
+        window.removeEventListener("online", again);
+        failedParts.delete(again);
+      };
+    }, [failures]);
     if (C)
       return (
         <PartBoundary label={label}>

@@ -1,4 +1,5 @@
 import { authUi, type BackupChoice, type KeyPair, setBackupStatus } from "./auth.ts";
+import { keptKey } from "./browser-store.ts";
 import { loadClient } from "./engine.ts";
 
 /*
@@ -84,5 +85,10 @@ export async function confirmNewKeys(backup?: BackupChoice): Promise<boolean> {
 
 /** The engine stops its socket before it logs out, so its own "session ended" never fires here. */
 export async function logout(): Promise<void> {
-  await (await loadClient()).logout();
+  const client = await loadClient();
+  const did = client.state.auth.user?.did ?? null;
+  await client.logout();
+  // Signing out on purpose leaves no unsent text behind on this browser (a session ended by the
+  // server keeps it for the next sign-in: web/state/resume.ts).
+  if (did) localStorage.removeItem(keptKey(did));
 }

@@ -35,6 +35,8 @@ export const authUi = proxy({
   keyBackupOpen: false,
   /** The board's "Link a device" dialog (docs/device-linking.md). */
   linkDeviceOpen: false,
+  /** The board's "Sessions" dialog: where this account is signed in, and signing one out. */
+  sessionsOpen: false,
   /**
    * The backup status as last read or changed by this page (undefined: not read yet). Kept because
    * the server counts every backup fetch against the account's restore attempts.

@@ -49,6 +49,19 @@ export function hasStoredAuth(storage: Storage = window.localStorage): boolean {
   }
 }
 
+/** Where an account's unsent drafts are kept in this browser (web/state/resume.ts). */
+export const keptKey = (did: string) => `wsync-drafts:${did}`;
+
+/** The did of the stored sign-in, if any (whose drafts to keep when the session is found ended). */
+export function storedDid(storage: Storage = window.localStorage): string | null {
+  try {
+    const did = (JSON.parse(storage.getItem("auth") ?? "null") as { did?: unknown } | null)?.did;
+    return typeof did === "string" ? did : null;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Whether this browser still holds what earlier versions kept in localStorage (a private key, epoch
  * stores, a bearer session): only then does the one-time move (migrate-storage.ts) load and run.

@@ -32,6 +32,11 @@ export interface RealtimeOptions {
   onConnected(): void | Promise<void>;
   /** The server ended the session (logout elsewhere, revocation): stop for good. */
   onSessionEnded(): void;
+  /**
+   * The server refused the token (4401) though it looked valid here: get a new one before the next
+   * try, so a refused token is not presented forever (a refresh the server refuses ends the session).
+   */
+  onTokenRefused?(): Promise<unknown>;
   random?: () => number;
 }
 
@@ -206,6 +211,13 @@ export class Realtime {
       if (ev.code === WsClose.sessionEnded) {
         this.running = false;
         this.o.onSessionEnded();
+        return;
+      }
+      if (ev.code === WsClose.unauthorized && this.o.onTokenRefused) {
+        void this.o.onTokenRefused().then(
+          () => this.scheduleReconnect(),
+          () => this.scheduleReconnect(),
+        );
         return;
       }
       this.scheduleReconnect();

@@ -283,7 +283,8 @@ export interface ClientEvents {
     channelId: string;
     name: string | null;
     reason: "left" | "kicked" | null;
-    by?: { did: string; handle: string } | null;
+    /** Who kicked, when the server says (an optional extension of member-left): for "you were removed from #x by y". */
+    by: { did: string; handle: string } | null;
   };
   /**
    * The socket is up again after it dropped, and every open channel was filled from history: `items`

@@ -43,6 +43,15 @@ export class PostgresSessions implements SessionStore {
     );
   }
 
+  async listActive(did: string, now: number): Promise<StoredSession[]> {
+    const rows: SessionColumns[] = await this.db.run(
+      (sql) => sql`
+        SELECT * FROM sessions WHERE did = ${did} AND revoked_at IS NULL AND expires_at > ${now}
+        ORDER BY created_at DESC, id`,
+    );
+    return rows.map(toSession);
+  }
+
   async purge(before: number): Promise<number> {
     const rows = await this.db.run(
       (sql) => sql`

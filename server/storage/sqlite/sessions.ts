@@ -39,6 +39,15 @@ export class SqliteSessions implements SessionStore {
     this.db.query("UPDATE sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL").run(at, id);
   }
 
+  async listActive(did: string, now: number): Promise<StoredSession[]> {
+    const rows = this.db
+      .query(
+        "SELECT * FROM sessions WHERE did = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY created_at DESC, id",
+      )
+      .all(did, now) as SessionColumns[];
+    return rows.map(toSession);
+  }
+
   async purge(before: number): Promise<number> {
     return this.db
       .query("DELETE FROM sessions WHERE expires_at < ? OR (revoked_at IS NOT NULL AND revoked_at < ?)")

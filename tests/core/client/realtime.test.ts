@@ -323,6 +323,34 @@ describe("Realtime", () => {
     rt.stop();
   });
 
+  test("a refused token (4401) is renewed before the next try, not presented again", async () => {
+    const order: string[] = [];
+    let current = "stale";
+    const { rt, sockets, last } = setup({
+      token: async () => {
+        order.push(`token:${current}`);
+        return current;
+      },
+      onTokenRefused: async () => {
+        order.push("refresh");
+        current = "renewed";
+      },
+    });
+    rt.start();
+    await flush();
+    last().open();
+    expect(last().frames()[0]).toEqual({ type: "auth", data: { token: "stale" } });
+    last().drop(WsClose.unauthorized);
+    await flush();
+    jest.advanceTimersByTime(Reconnect.maxDelayMs);
+    await flush();
+    last().open();
+    expect(sockets).toHaveLength(2);
+    expect(last().frames()[0]).toEqual({ type: "auth", data: { token: "renewed" } });
+    expect(order).toEqual(["token:stale", "refresh", "token:renewed"]);
+    rt.stop();
+  });
+
   test("close code 4403 ends the session: onSessionEnded once, no reconnection", async () => {
     const { rt, sockets, last, accept, counts } = setup();
     rt.start();

@@ -238,6 +238,25 @@ export function sessionsContract(w: () => World): void {
       await s.sessions.revoke(randomHex(16), w().now());
     });
 
+    test("listActive gives one account's live sessions, newest first, without revoked or expired ones", async () => {
+      const { s } = w();
+      const t = w().now();
+      const first = await session({ createdAt: t });
+      const did = first.did;
+      const second = await session({ did, createdAt: t + 1 });
+      const revoked = await session({ did, createdAt: t + 2 });
+      await s.sessions.revoke(revoked.id, t + 3);
+      await session({ did, createdAt: t + 4, expiresAt: t + 5 });
+      const someoneElse = await session({ createdAt: t + 6 });
+      const live = await s.sessions.listActive(did, t + 5);
+      expect(live.map((x) => x.id)).toEqual([second.id, first.id]);
+      expect(live[0]).toEqual(fresh(second));
+      expect((await s.sessions.listActive(someoneElse.did, t + 5)).map((x) => x.id)).toEqual([
+        someoneElse.id,
+      ]);
+      expect(await s.sessions.listActive("did:plc:nobody", t)).toEqual([]);
+    });
+
     test("purge removes sessions expired or revoked before the cut-off, and counts them", async () => {
       const { s } = w();
       const t = w().now();

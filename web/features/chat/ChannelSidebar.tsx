@@ -64,6 +64,14 @@ function resizeByKey(e: KeyboardEvent) {
   setSidebarWidth(next);
 }
 
+/** "You were removed from #x by y" (the kicker's handle as the board shows handles). */
+export function removedText(channelName: string | null, byHandle: string | null): string {
+  const where = channelName ? `#${displaySafe(channelName)}` : "a channel";
+  return byHandle
+    ? `You were removed from ${where} by ${displaySafe(handleWithoutSuffix(byHandle))}`
+    : `You were removed from ${where}`;
+}
+
 /**
  * The channel list (spec §2.9): channels, pending invites, the secret-link form and the way back to
  * the terminal or network view. Desktop: a column resizable by its right edge. Mobile: a drawer.
@@ -75,12 +83,22 @@ export function ChannelSidebar({ mobile }: { mobile: boolean }) {
   const [joining, setJoining] = useState(false);
   const closeTimer = useRef<ReturnType<typeof setTimeout>>(undefined);
 
-  // Spec §2.9/§8: the socket's error message shows as a toast.
+  // Spec §2.9/§8: the socket's error message shows as a toast. A kick is said too, with who kicked.
   useEffect(() => {
     let off: (() => void) | null = null;
     let live = true;
     void loadClient().then((c) => {
-      if (live) off = c.events.on("error", ({ message }) => void toast.error(message, { id: message }));
+      if (!live) return;
+      const offError = c.events.on("error", ({ message }) => void toast.error(message, { id: message }));
+      const offRemoved = c.events.on("removed", (r) => {
+        if (r.reason !== "kicked") return;
+        const text = removedText(r.name, r.by?.handle ?? null);
+        toast.error(text, { id: `removed:${r.channelId}` });
+      });
+      off = () => {
+        offError();
+        offRemoved();
+      };
     });
     return () => {
       live = false;
@@ -93,7 +111,7 @@ export function ChannelSidebar({ mobile }: { mobile: boolean }) {
     uiState.sidebarOpen = false;
   };
   /** The menu's "key backup" and "link a device": a dialog on the board (web/features/keys/KeyDialogs.tsx). */
-  const openKeyDialog = (dialog: "keyBackupOpen" | "linkDeviceOpen") => () => {
+  const openKeyDialog = (dialog: "keyBackupOpen" | "linkDeviceOpen" | "sessionsOpen") => () => {
     authUi[dialog] = true;
     if (mobile) closeDrawer();
   };
@@ -199,6 +217,15 @@ export function ChannelSidebar({ mobile }: { mobile: boolean }) {
           onClick={openKeyDialog("linkDeviceOpen")}
         >
           <span aria-hidden="true">⇄ </span>link a device
+        </button>
+        <button
+          type="button"
+          className="sb-sessions"
+          aria-haspopup="dialog"
+          title="Where this account is signed in; sign a session out"
+          onClick={openKeyDialog("sessionsOpen")}
+        >
+          <span aria-hidden="true">⊙ </span>sessions
         </button>
       </div>
       <div className="sb-head">

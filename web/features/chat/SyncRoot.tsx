@@ -2,12 +2,13 @@ import { Outlet } from "@tanstack/react-router";
 import { useEffect, useState } from "react";
 import { useSnapshot } from "valtio";
 import { ApiError } from "../../../core/protocol/runtime.ts";
+import { retryFailedParts } from "../../components/lazy-part.tsx";
 import { Spinner } from "../../components/Spinner.tsx";
 import { Toasts } from "../../components/Toasts.tsx";
 import { authState, authUi } from "../../state/auth.ts";
-import { hasStoredAuth } from "../../state/browser-store.ts";
+import { hasStoredAuth, storedDid } from "../../state/browser-store.ts";
 import { loadClient } from "../../state/engine.ts";
-import { rememberJoin, sessionEnded } from "../../state/resume.ts";
+import { rememberJoin, sessionEnded, setDraftOwner } from "../../state/resume.ts";
 import { KeysLostModal, KeysModal, PrivateKeyValidationModal } from "../auth/lazy-modals.tsx";
 
 /**
@@ -32,11 +33,29 @@ export function SyncRoot() {
       // The session ended (expired, revoked, signed out elsewhere): /login says so, and the channel
       // and drafts come back after the same user signs in again.
       // What was open is read while signed in: when the end is noticed, the engine has cleared it.
-      const last = { did: null as string | null, channelId: null as string | null };
+      // A session found ended on load: the stored sign-in names the account and the URL the channel
+      // (web/state/resume.ts keeps the drafts per account).
+      const last = {
+        did: storedDid(),
+        channelId: /^\/sync\/c\/([^/]+)/.exec(window.location.pathname)?.[1] ?? null,
+      };
+      let connection = client.state.connection;
+      let reconnect = false;
       const offChange = client.events.on("change", () => {
+        // Back in touch with the server: parts that failed to load during the outage load now, and
+        // the channel list (and the counts it carries) is read again after a reconnection.
+        if (client.state.connection !== connection) {
+          connection = client.state.connection;
+          if (connection === "connected") {
+            retryFailedParts();
+            if (reconnect) void client.refreshChannels().catch(() => undefined);
+            reconnect = true;
+          }
+        }
         if (!client.state.auth.isAuthenticated) return;
         last.did = client.state.auth.user?.did ?? null;
         last.channelId = client.state.currentChannelId;
+        setDraftOwner(last.did);
       });
       const ended = () => sessionEnded(last);
       const offSession = client.events.on("session-ended", ended);

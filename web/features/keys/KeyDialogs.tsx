@@ -2,6 +2,7 @@ import { useSnapshot } from "valtio";
 import { authUi } from "../../state/auth.ts";
 import { KeyBackupDialog } from "./KeyBackupDialog.tsx";
 import { LinkDeviceDialog } from "./LinkDeviceDialog.tsx";
+import { SessionsDialog } from "./SessionsDialog.tsx";
 
 // The new device's side of a link, from the same chunk (the Private Key Validation modal loads it):
 // every lazily loaded chunk costs the board's first script a line in its chunk table.
@@ -9,12 +10,12 @@ export { LinkThisDevice } from "./LinkThisDevice.tsx";
 
 /**
  * The board's key dialogs, "Key backup" (docs/key-backup.md) and "Link a device"
- * (docs/device-linking.md), opened from the channel list's menu or the info panel (authUi flags).
+ * (docs/device-linking.md), and "Sessions" (signing this account out elsewhere), opened from the channel list's menu or the info panel (authUi flags).
  * The board loads this module only once one of them is open, so none of their code (backup sealing,
  * QR codes, link crypto) is part of its first load.
  */
 export function KeyDialogs() {
-  const { keyBackupOpen, linkDeviceOpen } = useSnapshot(authUi);
+  const { keyBackupOpen, linkDeviceOpen, sessionsOpen } = useSnapshot(authUi);
   return (
     <>
       {keyBackupOpen ? (
@@ -28,6 +29,13 @@ export function KeyDialogs() {
         <LinkDeviceDialog
           onClose={() => {
             authUi.linkDeviceOpen = false;
+          }}
+        />
+      ) : null}
+      {sessionsOpen ? (
+        <SessionsDialog
+          onClose={() => {
+            authUi.sessionsOpen = false;
           }}
         />
       ) : null}

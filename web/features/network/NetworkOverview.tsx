@@ -1,8 +1,9 @@
+import { useEffect } from "react";
 import { useSnapshot } from "valtio";
 import { activityLevel, clockTime, dayLabel } from "../../../core/client/view/display.ts";
 import { displaySafe } from "../../../core/slash-commands/display-safe.ts";
 import { selectChannel } from "../../state/channel.ts";
-import { engineState } from "../../state/engine.ts";
+import { engineState, loadClient } from "../../state/engine.ts";
 import { uiState } from "../../state/ui.ts";
 
 /** Spec §3 channel card: last activity as a time string, or "No activity". */
@@ -11,12 +12,70 @@ function when(iso: string | null): string {
   return Number.isNaN(Date.parse(iso)) ? iso : `${dayLabel(iso)} ${clockTime(iso)}`;
 }
 
+/** While the overview shows, the channel list is read again at most this often after a change. */
+export const COUNTS_REFRESH_MS = 1000;
+
+/**
+ * Keeps the overview's counts live: the channel list (members, messages, last activity) is read
+ * when the overview opens, and again shortly after anything that changes a count arrives over the
+ * socket (a message or a join/leave in a channel this client follows, a removal, an invite). One
+ * read at a time, at most one per COUNTS_REFRESH_MS, however busy the channels are.
+ */
+function useLiveCounts(): void {
+  useEffect(() => {
+    let live = true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let running = false;
+    let pending = false;
+    let off = () => {};
+    const read = async () => {
+      if (running) {
+        pending = true;
+        return;
+      }
+      running = true;
+      try {
+        await (await loadClient()).refreshChannels();
+      } catch {
+        // Offline: the next change or the reconnection reads again.
+      } finally {
+        running = false;
+        if (pending && live) {
+          pending = false;
+          soon();
+        }
+      }
+    };
+    const soon = () => {
+      if (timer || !live) return;
+      timer = setTimeout(() => {
+        timer = undefined;
+        void read();
+      }, COUNTS_REFRESH_MS);
+    };
+    void read();
+    void loadClient().then((c) => {
+      if (!live) return;
+      const offs = [c.events.on("item", soon), c.events.on("removed", soon), c.events.on("invited", soon)];
+      off = () => {
+        for (const o of offs) o();
+      };
+    });
+    return () => {
+      live = false;
+      clearTimeout(timer);
+      off();
+    };
+  }, []);
+}
+
 /**
  * The network overview (spec §2.11): the channels the user can see as nodes around a core, with
  * their activity. A card click selects and joins the channel, like the channel list.
  */
 export function NetworkOverview() {
   const s = useSnapshot(engineState);
+  useLiveCounts();
   const online = s.auth.isAuthenticated && s.connection === "connected";
   const messages = s.channels.reduce((n, c) => n + c.messageCount, 0);
   const id = s.currentChannelId;
