@@ -1,4 +1,5 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
+import { DirectRoutes } from "./direct.ts";
 import { Patterns } from "./ids.ts";
 import { Limits } from "./limits.ts";
 import {
@@ -362,6 +363,8 @@ export const Routes = {
       envelope: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
     }),
   }),
+  /** Direct conversations (direct.ts). */
+  ...DirectRoutes,
 } as const;
 
 export type Routes = typeof Routes;

@@ -1,3 +1,4 @@
+import { DirectRouteMeta } from "./direct-meta.ts";
 import { Limits } from "./limits.ts";
 
 /**
@@ -129,6 +130,8 @@ export const RouteMeta = {
     maxBytes: DeviceLink.envelopeMaxBytes + 1024,
   },
   deviceLinkFetch: { method: "GET", path: "/devices/link/:code", auth: "access" },
+  /** Direct conversations (direct-meta.ts). */
+  ...DirectRouteMeta,
 } as const satisfies Record<string, RouteMetaDef>;
 
 export const API_BASE = "/api";

@@ -74,6 +74,11 @@ export const handlers: { [N in RouteName]: Handler<N> } = {
   deviceLinkLookup: (s, a) => s.deviceLinks.lookup(caller(a), a.body),
   deviceLinkComplete: (s, a) => s.deviceLinks.complete(caller(a), a.body),
   deviceLinkFetch: (s, a) => s.deviceLinks.fetch(caller(a), a.params.code ?? "", a.request.signal),
+  dmOpen: (s, a) => s.direct.open(caller(a), a.body),
+  dmList: (s, a) => s.direct.list(caller(a)),
+  dmAccept: (s, a) => s.direct.accept(caller(a), a.body),
+  dmBlock: (s, a) => s.direct.block(caller(a), a.body),
+  dmUnblock: (s, a) => s.direct.unblock(caller(a), a.body),
   weather: async (s) => ({ data: await s.weather.get() }),
   health: async () => ({ ok: true as const, version: VERSION }),
 };

@@ -12,7 +12,8 @@ export type WriteKind =
   | "read"
   | "typing"
   | "link"
-  | "trust";
+  | "trust"
+  | "dm";
 
 /** A token bucket: up to `burst` at once, refilled at `perMinute`. */
 export interface Rate {
@@ -46,6 +47,8 @@ export const DEFAULT_RATES: Record<WriteKind, Rate> = {
   link: { burst: 30, perMinute: 30 },
   /** the trust state beside the key backup (a client uploads it at most once per 5 s per device) */
   trust: { burst: 20, perMinute: 12 },
+  /** direct conversations: opening one (a new group each time), accepting, blocking, unblocking */
+  dm: { burst: 30, perMinute: 10 },
 };
 
 /** Channels one user may own (created, or inherited as longest-standing member) at once. */
@@ -168,4 +171,8 @@ export const WRITE_KINDS: Readonly<Record<string, WriteKind>> = {
   deviceLinkComplete: "link",
   deviceLinkFetch: "link",
   trustStatePut: "trust",
+  dmOpen: "dm",
+  dmAccept: "dm",
+  dmBlock: "dm",
+  dmUnblock: "dm",
 };

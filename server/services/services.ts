@@ -8,6 +8,7 @@ import type { createWeatherService } from "../weather/index.ts";
 import type { AuthService } from "./auth-service.ts";
 import type { ChannelService } from "./channel-service.ts";
 import type { DeviceLinkService } from "./device-link-service.ts";
+import type { DirectService } from "./direct-service.ts";
 import type { EpochService } from "./epoch-service.ts";
 import type { KeyBackupService } from "./key-backup-service.ts";
 import type { MessageService } from "./message-service.ts";
@@ -30,6 +31,8 @@ export interface Services {
   epochs: EpochService;
   messages: MessageService;
   keyBackups: KeyBackupService;
+  /** Direct conversations (docs/protocol-extensions.md "Direct conversations"). */
+  direct: DirectService;
   /** Device-link slots (protocol §8 "Fresh devices"). */
   deviceLinks: DeviceLinkService;
   weather: ReturnType<typeof createWeatherService>;

@@ -18,6 +18,8 @@ export const COPY_TABLES = [
   "sessions",
   "channels",
   "members",
+  "direct_states",
+  "blocks",
   "invites",
   "epochs",
   "epoch_keys",

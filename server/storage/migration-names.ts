@@ -17,6 +17,7 @@ export const MIGRATION_NAMES: readonly { readonly version: number; readonly name
   { version: 6, name: "refresh grace window (previous refresh hash, rotation time and count)" },
   { version: 7, name: "protocol v3: key changes, signed read markers, tombstones, device-link slots" },
   { version: 8, name: "trust states (sealed, versioned, beside the key backup)" },
+  { version: 9, name: "direct conversations (unique per pair), message request states, blocks" },
 ];
 
 /**

@@ -345,6 +345,11 @@ export function baseBodies(w: World): Record<BodyRoute, Record<string, unknown>>
     deviceLinkOpen: { code: "fuzz-link-0001", ephemeralPublicKey: w.ephemeralKey },
     deviceLinkLookup: { code: "fuzz-link-0001" },
     deviceLinkComplete: { code: "fuzz-link-0001", envelope: { v: 1, box: "AAAA" } },
+    dmOpen: { handles: ["someone"], name: "fuzz" },
+    dmList: {},
+    dmAccept: { channelUri },
+    dmBlock: { did: w.fuzzer.session.did },
+    dmUnblock: { did: w.victim.session.did },
   };
 }
 

@@ -7,7 +7,7 @@ import {
   verifyLinkProof,
   verifyObject,
 } from "../../crypto/index.ts";
-import type { Admission, Admissions, ChannelType, Commit, KeyChange } from "../../protocol/runtime.ts";
+import type { Admission, Admissions, AnyChannelType, Commit, KeyChange } from "../../protocol/runtime.ts";
 import type { AdmissionCheck, EpochChange, SecurityCheck } from "../view/state.ts";
 import type { ChainState, VerifiedEpoch } from "./chain.ts";
 import { membersOf } from "./chain.ts";
@@ -35,7 +35,7 @@ export interface EpochCandidate {
 
 export interface VerifyContext {
   channelId: string;
-  channelType: ChannelType;
+  channelType: AnyChannelType;
   /** The channel's creator (the did of its canonical uri): the only one who may make epoch 1. */
   channelCreator: string | null;
   chain: ChainState;

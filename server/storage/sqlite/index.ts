@@ -3,6 +3,7 @@ import type { Storage } from "../types.ts";
 import { SqliteAccounts } from "./accounts.ts";
 import { SqliteChannels } from "./channels.ts";
 import { SqliteDeviceLinks } from "./device-links.ts";
+import { SqliteDirect } from "./direct.ts";
 import { SqliteEpochs } from "./epochs.ts";
 import { migrate } from "./migrations.ts";
 import { SqliteSessions } from "./sessions.ts";
@@ -54,6 +55,7 @@ export function openSqliteStorage(opts: SqliteOptions): Storage {
     channels: new SqliteChannels(db),
     epochs: new SqliteEpochs(db),
     deviceLinks: new SqliteDeviceLinks(db),
+    direct: new SqliteDirect(db),
     timeline,
     async close() {
       timeline.commitPending();
