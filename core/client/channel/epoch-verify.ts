@@ -78,6 +78,24 @@ export function previousVerified(chain: ChainState, n: number): VerifiedEpoch | 
 }
 
 /**
+ * The "previous commit" a direct conversation's epoch 1 is checked against (directly above): its
+ * creator alone, so the only invites that admit anyone into it are the creator's.
+ */
+export function openerOnly(c: { creatorDid: string; members: { did: string; fp: string }[] }): VerifiedEpoch {
+  return {
+    epochId: "",
+    epochNumber: 0,
+    v: 3,
+    createdAt: 0,
+    creatorDid: c.creatorDid,
+    reason: null,
+    members: c.members.filter((m) => m.did === c.creatorDid),
+    linkSecret: null,
+    linkChanged: false,
+  };
+}
+
+/**
  * Checks a joiner's admission evidence (protocol §7 "Authenticated membership") against the previous
  * verified commit: an invite signed by one of its members for exactly this person and channel, or a
  * link MAC under the link secret in force then. Public channels need none.
@@ -191,6 +209,18 @@ export async function verifyEpoch(ctx: VerifyContext, cand: EpochCandidate): Pro
         c.creatorDid,
         ctx.handleOf(c.creatorDid),
       );
+    }
+  }
+  // A direct conversation's epoch 1 lists everyone at once, and nobody joined by themselves: each
+  // member but its creator must be admitted by an invite the creator signed (the evidence a group's
+  // later joiners bring too), so a server cannot put a third person into the first epoch unseen.
+  if (n === 1 && ctx.channelType === "direct" && !isAnchor) {
+    const opener = openerOnly(c);
+    for (const m of c.members) {
+      if (m.did === c.creatorDid) continue;
+      if (!(await checkAdmission(ctx, opener, m, cand.admissions[m.did], c.v))) {
+        return fail("admission", "no invite from the conversation's opener", m.did, ctx.handleOf(m.did));
+      }
     }
   }
   // An anchor is taken on first use (only its signature, fork and chain are checkable): nothing the

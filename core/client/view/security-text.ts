@@ -70,6 +70,9 @@ export const SecurityText = {
   linkUnknown:
     "This device does not know this secret channel's link, so it cannot make the channel's next key: a member who knows the link will.",
   sendBlocked: "Messages in this channel are not being sent: a security check failed (see the warning).",
+  /** A direct conversation whose first key its opener's client has not made yet. */
+  directNotStarted: (opener: string) =>
+    `${opener}'s client has not started this conversation's encryption yet: you can write once it has.`,
   /** "alice's client added bob, removed carol" from a signed commit. */
   epochChange(e: EpochChange): string {
     const parts: string[] = [];
