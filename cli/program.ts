@@ -8,6 +8,7 @@ import { registerApiCommand } from "./subcommands/api.ts";
 import { registerAuthCommands } from "./subcommands/auth.ts";
 import { registerChannelCommands } from "./subcommands/channels.ts";
 import { registerDeviceCommands } from "./subcommands/device.ts";
+import { registerDmCommand } from "./subcommands/dm.ts";
 import { registerKeyCommands } from "./subcommands/keys.ts";
 import { registerLinkCommands } from "./subcommands/link.ts";
 import { registerListenCommand } from "./subcommands/listen.ts";
@@ -49,6 +50,7 @@ export function buildProgram(): Command {
   registerChannelCommands(program);
   registerLinkCommands(program);
   registerMessageCommands(program);
+  registerDmCommand(program);
   registerListenCommand(program);
   registerApiCommand(program);
   registerMigrateCommand(program);

@@ -3,8 +3,10 @@ import type { Command } from "commander";
 import type { ChannelView, WsyncClient } from "../../core/client/index.ts";
 import { findTarget, kickMember } from "../actions.ts";
 import { allChannels, type GlobalOptions, memberChannel, signedInClient } from "../context.ts";
+import { conversationJson } from "../direct-format.ts";
 import { CliError, describeError, ExitCode, usageError } from "../errors.ts";
 import { channelJson, itemJson, memberJson, sendBlockedText } from "../format.ts";
+import { openDm, parseDmTarget } from "./dm.ts";
 import { connected } from "./listen.ts";
 
 /** The methods `wsync api` answers (docs/cli.md has their params and results). */
@@ -22,6 +24,7 @@ export const API_METHODS = [
   "invite",
   "kick",
   "members",
+  "dm",
 ] as const;
 type Method = (typeof API_METHODS)[number];
 
@@ -118,6 +121,20 @@ export async function runApiMethod(client: WsyncClient, method: string, p: Param
     case "members": {
       const ch = await memberChannel(client, str(p, "channel"));
       return (await client.members(ch.id)).map(memberJson);
+    }
+    case "dm": {
+      // params: {handle} (one person, several joined by commas, or "me"), optional {text}.
+      const handles = parseDmTarget(str(p, "handle"), client.state.auth.user?.handle ?? null);
+      if (p.text !== undefined && (typeof p.text !== "string" || !p.text.trim()))
+        throw usageError("params.text: a non-empty string");
+      const { conversation, view } = await openDm(client, handles);
+      const json = conversationJson(conversation, client.state.auth.user?.did ?? null);
+      if (p.text === undefined) return { conversation: json };
+      if (view.sendBlocked) throw new CliError(sendBlockedText(view), ExitCode.security);
+      return {
+        conversation: json,
+        item: itemJson(await client.send(conversation.channel.id, p.text as string)),
+      };
     }
   }
 }
