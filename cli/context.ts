@@ -151,7 +151,10 @@ export async function allChannels(client: WsyncClient): Promise<Channel[]> {
  */
 export async function memberChannel(client: WsyncClient, ref: string): Promise<Channel> {
   const { id } = await resolveChannel(client, ref);
-  const channel = (await allChannels(client)).find((c) => c.id === id);
+  // A direct conversation is never in the channel list: it is one of the user's conversations.
+  const channel =
+    (await allChannels(client)).find((c) => c.id === id) ??
+    client.state.conversations?.find((c) => c.channel.id === id)?.channel;
   if (!channel) throw new CliError(`Channel not found: ${ref}`, ExitCode.notFound);
   if (!channel.isMember) {
     throw new CliError(

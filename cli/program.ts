@@ -9,6 +9,7 @@ import { registerAuthCommands } from "./subcommands/auth.ts";
 import { registerBotCommands } from "./subcommands/bots.ts";
 import { registerChannelCommands } from "./subcommands/channels.ts";
 import { registerDeviceCommands } from "./subcommands/device.ts";
+import { registerDmCommand } from "./subcommands/dm.ts";
 import { registerEditCommands } from "./subcommands/edits.ts";
 import { registerKeyCommands } from "./subcommands/keys.ts";
 import { registerLinkCommands } from "./subcommands/link.ts";
@@ -58,6 +59,7 @@ export function buildProgram(): Command {
   registerLinkCommands(program);
   registerMessageCommands(program);
   registerEditCommands(program);
+  registerDmCommand(program);
   registerListenCommand(program);
   registerApiCommand(program);
   registerBotCommands(program);

@@ -27,6 +27,7 @@ import { AuthService } from "./services/auth-service.ts";
 import { BotService, checkBotRoute } from "./services/bot-service.ts";
 import { ChannelService } from "./services/channel-service.ts";
 import { DeviceLinkService } from "./services/device-link-service.ts";
+import { DirectService } from "./services/direct-service.ts";
 import { EpochService } from "./services/epoch-service.ts";
 import { KeyBackupService } from "./services/key-backup-service.ts";
 import { LoginGuard, type SharedLoginAttempts } from "./services/login-throttle.ts";
@@ -128,6 +129,13 @@ export function createServices(deps: AppDeps): Services {
     log,
     auth,
     channels,
+    direct: new DirectService({
+      storage: deps.storage,
+      bus,
+      clock,
+      isOnline: (did) => presence.isOnline(did),
+      normalizeHandle: (h) => auth.normalizeHandle(h),
+    }),
     epochs: new EpochService(deps.storage, bus, clock),
     messages: new MessageService(deps.storage, bus, clock),
     keyBackups: new KeyBackupService(deps.storage, clock),

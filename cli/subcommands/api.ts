@@ -3,8 +3,10 @@ import type { Command } from "commander";
 import { type ChannelView, newestSeq, unreadOf, type WsyncClient } from "../../core/client/index.ts";
 import { findTarget, kickMember } from "../actions.ts";
 import { allChannels, type GlobalOptions, memberChannel, signedInClient } from "../context.ts";
+import { conversationJson } from "../direct-format.ts";
 import { CliError, ExitCode, errorJson, usageError } from "../errors.ts";
 import { channelJson, itemJson, memberJson, sendBlockedText } from "../format.ts";
+import { openDm, parseDmTarget } from "./dm.ts";
 import { connected, LISTEN_RESCAN_MS, Listener, parseSince, untilSignal } from "./listen.ts";
 
 /** The methods `wsync api` answers (docs/cli.md has their params and results). */
@@ -24,6 +26,7 @@ export const API_METHODS = [
   "members",
   "unread",
   "markRead",
+  "dm",
 ] as const;
 type Method = (typeof API_METHODS)[number];
 
@@ -131,6 +134,20 @@ export async function runApiMethod(client: WsyncClient, method: string, p: Param
         throw usageError("params.seq: a whole number >= 0");
       await client.markRead(ch.id, seq);
       return { channelId: ch.id, lastReadSeq: client.state.readMarkers[ch.id] ?? 0 };
+    }
+    case "dm": {
+      // params: {handle} (one person, several joined by commas, or "me"), optional {text}.
+      const handles = parseDmTarget(str(p, "handle"), client.state.auth.user?.handle ?? null);
+      if (p.text !== undefined && (typeof p.text !== "string" || !p.text.trim()))
+        throw usageError("params.text: a non-empty string");
+      const { conversation, view } = await openDm(client, handles);
+      const json = conversationJson(conversation, client.state.auth.user?.did ?? null);
+      if (p.text === undefined) return { conversation: json };
+      if (view.sendBlocked) throw new CliError(sendBlockedText(view), ExitCode.security);
+      return {
+        conversation: json,
+        item: itemJson(await client.send(conversation.channel.id, p.text as string)),
+      };
     }
   }
 }

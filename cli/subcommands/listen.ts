@@ -5,6 +5,7 @@ import type { Channel } from "../../core/protocol/index.ts";
 import { displaySafe } from "../../core/slash-commands/display-safe.ts";
 import { ConnectionText, followConnection } from "../connection-notes.ts";
 import { allChannels, type GlobalOptions, signedInClient } from "../context.ts";
+import { channelLabel, conversationJson } from "../direct-format.ts";
 import { ExitCode, usageError } from "../errors.ts";
 import {
   itemJson,
@@ -116,9 +117,16 @@ export class Listener {
     this.written.set(channel.id, seen);
     if (seen.has(i.uri)) return;
     seen.add(i.uri);
+    const label = channelLabel(this.client, channel);
     this.event(
-      { type: "item", channelId: channel.id, channel: channel.value.name, ...itemJson(i) },
-      `#${displaySafe(channel.value.name)} ${itemLine(i, stringWidth(`#${displaySafe(channel.value.name)} `))}`,
+      {
+        type: "item",
+        channelId: channel.id,
+        channel: label.name,
+        ...(label.direct ? { direct: true } : {}),
+        ...itemJson(i),
+      },
+      `${label.text} ${itemLine(i, stringWidth(`${label.text} `))}`,
     );
   }
 
@@ -167,6 +175,17 @@ export class Listener {
         `*** ${displaySafe(from.handle)} invited you to #${displaySafe(channel.value.name)} (wsync join ${channel.id})`,
       ),
     );
+    // A conversation someone opened with this user: announced, then followed like any channel.
+    c.events.on("conversation", ({ conversation }) => {
+      if (this.followed.has(conversation.channel.id)) return;
+      const me = this.me();
+      const json = conversationJson(conversation, me);
+      this.event(
+        { type: "conversation", ...json },
+        `*** ${displaySafe(conversation.openedBy.handle)} opened a conversation with you${conversation.request ? " (a message request)" : ""}: wsync dm ${displaySafe(json.with.map((w) => w.handle).join(",") || "me")}`,
+      );
+      void this.followOne(conversation.channel).catch(() => undefined);
+    });
     c.events.on("key-changed", ({ did, handle, channelId }) => {
       const channel = channelId ? this.followed.get(channelId) : undefined;
       this.event(
@@ -182,9 +201,11 @@ export class Listener {
     });
   }
 
-  /** Follows every channel the user is in and not followed yet; returns how many were added. */
+  /** Follows every channel and conversation the user is in and not followed yet; how many were added. */
   async follow(): Promise<number> {
-    const mine = (await allChannels(this.client)).filter((c) => c.isMember && !this.followed.has(c.id));
+    const channels = await allChannels(this.client);
+    const conversations = (this.client.state.conversations ?? []).map((c) => c.channel);
+    const mine = [...channels, ...conversations].filter((c) => c.isMember && !this.followed.has(c.id));
     for (const channel of mine) await this.followOne(channel);
     return mine.length;
   }

@@ -45,6 +45,12 @@ export async function perform(client: WsyncClient, cmd: Command): Promise<Comman
       r.openChannelId = view.channel.id;
       r.status = `Joined #${view.channel.value.name}`;
     },
+    message: async (handle, text) => {
+      const { conversation } = await client.direct.open([handle], { focus: true });
+      if (text) await client.send(conversation.channel.id, text);
+      r.openChannelId = conversation.channel.id;
+      r.status = `Conversation with ${handle}`;
+    },
     print,
     showChannels: async () => {
       const listing = formatChannelList(await client.refreshChannels());

@@ -16,6 +16,7 @@ import { type SessionMode, SessionStore } from "./account/session.ts";
 import type { SecretVault } from "./account/vault.ts";
 import { type ChannelParts, loadChannelParts } from "./channel/channel-parts.ts";
 import type { EngineContext } from "./channel/engine-context.ts";
+import { DirectConversations } from "./direct.ts";
 import { Keyring } from "./keys/keyring.ts";
 import type { TrustOrigin } from "./keys/trust.ts";
 import { ApiClient, type FetchFn } from "./net/api.ts";
@@ -83,6 +84,8 @@ export class WsyncClient {
   private readonly engineContext: EngineContext;
   private readonly auth: AuthFlow;
   private readonly frames: FrameContext;
+  /** Direct conversations: open (`/msg`, `wsync dm`), list, requests, blocks (direct.ts). */
+  readonly direct: DirectConversations;
   private readonly log: (message: string) => void;
 
   constructor(o: ClientOptions) {
@@ -131,6 +134,18 @@ export class WsyncClient {
       session,
       store: o.store,
       refreshLock: o.refreshLock ?? ((fn) => fn()),
+    });
+    this.direct = new DirectConversations({
+      api: this.api,
+      state: this.state,
+      identity: () => this.keyring.identity,
+      me: () => this.me(),
+      changed: () => this.changed(),
+      openChannel: async (id, opts) => {
+        this.requireKeys();
+        return (await this.parts()).channels.open(id, undefined, opts);
+      },
+      refreshChannels: () => this.refreshChannels(),
     });
     this.frames = {
       ...shared,
@@ -463,10 +478,16 @@ export class WsyncClient {
   }
 
   async refreshChannels(): Promise<Channel[]> {
-    const [{ channels, cursor }, { invites }] = await Promise.all([
+    const [{ channels, cursor }, { invites }, direct] = await Promise.all([
       this.api.call("getChannels", {}),
       this.api.call("getInvites", {}),
+      // Conversations live beside the channels (never in get-channels); an older server has none.
+      this.api.call("dmList", {}).catch(() => null),
     ]);
+    if (direct) {
+      this.state.conversations = direct.conversations;
+      this.state.blocked = direct.blocked;
+    }
     this.state.channels = channels;
     this.state.channelsCursor = cursor ?? null;
     this.state.invites = invites;

@@ -1,5 +1,5 @@
 import type {
-  ChannelType,
+  AnyChannelType,
   DeletionObject,
   DeletionObjectV2,
   DeletionObjectV3,
@@ -120,7 +120,7 @@ export async function verifyInvite(
  */
 export function checkInviteForChannel(
   invite: InviteObject,
-  channelType: ChannelType,
+  channelType: AnyChannelType,
 ): "sealedLink-missing" | "sealedLink-present" | null {
   if (typeof invite !== "object" || invite === null || invite.v !== 3) return null;
   const sealed = (invite as { sealedLink?: unknown }).sealedLink;
@@ -142,7 +142,7 @@ export async function inviteProblem(input: {
   invite: InviteObject;
   signature: string;
   inviterKey: string;
-  channelType: ChannelType;
+  channelType: AnyChannelType;
   invitee?: { identity: Identity };
 }): Promise<{ problem: InviteProblem | null; linkSecret: string | null }> {
   const { invite } = input;

@@ -20,6 +20,8 @@ export const WsEvent = {
   readMarker: "channel:read",
   /** Extension: someone is typing (ephemeral; never stored). */
   typing: "channel:typing",
+  /** Extension: a direct conversation the user belongs to was opened or changed (to their sockets). */
+  dmConversation: "dm:conversation",
 } as const;
 
 export const WS_PATH = "/api/ws";

@@ -1,4 +1,5 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
+import { DirectRoutes } from "./direct.ts";
 import { Patterns } from "./ids.ts";
 import { Limits } from "./limits.ts";
 import {
@@ -425,6 +426,8 @@ export const Routes = {
       channels: Type.Array(ChannelUri),
     }),
   }),
+  /** Direct conversations (direct.ts). */
+  ...DirectRoutes,
 } as const;
 
 export type Routes = typeof Routes;

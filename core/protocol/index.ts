@@ -1,3 +1,5 @@
+export * from "./direct.ts";
+export * from "./direct-meta.ts";
 export * from "./errors.ts";
 export * from "./events.ts";
 export * from "./http.ts";

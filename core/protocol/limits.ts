@@ -39,8 +39,12 @@ export const Reconnect = {
   connectTimeoutMs: 20_000,
 } as const;
 
+/** The types `/channel/create` makes. */
 export const ChannelTypes = ["public", "invite", "secret"] as const;
 export type ChannelType = (typeof ChannelTypes)[number];
+/** Every type a Channel may have: `direct` is a conversation, opened by `/dm/open` (direct.ts). */
+export const AllChannelTypes = [...ChannelTypes, "direct"] as const;
+export type AnyChannelType = (typeof AllChannelTypes)[number];
 
 /** Why a v2 commit was made (protocol §7). */
 export const CommitReasons = [

@@ -1,7 +1,14 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { ErrorCodes } from "./errors.ts";
 import { Patterns } from "./ids.ts";
-import { ChannelTypes, Collections, CommitReasons, Limits, NotifyActions } from "./limits.ts";
+import {
+  AllChannelTypes,
+  ChannelTypes,
+  Collections,
+  CommitReasons,
+  Limits,
+  NotifyActions,
+} from "./limits.ts";
 
 const strict = { additionalProperties: false } as const;
 /** The largest device-link ciphertext (base64 characters): an identity key and its trust state. */
@@ -15,7 +22,9 @@ export const Timestamp = Type.Integer({ minimum: 0, maximum: 8_640_000_000_000_0
 /** Any uri-like string whose last path segment names a channel; the server resolves by that segment. */
 export const ChannelUri = Type.String({ minLength: 1, maxLength: 300 });
 
+/** What `/channel/create` takes; a Channel's own type may also be `direct` (AnyChannelTypeSchema). */
 export const ChannelTypeSchema = Type.Union(ChannelTypes.map((t) => Type.Literal(t)));
+export const AnyChannelTypeSchema = Type.Union(AllChannelTypes.map((t) => Type.Literal(t)));
 
 export const User = Type.Object({
   did: Did,
@@ -71,7 +80,7 @@ export const Channel = Type.Object({
   value: Type.Object({
     $type: Type.Literal(Collections.channel),
     name: Type.String(),
-    type: ChannelTypeSchema,
+    type: AnyChannelTypeSchema,
     description: Type.String(),
     createdAt: Type.String(),
   }),

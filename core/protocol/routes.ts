@@ -1,3 +1,4 @@
+import { DirectRouteMeta } from "./direct-meta.ts";
 import { Limits } from "./limits.ts";
 
 /**
@@ -159,6 +160,8 @@ export const RouteMeta = {
   botList: { method: "POST", path: "/bots/list", auth: "access" },
   botRevoke: { method: "POST", path: "/bots/revoke", auth: "access" },
   botSelf: { method: "POST", path: "/bots/self", auth: "access" },
+  /** Direct conversations (direct-meta.ts). */
+  ...DirectRouteMeta,
 } as const satisfies Record<string, RouteMetaDef>;
 
 export const API_BASE = "/api";

@@ -1,4 +1,5 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
+import { Conversation } from "./direct.ts";
 import { WsEvent } from "./events.ts";
 import {
   Author,
@@ -101,6 +102,7 @@ export const ServerFrames = {
     epochId: Hex32,
   }),
   [WsEvent.invited]: Type.Object({ channel: Channel, from: Author }),
+  [WsEvent.dmConversation]: Type.Object({ conversation: Conversation }),
   /** The stored seq and the signed marker that set it (nulls for a marker stored before v3). */
   [WsEvent.readMarker]: Type.Object({
     channelId: ChannelId,

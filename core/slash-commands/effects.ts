@@ -27,6 +27,11 @@ export interface SlashHost {
   ): Promise<{ channelId: string; name: string; link: string | null } | null>;
   /** Joins and opens a channel by hash or secret link. */
   join(target: string): Promise<void>;
+  /**
+   * Opens (and shows) this user's direct conversation with `handle`, sending `text` in it when given
+   * (`/msg`, `/query`).
+   */
+  message(handle: string, text: string | null): Promise<void>;
   /** Lines of output for the command. */
   print(lines: readonly string[]): void;
   /** The channel listing (the web shows its list view; the CLI prints the lines). */
@@ -66,6 +71,8 @@ export const slashEffects: { [K in CommandName]: Effect<K> } = {
     host.say?.(`Created #${made.name}${made.link ? `: ${made.link}` : ""}`);
   },
   join: async (cmd, host) => host.join(cmd.joinToken ? `${cmd.channelId}#${cmd.joinToken}` : cmd.channelId),
+  msg: async (cmd, host) => host.message(cmd.handle, cmd.text),
+  query: async (cmd, host) => host.message(cmd.handle, null),
 };
 
 /** Carries out a parsed slash command through the screen's host. */

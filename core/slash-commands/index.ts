@@ -16,6 +16,7 @@ export {
   tryUnlock,
   UNLOCK_MIN_PARTIAL_LENGTH,
 } from "./lock.ts";
+export { msg, query } from "./msg.ts";
 export { commands, findCommand, isCommandLine, parseCommandLine, tokenize } from "./registry.ts";
 export { reset } from "./reset.ts";
 export {

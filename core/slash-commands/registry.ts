@@ -3,13 +3,14 @@ import { commandWord } from "./define.ts";
 import { help } from "./help.ts";
 import { join } from "./join.ts";
 import { list } from "./list.ts";
+import { msg, query } from "./msg.ts";
 import { reset } from "./reset.ts";
 import { search } from "./search.ts";
 import { status } from "./status.ts";
 import { COMMAND_PREFIX, type CommandSpec, type ParsedCommand } from "./types.ts";
 
 /** Every command, in the order help lists them (spec §9). */
-export const commands: readonly CommandSpec[] = [list, search, create, join, status, help, reset];
+export const commands: readonly CommandSpec[] = [list, search, create, join, msg, query, status, help, reset];
 
 /** Splits a line on any run of whitespace, ignoring whitespace at either end. */
 export function tokenize(line: string): string[] {

@@ -7,13 +7,26 @@ import type { ChannelType } from "../protocol/runtime.ts";
  */
 export const COMMAND_PREFIX = "/wsync/";
 
-export const COMMAND_NAMES = ["list", "search", "create", "join", "status", "help", "reset"] as const;
+export const COMMAND_NAMES = [
+  "list",
+  "search",
+  "create",
+  "join",
+  "msg",
+  "query",
+  "status",
+  "help",
+  "reset",
+] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
 export type ListCommand = { name: "list" };
 export type SearchCommand = { name: "search"; query: string };
 export type CreateCommand = { name: "create"; channelName: string; channelType: ChannelType };
 export type JoinCommand = { name: "join"; channelId: string; joinToken: string | null };
+/** A direct message (`/msg handle text`) and opening a conversation (`/query handle`). */
+export type MsgCommand = { name: "msg"; handle: string; text: string };
+export type QueryCommand = { name: "query"; handle: string };
 export type StatusCommand = { name: "status" };
 export type HelpCommand = { name: "help"; topic: CommandName | null };
 export type ResetCommand = { name: "reset" };
@@ -24,6 +37,8 @@ export type Command =
   | SearchCommand
   | CreateCommand
   | JoinCommand
+  | MsgCommand
+  | QueryCommand
   | StatusCommand
   | HelpCommand
   | ResetCommand;

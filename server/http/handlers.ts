@@ -95,6 +95,11 @@ export const handlers: { [N in RouteName]: Handler<N> } = {
   botList: (s, a) => s.bots.list(caller(a)),
   botRevoke: (s, a) => s.bots.revoke(caller(a), a.body),
   botSelf: (s, a) => s.bots.self(caller(a)),
+  dmOpen: (s, a) => s.direct.open(caller(a), a.body),
+  dmList: (s, a) => s.direct.list(caller(a)),
+  dmAccept: (s, a) => s.direct.accept(caller(a), a.body),
+  dmBlock: (s, a) => s.direct.block(caller(a), a.body),
+  dmUnblock: (s, a) => s.direct.unblock(caller(a), a.body),
   weather: async (s) => ({ data: await s.weather.get() }),
   health: async () => ({ ok: true as const, version: VERSION }),
 };

@@ -24,7 +24,9 @@ export async function resolveChannel(
   if (!channel) throw new ApiError("NotFound", "Channel not found");
   const member = await storage.channels.member(id, ctx.did);
   const invited = member ? false : (await storage.channels.invite(id, ctx.did)) !== null;
-  if (channel.type === "secret" && !member && !invited) throw new ApiError("NotFound", "Channel not found");
+  // A direct conversation is as invisible as a secret channel to everyone outside it.
+  if ((channel.type === "secret" || channel.type === "direct") && !member && !invited)
+    throw new ApiError("NotFound", "Channel not found");
   return { channel, member, invited };
 }
 

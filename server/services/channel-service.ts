@@ -25,6 +25,7 @@ import { newChannelId } from "../util/ids.ts";
 import { secretsEqual, sha256Hex } from "../util/secrets.ts";
 import type { AuthContext } from "./auth-service.ts";
 import { requireMember } from "./channel-access.ts";
+import { admitToConversation } from "./direct-rules.ts";
 import type { Notices } from "./notices.ts";
 import { toChannel, toMember, uriOf } from "./records.ts";
 
@@ -156,6 +157,9 @@ export class ChannelService {
     const channel = await this.d.storage.channels.get(id);
     if (!channel) throw new ApiError("NotFound", "Channel not found");
     const existing = await this.d.storage.channels.member(id, ctx.did);
+    // Nobody joins a direct conversation: its members are put in by its opener (or a member, in a
+    // group). To anyone else it does not exist.
+    if (!existing && channel.type === "direct") throw new ApiError("NotFound", "Channel not found");
     // A member only subscribes (another socket, a reconnect): no write transaction for that.
     const change: MembershipChange = existing
       ? { kind: "already-member", member: existing }
@@ -259,12 +263,22 @@ export class ChannelService {
 
   async leave(ctx: AuthContext, body: RouteBody<"leaveChannel">): Promise<{ success: true }> {
     const { channel } = await requireMember(this.d.storage, ctx, body.channelUri);
+    // Deleting a one-to-one conversation (or notes to self) hides it until something newer comes:
+    // its pair stays unique, as in Signal. Leaving a group is leaving (the next epoch shuts them out).
+    if (channel.type === "direct" && channel.directKind !== "group") {
+      const mine = await this.d.storage.direct.conversation(channel.id, ctx.did);
+      await this.d.storage.direct.hide(channel.id, ctx.did, mine?.lastSeq ?? 0);
+      return { success: true };
+    }
     await this.removeMember(channel, ctx, "left");
     return { success: true };
   }
 
   async kick(ctx: AuthContext, body: RouteBody<"kick">): Promise<{ success: true }> {
     const { channel, member } = await requireMember(this.d.storage, ctx, body.channelUri);
+    if (channel.type === "direct") {
+      throw new ApiError("Forbidden", "A conversation has no owner: nobody can remove anyone from it");
+    }
     if (member.role !== "owner") throw new ApiError("Forbidden", "Only channel owners can kick");
     if (body.did === ctx.did) throw new ApiError("InvalidRequest", "did: use leave to remove yourself");
     const target = await this.d.storage.channels.member(channel.id, body.did);
@@ -348,6 +362,11 @@ export class ChannelService {
     const inviter = await this.d.storage.accounts.byDid(ctx.did);
     if (!inviter?.publicKey || !(await verifyInvite(invite, signature, inviter.publicKey))) {
       throw new ApiError("InvalidRequest", "signature: does not verify under the inviter's public key");
+    }
+    if (channel.type === "direct") {
+      const d = { ...this.d, now };
+      await admitToConversation(d, channel, ctx, target, { invite, signature });
+      return { success: true };
     }
     if (await this.d.storage.channels.member(channel.id, target.did)) return { success: true };
     await this.d.storage.channels.addInvite({

@@ -1,8 +1,8 @@
 import { verifyCommit, verifyObject } from "../../core/crypto/index.ts";
 import {
   type Admissions,
+  type AnyChannelType,
   ApiError,
-  type ChannelType,
   type CommitV2,
   type CommitV3,
   type EpochInfo,
@@ -102,6 +102,14 @@ export class EpochService {
       throw new ApiError(
         "InvalidRequest",
         "commit.v: must be 3: this channel has a v3 epoch, and version 2 commits no longer follow it",
+      );
+    }
+    // A direct conversation's epoch 1 is its opener's to make: every other member's admission is an
+    // invite the opener signed (docs/protocol-extensions.md "Direct conversations").
+    if (channel.type === "direct" && !state.current && ctx.did !== channel.creatorDid) {
+      throw new ApiError(
+        "InvalidRequest",
+        "commit.creatorDid: the conversation's first epoch is its opener's to make",
       );
     }
     const currentNumber = state.current?.epochNumber ?? 0;
@@ -271,7 +279,7 @@ export class EpochService {
  * need none; what evidence exists is still recorded.
  */
 function admissionsFor(
-  type: ChannelType,
+  type: AnyChannelType,
   commit: CommitV2 | CommitV3,
   previous: EpochRow | null,
   members: Map<string, MemberRow>,

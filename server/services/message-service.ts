@@ -17,6 +17,7 @@ import { newRkey } from "../util/ids.ts";
 import type { AuthContext } from "./auth-service.ts";
 import { requireMember } from "./channel-access.ts";
 import { SIGNED_OBJECT_WINDOW_MS } from "./channel-service.ts";
+import { checkDirectSend } from "./direct-rules.ts";
 import { toMessageRecord, toRecord, uriOf } from "./records.ts";
 
 const contentCheck = TypeCompiler.Compile(EncryptedContent);
@@ -36,6 +37,8 @@ export function decodeCursor(cursor: string): number {
 export interface ChannelRef {
   id: string;
   uri: string;
+  /** A direct conversation: its sends are checked against blocks (direct-rules.ts). */
+  direct?: boolean;
 }
 
 /** A committed (or earlier committed) message: its record and that record's JSON. */
@@ -167,6 +170,7 @@ export class MessageService {
       throw new ApiError("InvalidRequest", "content.clientMsgId: must equal clientMsgId");
     }
     if (content.v === 2) await this.checkV2Content(ctx, channel.id, content.epochId, body.clientMsgId);
+    if (channel.direct) await checkDirectSend(this.storage, ctx.did, channel.id);
     const now = this.clock.now();
     // A retry of a message that was committed (but whose ack was lost) is answered "duplicate" with
     // the first record, even if an epoch rotation happened since (the store checks that first).
@@ -210,7 +214,7 @@ export class MessageService {
   /** The channel of `uri` if the caller is a member (else NotFound or Forbidden, as for any call). */
   async memberChannel(ctx: AuthContext, uri: string): Promise<ChannelRef> {
     const { channel } = await requireMember(this.storage, ctx, uri);
-    return { id: channel.id, uri: uriOf(channel) };
+    return { id: channel.id, uri: uriOf(channel), direct: channel.type === "direct" };
   }
 
   private async settle(
@@ -282,7 +286,8 @@ export class MessageService {
     const channel = await this.storage.channels.get(row.channelId);
     const member = channel ? await this.storage.channels.member(channel.id, ctx.did) : null;
     if (!channel || !member) throw new ApiError("NotFound", "Message not found");
-    if (row.authorDid !== ctx.did && member.role !== "owner") {
+    // In a direct conversation nobody has owner powers: only the author deletes.
+    if (row.authorDid !== ctx.did && (member.role !== "owner" || channel.type === "direct")) {
       throw new ApiError("Forbidden", "Only the author or a channel owner can delete a message");
     }
     // Authorization first (above): who may not see the message learns nothing from the body checks.

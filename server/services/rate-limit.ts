@@ -14,7 +14,8 @@ export type WriteKind =
   | "link"
   | "trust"
   | "bot"
-  | "session";
+  | "session"
+  | "dm";
 
 /** A token bucket: up to `burst` at once, refilled at `perMinute`. */
 export interface Rate {
@@ -52,6 +53,8 @@ export const DEFAULT_RATES: Record<WriteKind, Rate> = {
   bot: { burst: 10, perMinute: 5 },
   /** ending one of the caller's sessions, or all the others */
   session: { burst: 30, perMinute: 30 },
+  /** direct conversations: opening one (a new group each time), accepting, blocking, unblocking */
+  dm: { burst: 30, perMinute: 10 },
 };
 
 /** Channels one user may own (created, or inherited as longest-standing member) at once. */
@@ -178,4 +181,8 @@ export const WRITE_KINDS: Readonly<Record<string, WriteKind>> = {
   botRevoke: "bot",
   revokeSession: "session",
   revokeOtherSessions: "session",
+  dmOpen: "dm",
+  dmAccept: "dm",
+  dmBlock: "dm",
+  dmUnblock: "dm",
 };

@@ -38,12 +38,14 @@ export function toChannel(s: ChannelSummary): Channel {
       description: s.description,
       createdAt: iso(s.createdAt),
     },
-    owner: s.ownerDid && s.ownerHandle ? { did: s.ownerDid, handle: s.ownerHandle } : null,
+    // A direct conversation has no owner (nobody has owner powers in it): everyone is a member.
+    owner:
+      s.type !== "direct" && s.ownerDid && s.ownerHandle ? { did: s.ownerDid, handle: s.ownerHandle } : null,
     memberCount: s.memberCount,
     messageCount: s.messageCount,
     lastActivity: s.lastActivity === null ? null : iso(s.lastActivity),
     isMember: s.role !== null,
-    role: s.role,
+    role: s.type === "direct" && s.role !== null ? "member" : s.role,
   };
 }
 

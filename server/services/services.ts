@@ -9,6 +9,7 @@ import type { AuthService } from "./auth-service.ts";
 import type { BotService } from "./bot-service.ts";
 import type { ChannelService } from "./channel-service.ts";
 import type { DeviceLinkService } from "./device-link-service.ts";
+import type { DirectService } from "./direct-service.ts";
 import type { EpochService } from "./epoch-service.ts";
 import type { KeyBackupService } from "./key-backup-service.ts";
 import type { MessageService } from "./message-service.ts";
@@ -33,6 +34,8 @@ export interface Services {
   epochs: EpochService;
   messages: MessageService;
   keyBackups: KeyBackupService;
+  /** Direct conversations (docs/protocol-extensions.md "Direct conversations"). */
+  direct: DirectService;
   /** Device-link slots (protocol §8 "Fresh devices"). */
   deviceLinks: DeviceLinkService;
   weather: ReturnType<typeof createWeatherService>;

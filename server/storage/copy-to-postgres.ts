@@ -24,6 +24,8 @@ export const COPY_TABLES = [
   "bots",
   "channels",
   "members",
+  "direct_states",
+  "blocks",
   "invites",
   "epochs",
   "epoch_keys",

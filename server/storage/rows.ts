@@ -1,3 +1,4 @@
+import type { DirectKind } from "../../core/protocol/index.ts";
 import type {
   AccountRow,
   BotRow,
@@ -164,19 +165,24 @@ export interface ChannelColumns {
   /** INTEGER in both schemas (int4 in PostgreSQL): a number from both drivers. */
   link_voided: number;
   member_version: Int8;
+  /** Migration 9: set on a direct conversation (whose `type` column then reads 'invite'). */
+  direct_kind?: DirectKind | null;
 }
 
 export const toChannel = (r: ChannelColumns): ChannelRow => ({
   id: r.id,
   name: r.name,
   description: r.description,
-  type: r.type,
+  // A direct conversation is stored with type 'invite' (nobody joins it uninvited; the column's CHECK
+  // predates it) and named by direct_kind: to everything above storage its type is "direct".
+  type: r.direct_kind ? "direct" : r.type,
   creatorDid: r.creator_did,
   ownerDid: r.owner_did,
   createdAt: num(r.created_at),
   joinTokenHash: r.join_token_hash,
   linkVoided: r.link_voided === 1,
   memberVersion: num(r.member_version),
+  ...(r.direct_kind ? { directKind: r.direct_kind } : {}),
 });
 
 export interface ChannelSummaryColumns extends ChannelColumns {

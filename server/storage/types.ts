@@ -1,8 +1,9 @@
 import type {
   Admission,
   Admissions,
-  ChannelType,
+  AnyChannelType,
   Commit,
+  DirectKind,
   InviteObject,
   KeyChange,
   NotifyAction,
@@ -10,6 +11,7 @@ import type {
   SignedReadMarker,
   WrappedEpochKey,
 } from "../../core/protocol/index.ts";
+import type { DirectStore } from "./direct-types.ts";
 
 /**
  * Storage behind small async interfaces, one per aggregate. Nothing above this layer may assume
@@ -114,7 +116,7 @@ export interface ChannelRow {
   id: string;
   name: string;
   description: string;
-  type: ChannelType;
+  type: AnyChannelType;
   /** Fixed for life: the did part of the channel's canonical uri. */
   creatorDid: string;
   /** The current owner; passes on when the owner leaves, null while the channel is empty. */
@@ -130,6 +132,8 @@ export interface ChannelRow {
   linkVoided: boolean;
   /** Bumped with every change of the member set or of a member's key (see EpochRow.memberVersion). */
   memberVersion: number;
+  /** A direct conversation's kind (type "direct"); null or absent for every other channel. */
+  directKind?: DirectKind | null;
 }
 
 export interface ChannelSummary extends ChannelRow {
@@ -452,6 +456,8 @@ export interface Storage {
   epochs: EpochStore;
   timeline: TimelineStore;
   deviceLinks: DeviceLinkStore;
+  /** Direct conversations, their request states and blocks (direct-types.ts). */
+  direct: DirectStore;
   close(): Promise<void>;
 }
 

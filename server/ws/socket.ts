@@ -322,7 +322,11 @@ export class SocketSession implements Connection {
         const { channel, members } = await s.channels.join(ctx, body);
         s.hub.subscribe(this, channel.id);
         this.joined ??= new Map();
-        this.joined.set(body.channelUri, { id: channel.id, uri: channel.uri });
+        this.joined.set(body.channelUri, {
+          id: channel.id,
+          uri: channel.uri,
+          direct: channel.value.type === "direct",
+        });
         this.sendFrame({
           type: WsEvent.channelJoined,
           data: { channelUri: channel.uri, channel, members, epochInfo: await s.epochs.info(channel.id) },

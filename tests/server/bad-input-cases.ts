@@ -357,6 +357,11 @@ export function baseBodies(w: World): Record<BodyRoute, Record<string, unknown>>
     botList: {},
     botRevoke: { handle: "nobot" },
     botSelf: {},
+    dmOpen: { handles: ["someone"], name: "fuzz" },
+    dmList: {},
+    dmAccept: { channelUri },
+    dmBlock: { did: w.fuzzer.session.did },
+    dmUnblock: { did: w.victim.session.did },
   };
 }
 

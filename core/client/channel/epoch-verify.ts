@@ -7,7 +7,7 @@ import {
   verifyLinkProof,
   verifyObject,
 } from "../../crypto/index.ts";
-import type { Admission, Admissions, ChannelType, Commit, KeyChange } from "../../protocol/runtime.ts";
+import type { Admission, Admissions, AnyChannelType, Commit, KeyChange } from "../../protocol/runtime.ts";
 import type { AdmissionCheck, EpochChange, SecurityCheck } from "../view/state.ts";
 import type { ChainState, VerifiedEpoch } from "./chain.ts";
 import { membersOf } from "./chain.ts";
@@ -35,7 +35,7 @@ export interface EpochCandidate {
 
 export interface VerifyContext {
   channelId: string;
-  channelType: ChannelType;
+  channelType: AnyChannelType;
   /** The channel's creator (the did of its canonical uri): the only one who may make epoch 1. */
   channelCreator: string | null;
   chain: ChainState;
@@ -75,6 +75,24 @@ export function previousVerified(chain: ChainState, n: number): VerifiedEpoch | 
     if (e.epochNumber < n && (!best || e.epochNumber > best.epochNumber)) best = e;
   }
   return best;
+}
+
+/**
+ * The "previous commit" a direct conversation's epoch 1 is checked against (directly above): its
+ * creator alone, so the only invites that admit anyone into it are the creator's.
+ */
+export function openerOnly(c: { creatorDid: string; members: { did: string; fp: string }[] }): VerifiedEpoch {
+  return {
+    epochId: "",
+    epochNumber: 0,
+    v: 3,
+    createdAt: 0,
+    creatorDid: c.creatorDid,
+    reason: null,
+    members: c.members.filter((m) => m.did === c.creatorDid),
+    linkSecret: null,
+    linkChanged: false,
+  };
 }
 
 /**
@@ -191,6 +209,18 @@ export async function verifyEpoch(ctx: VerifyContext, cand: EpochCandidate): Pro
         c.creatorDid,
         ctx.handleOf(c.creatorDid),
       );
+    }
+  }
+  // A direct conversation's epoch 1 lists everyone at once, and nobody joined by themselves: each
+  // member but its creator must be admitted by an invite the creator signed (the evidence a group's
+  // later joiners bring too), so a server cannot put a third person into the first epoch unseen.
+  if (n === 1 && ctx.channelType === "direct" && !isAnchor) {
+    const opener = openerOnly(c);
+    for (const m of c.members) {
+      if (m.did === c.creatorDid) continue;
+      if (!(await checkAdmission(ctx, opener, m, cand.admissions[m.did], c.v))) {
+        return fail("admission", "no invite from the conversation's opener", m.did, ctx.handleOf(m.did));
+      }
     }
   }
   // An anchor is taken on first use (only its signature, fork and chain are checkable): nothing the

@@ -25,7 +25,7 @@ import { SecurityText } from "../view/security-text.ts";
 import type { ChannelView, SecurityCheck, SecurityWarning } from "../view/state.ts";
 import type { ChainState, ChainStore, VerifiedEpoch } from "./chain.ts";
 import type { EngineContext } from "./engine-context.ts";
-import { checkAdmission, type EpochCandidate, type VerifyContext } from "./epoch-verify.ts";
+import { checkAdmission, type EpochCandidate, openerOnly, type VerifyContext } from "./epoch-verify.ts";
 
 const MAX_ROTATION_ATTEMPTS = 5;
 
@@ -191,6 +191,16 @@ export class Rotation {
         }
       }
       const ctx = await this.m.verifyContext(channelId);
+      // A direct conversation's first epoch is its opener's, wrapped to everyone the opener admitted
+      // with a signed invite; anyone else waits for it (the opener need not be online for it to
+      // arrive later, and no other member could admit anyone).
+      const direct = ctx.channelType === "direct" && !prev;
+      if (direct && ctx.channelCreator !== null && ctx.channelCreator !== me) {
+        throw new SendBlockedError(SecurityText.directNotStarted(this.m.handleOf(ctx.channelCreator)));
+      }
+      const opener = direct
+        ? openerOnly({ creatorDid: me, members: [{ did: me, fp: await fingerprint(identity.publicKey) }] })
+        : null;
       const before = new Map((prev?.members ?? []).map((m) => [m.did, m]));
       const block = (w: SecurityWarning): never => {
         const view = this.m.view(channelId);
@@ -246,10 +256,12 @@ export class Rotation {
         if (pinned !== m.publicKey) {
           throw new Error(`${m.handle}'s encryption key changed; compare safety numbers and accept it first`);
         }
-        // Only members of the previous verified commit and joiners whose evidence checks (§7, §8).
-        if (prev) {
+        // Only members of the previous verified commit and joiners whose evidence checks (§7, §8);
+        // in a conversation's first epoch, those this client's own signed invite admits.
+        const base = prev ?? opener;
+        if (base) {
           const fp = await this.m.keys.fingerprintOf(pinned);
-          const checked = await checkAdmission(ctx, prev, { did: m.did, fp }, m.admission, 3);
+          const checked = await checkAdmission(ctx, base, { did: m.did, fp }, m.admission, 3);
           if (!checked) {
             block(
               this.m.warn(channelId, "admission", {

@@ -1,5 +1,6 @@
 import { channelIdFromUri, type ServerFrame, WsEvent } from "../../protocol/runtime.ts";
 import type { ChannelParts } from "../channel/channel-parts.ts";
+import { upsertConversation } from "../direct.ts";
 import type { ClientEvents, ClientState } from "../view/state.ts";
 import type { ApiClient } from "./api.ts";
 
@@ -109,6 +110,13 @@ export async function handleFrame(c: FrameContext, f: ServerFrame): Promise<void
     case WsEvent.epochCreated: {
       const d = f.data as ServerFrame<typeof WsEvent.epochCreated>["data"];
       if (c.state.open[d.channelId]) await (await c.parts()).epochs.refreshEpoch(d.channelId);
+      return;
+    }
+    case WsEvent.dmConversation: {
+      const { conversation } = f.data as ServerFrame<typeof WsEvent.dmConversation>["data"];
+      upsertConversation(c.state, conversation);
+      c.emit("conversation", { conversation });
+      c.changed();
       return;
     }
     case WsEvent.invited: {

@@ -72,6 +72,9 @@ export const SecurityText = {
   sendBlocked: "Messages in this channel are not being sent: a security check failed (see the warning).",
   /** A channel with no epoch yet: only its owner's client may make epoch 1 (protocol §5). */
   awaitingOwnerKeys: "This channel has no keys yet: waiting for the owner's client to set up keys.",
+  /** A direct conversation whose first key its opener's client has not made yet. */
+  directNotStarted: (opener: string) =>
+    `${opener}'s client has not started this conversation's encryption yet: you can write once it has.`,
   /** "alice's client added bob, removed carol" from a signed commit. */
   epochChange(e: EpochChange): string {
     const parts: string[] = [];

@@ -1,4 +1,12 @@
-import type { Channel, EpochInfo, Invite, Member, NotifyAction, User } from "../../protocol/runtime.ts";
+import type {
+  Channel,
+  Conversation,
+  EpochInfo,
+  Invite,
+  Member,
+  NotifyAction,
+  User,
+} from "../../protocol/runtime.ts";
 import type { ConnectionStatus } from "../net/realtime.ts";
 
 /**
@@ -230,6 +238,9 @@ export interface ClientState {
   readMarkers: Record<string, number>;
   /** Who is typing in each channel now (ephemeral), by channel id; `until` is when it lapses. */
   typing: Record<string, { did: string; handle: string; until: number }[]>;
+  /** Direct conversations and requests (core/client/direct.ts), and whom this user blocked. */
+  conversations?: Conversation[];
+  blocked?: { did: string; handle: string }[];
 }
 
 export function initialState(): ClientState {
@@ -293,6 +304,8 @@ export interface ClientEvents {
   reconnected: { items: number; channels: number };
   /** Someone invited this user to a channel. */
   invited: { channel: Channel; from: { did: string; handle: string } };
+  /** A direct conversation this user is in was opened (by someone else too) or changed. */
+  conversation: { conversation: Conversation };
 }
 
 type Listener<T> = (payload: T) => void;

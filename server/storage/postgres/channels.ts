@@ -28,7 +28,7 @@ import type { PgClient } from "./client.ts";
 // Text is ordered byte-wise (COLLATE "C") wherever order is observable, as SQLite's BINARY collation
 // does, whatever the database's locale.
 const CHANNEL_COLUMNS = `c.id, c.name, c.description, c.type, c.creator_did, c.owner_did, c.created_at,
-  c.join_token_hash, c.link_voided, c.member_version, c.message_count, c.last_activity`;
+  c.join_token_hash, c.link_voided, c.member_version, c.message_count, c.last_activity, c.direct_kind`;
 
 const SUMMARY = `
   SELECT ${CHANNEL_COLUMNS}, o.handle AS owner_handle,
@@ -72,10 +72,11 @@ export class PostgresChannels implements ChannelStore {
   }
 
   async listVisible(viewerDid: string): Promise<ChannelSummary[]> {
-    // Secret channels appear only to their members (protocol §3).
+    // Secret channels appear only to their members (protocol §3); direct conversations never (they
+    // are listed by /dm/list, to their members only).
     const rows: ChannelSummaryColumns[] = await this.db.run((sql) =>
       sql.unsafe(
-        `${SUMMARY} WHERE c.type <> 'secret' OR me.did IS NOT NULL ORDER BY c.created_at, c.id COLLATE "C"`,
+        `${SUMMARY} WHERE (c.type <> 'secret' OR me.did IS NOT NULL) AND c.direct_kind IS NULL ORDER BY c.created_at, c.id COLLATE "C"`,
         [viewerDid],
       ),
     );

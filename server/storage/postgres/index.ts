@@ -5,6 +5,7 @@ import { PostgresBots } from "./bots.ts";
 import { PostgresChannels } from "./channels.ts";
 import { PgClient } from "./client.ts";
 import { PostgresDeviceLinks } from "./device-links.ts";
+import { PostgresDirect } from "./direct.ts";
 import { PostgresEpochs } from "./epochs.ts";
 import { migrate } from "./migrations.ts";
 import { PostgresSessions } from "./sessions.ts";
@@ -42,6 +43,7 @@ export async function openPostgresStorage(opts: PostgresOptions): Promise<Storag
     channels: new PostgresChannels(db),
     epochs: new PostgresEpochs(db),
     deviceLinks: new PostgresDeviceLinks(db),
+    direct: new PostgresDirect(db),
     timeline: new PostgresTimeline(db),
     close: () => db.close(),
   };

@@ -227,6 +227,30 @@ export const migrations: { version: number; sql: string }[] = [
       CREATE INDEX bots_owner ON bots(owner_did);
     `,
   },
+  {
+    // Direct conversations: as SQLite's migration 10 (the type column reads 'invite' there too, so
+    // both schemas stay the same and the rows map alike).
+    version: 10,
+    sql: `
+      ALTER TABLE channels ADD COLUMN direct_kind TEXT CHECK (direct_kind IN ('pair', 'group', 'self'));
+      ALTER TABLE channels ADD COLUMN direct_key TEXT;
+      CREATE UNIQUE INDEX channels_direct_key ON channels(direct_key);
+      CREATE TABLE direct_states (
+        channel_id TEXT NOT NULL REFERENCES channels(id),
+        did TEXT NOT NULL REFERENCES accounts(did),
+        state TEXT NOT NULL CHECK (state IN ('accepted', 'request')),
+        hidden_seq BIGINT,
+        PRIMARY KEY (channel_id, did)
+      );
+      CREATE INDEX direct_states_did ON direct_states(did);
+      CREATE TABLE blocks (
+        blocker_did TEXT NOT NULL REFERENCES accounts(did),
+        blocked_did TEXT NOT NULL REFERENCES accounts(did),
+        created_at BIGINT NOT NULL,
+        PRIMARY KEY (blocker_did, blocked_did)
+      );
+    `,
+  },
 ];
 
 /**

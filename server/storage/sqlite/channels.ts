@@ -79,9 +79,12 @@ export class SqliteChannels implements ChannelStore {
   }
 
   async listVisible(viewerDid: string): Promise<ChannelSummary[]> {
-    // Secret channels appear only to their members (protocol §3).
+    // Secret channels appear only to their members (protocol §3); direct conversations never (they
+    // are listed by /dm/list, to their members only).
     const rows = this.db
-      .query(`${SUMMARY} WHERE c.type != 'secret' OR me.did IS NOT NULL ORDER BY c.created_at, c.id`)
+      .query(
+        `${SUMMARY} WHERE (c.type != 'secret' OR me.did IS NOT NULL) AND c.direct_kind IS NULL ORDER BY c.created_at, c.id`,
+      )
       .all({ viewer: viewerDid }) as ChannelSummaryColumns[];
     return rows.map(toSummary);
   }

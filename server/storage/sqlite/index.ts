@@ -4,6 +4,7 @@ import { SqliteAccounts } from "./accounts.ts";
 import { SqliteBots } from "./bots.ts";
 import { SqliteChannels } from "./channels.ts";
 import { SqliteDeviceLinks } from "./device-links.ts";
+import { SqliteDirect } from "./direct.ts";
 import { SqliteEpochs } from "./epochs.ts";
 import { migrate } from "./migrations.ts";
 import { SqliteSessions } from "./sessions.ts";
@@ -56,6 +57,7 @@ export function openSqliteStorage(opts: SqliteOptions): Storage {
     channels: new SqliteChannels(db),
     epochs: new SqliteEpochs(db),
     deviceLinks: new SqliteDeviceLinks(db),
+    direct: new SqliteDirect(db),
     timeline,
     async close() {
       timeline.commitPending();

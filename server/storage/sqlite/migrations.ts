@@ -225,6 +225,31 @@ export const migrations: { version: number; sql: string }[] = [
       CREATE INDEX bots_owner ON bots(owner_did);
     `,
   },
+  {
+    // Direct conversations (docs/protocol-extensions.md "Direct conversations"): a channel row with
+    // direct_kind set (its type column reads 'invite': its CHECK predates conversations), one per
+    // pair or self by the unique direct_key; each member's request state; blocks.
+    version: 10,
+    sql: `
+      ALTER TABLE channels ADD COLUMN direct_kind TEXT CHECK (direct_kind IN ('pair', 'group', 'self'));
+      ALTER TABLE channels ADD COLUMN direct_key TEXT;
+      CREATE UNIQUE INDEX channels_direct_key ON channels(direct_key);
+      CREATE TABLE direct_states (
+        channel_id TEXT NOT NULL REFERENCES channels(id),
+        did TEXT NOT NULL REFERENCES accounts(did),
+        state TEXT NOT NULL CHECK (state IN ('accepted', 'request')),
+        hidden_seq INTEGER,
+        PRIMARY KEY (channel_id, did)
+      );
+      CREATE INDEX direct_states_did ON direct_states(did);
+      CREATE TABLE blocks (
+        blocker_did TEXT NOT NULL REFERENCES accounts(did),
+        blocked_did TEXT NOT NULL REFERENCES accounts(did),
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (blocker_did, blocked_did)
+      );
+    `,
+  },
 ];
 
 const userVersion = (db: Database) =>

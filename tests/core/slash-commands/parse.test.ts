@@ -192,12 +192,14 @@ describe("plain text is not a command", () => {
 });
 
 describe("registry", () => {
-  test("lists every command once, in spec order", () => {
+  test("lists every command once, in spec order (issue 30 adds msg and query after join)", () => {
     expect(commands.map((c) => c.name)).toEqual([
       "list",
       "search",
       "create",
       "join",
+      "msg",
+      "query",
       "status",
       "help",
       "reset",

@@ -15,6 +15,7 @@ import {
   type TerminalAction,
 } from "../../../core/slash-commands/index.ts";
 import { createChannel, joinChannel, selectChannel } from "../../state/channel.ts";
+import { openConversation } from "../../state/direct.ts";
 import { engineState } from "../../state/engine.ts";
 
 /**
@@ -65,6 +66,7 @@ export function runCommand(cmd: Command, line: string, host: TerminalHost): Prom
       return { channelId: channel.id, name: channel.value.name, link: link ?? null };
     },
     join: (target) => joinChannel(target),
+    message: (handle, text) => openConversation(handle, text),
     print: (out) => host.print(line, out),
     showChannels: async () => host.show("channels"),
     showSearch: async (query) => {
