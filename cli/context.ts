@@ -6,6 +6,7 @@ import { type Channel, channelIdFromUri } from "../core/protocol/index.ts";
 import { displaySafe } from "../core/slash-commands/display-safe.ts";
 import { CliError, ExitCode, notSignedIn } from "./errors.ts";
 import { FileStore } from "./file-store.ts";
+import { indexOnReceipt } from "./search-receipt.ts";
 
 export const DEFAULT_SERVER = "http://localhost:3000";
 
@@ -80,6 +81,7 @@ export function makeClient(opts: GlobalOptions): { client: WsyncClient; server: 
     refreshLock: (fn) => store.withLock(fn),
   });
   openClients.push(client);
+  indexOnReceipt(client, path);
   return { client, server, store };
 }
 

@@ -14,6 +14,7 @@ import { registerLinkCommands } from "./subcommands/link.ts";
 import { registerListenCommand } from "./subcommands/listen.ts";
 import { registerMessageCommands } from "./subcommands/messages.ts";
 import { registerMigrateCommand } from "./subcommands/migrate.ts";
+import { registerSearchCommand } from "./subcommands/search.ts";
 import { registerServeCommand } from "./subcommands/serve.ts";
 
 export function buildProgram(): Command {
@@ -59,6 +60,7 @@ export function buildProgram(): Command {
   registerListenCommand(program);
   registerApiCommand(program);
   registerMigrateCommand(program);
+  registerSearchCommand(program);
   // Set only now, so no subcommand inherits it: an extra argument to any command is a usage error
   // (exit 2), never silently ignored (issue 29 defect 4). The root takes words only to report them
   // as an unknown command.

@@ -1,6 +1,6 @@
 import { presentTimeline, refKey } from "../client/channel/rich.ts";
 import type { TimelineItem } from "../client/view/state.ts";
-import { matchRanges, normalize, termMatches } from "./normalize.ts";
+import { matchRanges, searchBody, termMatches } from "./normalize.ts";
 import { handleMatches, type SearchQuery } from "./query.ts";
 
 /**
@@ -177,7 +177,7 @@ export interface SearchDoc {
   authorHandle: string;
   signedAt: number;
   hasFile: boolean;
-  /** The current text, normalized. */
+  /** The current text as indexed (searchBody). */
   normText: string;
 }
 
@@ -267,7 +267,7 @@ export class MemoryIndex {
         authorHandle: m.author.handle,
         signedAt: m.signedAt,
         hasFile: m.hasFile,
-        normText: normalize(cur.text),
+        normText: searchBody(cur.text),
       };
       if (docMatches(doc, q)) hits.push({ message: m, ...cur, ranges: matchRanges(cur.text, q.terms) });
     }

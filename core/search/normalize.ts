@@ -22,6 +22,14 @@ export function tokenize(text: string): string[] {
 }
 
 /**
+ * The form a text is indexed in: its words, normalized, joined by single spaces (so a phrase matches
+ * across punctuation and line breaks, and a substring never spans symbols).
+ */
+export function searchBody(text: string): string {
+  return tokenize(text).join(" ");
+}
+
+/**
  * Whether a normalized query term matches a normalized text: a word starting with it (a word or a
  * prefix), or, for a term of three characters or more, anywhere inside the text (a substring). A
  * term that holds separators ("e-mail", a quoted phrase) matches as a substring of the text.
