@@ -9,6 +9,7 @@ import { registerAuthCommands } from "./subcommands/auth.ts";
 import { registerChannelCommands } from "./subcommands/channels.ts";
 import { registerDeviceCommands } from "./subcommands/device.ts";
 import { registerEditCommands } from "./subcommands/edits.ts";
+import { registerExportCommand } from "./subcommands/export.ts";
 import { registerKeyCommands } from "./subcommands/keys.ts";
 import { registerLinkCommands } from "./subcommands/link.ts";
 import { registerListenCommand } from "./subcommands/listen.ts";
@@ -61,6 +62,7 @@ export function buildProgram(): Command {
   registerApiCommand(program);
   registerMigrateCommand(program);
   registerSearchCommand(program);
+  registerExportCommand(program);
   // Set only now, so no subcommand inherits it: an extra argument to any command is a usage error
   // (exit 2), never silently ignored (issue 29 defect 4). The root takes words only to report them
   // as an unknown command.

@@ -146,3 +146,75 @@ describe("wsync search", () => {
     expect(existsSync(path)).toBe(false);
   }, 60_000);
 });
+
+describe("wsync export", () => {
+  const XSS = `<script>alert("x")</script><img src=x onerror='alert(1)'> & "quotes"`;
+
+  test("json, html and txt: the whole decrypted history with authors, signed times, verification", async () => {
+    await sendMany(alice, ops, [XSS]);
+    const dir = tempDir("wsync-export-");
+    const json = join(dir, "ops.json");
+    const r = await alice.cli.run(["export", "#ops", "--format", "json", "-o", json]);
+    expect(r.code).toBe(0);
+    expect(statSync(json).mode & 0o777).toBe(0o600);
+    const doc = JSON.parse(readFileSync(json, "utf8")) as {
+      channel: { id: string; name: string };
+      exportedBy: { handle: string };
+      warnings: unknown[];
+      items: {
+        kind: string;
+        text: string | null;
+        signedAt: string;
+        verification: string;
+        author: { handle: string };
+      }[];
+    };
+    expect(doc.channel).toEqual({ id: ops, name: "ops" });
+    expect(doc.exportedBy.handle).toBe(alice.handle);
+    expect(Array.isArray(doc.warnings)).toBe(true);
+    const messages = doc.items.filter((i) => i.kind === "message");
+    // Every message, from the first (three pages back) to the last, decrypted and verified.
+    expect(messages.map((m) => m.text)).toEqual([
+      "The Café reopens on Tuesday",
+      ...Array.from({ length: 129 }, (_, i) => `filler ${i}`),
+      XSS,
+    ]);
+    for (const m of messages) {
+      expect(m.verification).toBe("verified");
+      expect(m.author.handle).toBe(alice.handle);
+      expect(Number.isNaN(Date.parse(m.signedAt))).toBe(false);
+    }
+
+    const html = join(dir, "ops.html");
+    await alice.cli.ok(["export", "#ops", "--format", "html", "-o", html]);
+    const page = readFileSync(html, "utf8");
+    expect(page).not.toContain("<script>");
+    expect(page).not.toContain("<img");
+    expect(page).toContain(
+      "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&lt;img src=x onerror=&#39;alert(1)&#39;&gt; &amp;",
+    );
+    expect(page).toContain("default-src 'none'");
+    expect(page).toContain("The Café reopens on Tuesday");
+    expect(page.match(/class="v verified"/g)?.length).toBe(131);
+
+    const txt = join(dir, "ops.txt");
+    await alice.cli.ok(["export", "#ops", "--format", "txt", "-o", txt]);
+    const lines = readFileSync(txt, "utf8");
+    expect(lines).toContain(`# #ops (${ops})`);
+    expect(lines).toMatch(new RegExp(`${alice.handle.replaceAll(".", "\\.")} ✓ The Café reopens on Tuesday`));
+    expect(lines).toContain("filler 128");
+  }, 120_000);
+
+  test("an existing file is refused (exit 2, left alone) unless --force; a bad format is exit 2", async () => {
+    const file = join(tempDir("wsync-export-"), "keep.txt");
+    writeFileSync(file, "precious\n");
+    const r = await alice.cli.run(["export", "#dev", "--format", "txt", "-o", file]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("--force");
+    expect(readFileSync(file, "utf8")).toBe("precious\n");
+    await alice.cli.ok(["export", "#dev", "--format", "txt", "-o", file, "--force"]);
+    expect(readFileSync(file, "utf8")).toContain("the café in dev");
+    expect((await alice.cli.run(["export", "#dev", "--format", "pdf", "-o", `${file}.pdf`])).code).toBe(2);
+    expect((await alice.cli.run(["export", "#dev", "--format", "txt"])).code).toBe(2);
+  }, 60_000);
+});
