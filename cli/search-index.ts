@@ -21,7 +21,7 @@ import {
  * the browser. Which items are indexed, and what edits and deletions do, is core's (index-model.ts).
  */
 
-export const searchIndexPath = (storePath: string) => storePath.replace(/\.json$/, "") + ".search.sqlite";
+export const searchIndexPath = (storePath: string) => `${storePath.replace(/\.json$/, "")}.search.sqlite`;
 
 /** Removes the index and SQLite's side files (logout, `search --off`). */
 export function deleteSearchIndex(path: string): void {

@@ -82,7 +82,7 @@ describe("the SQLite index", () => {
     expect(texts(ix, "error cluster")).toEqual([]);
     expect(texts(ix, '"kubernetes cluster"')).toEqual(["Deploying the Kubernetes cluster"]);
     const [hit] = ix.search(parseQuery("cafe"));
-    expect(hit && hit.text.slice(...(hit.ranges[0] as [number, number]))).toBe("Café");
+    expect(hit?.text.slice(...(hit.ranges[0] as [number, number]))).toBe("Café");
   });
 
   test("edits (in any order) and deletions, signed or not, keep it right", () => {
