@@ -7,6 +7,7 @@ import { displaySafe } from "../core/slash-commands/display-safe.ts";
 import { botClient, botCredentialFrom, joinGivenChannels } from "./bot-credential.ts";
 import { CliError, ExitCode, notSignedIn, usageError } from "./errors.ts";
 import { FileStore } from "./file-store.ts";
+import { indexOnReceipt } from "./search-receipt.ts";
 
 export const DEFAULT_SERVER = "http://localhost:3000";
 
@@ -83,6 +84,7 @@ export function makeClient(opts: GlobalOptions): { client: WsyncClient; server: 
     refreshLock: (fn) => store.withLock(fn),
   });
   openClients.push(client);
+  indexOnReceipt(client, path);
   return { client, server, store };
 }
 

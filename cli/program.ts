@@ -11,11 +11,13 @@ import { registerChannelCommands } from "./subcommands/channels.ts";
 import { registerDeviceCommands } from "./subcommands/device.ts";
 import { registerDmCommand } from "./subcommands/dm.ts";
 import { registerEditCommands } from "./subcommands/edits.ts";
+import { registerExportCommand } from "./subcommands/export.ts";
 import { registerKeyCommands } from "./subcommands/keys.ts";
 import { registerLinkCommands } from "./subcommands/link.ts";
 import { registerListenCommand } from "./subcommands/listen.ts";
 import { registerMessageCommands } from "./subcommands/messages.ts";
 import { registerMigrateCommand } from "./subcommands/migrate.ts";
+import { registerSearchCommand } from "./subcommands/search.ts";
 import { registerServeCommand } from "./subcommands/serve.ts";
 
 export function buildProgram(): Command {
@@ -64,6 +66,8 @@ export function buildProgram(): Command {
   registerApiCommand(program);
   registerBotCommands(program);
   registerMigrateCommand(program);
+  registerSearchCommand(program);
+  registerExportCommand(program);
   // Set only now, so no subcommand inherits it: an extra argument to any command is a usage error
   // (exit 2), never silently ignored (issue 29 defect 4). The root takes words only to report them
   // as an unknown command.

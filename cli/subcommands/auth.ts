@@ -15,6 +15,7 @@ import {
 } from "../key-custody.ts";
 import { forgetPasswordCheck, rememberPasswordCheck } from "../password-check.ts";
 import { ask, interactive, io, password } from "../prompt.ts";
+import { deleteSearchIndex, searchIndexPath } from "../search-index.ts";
 
 interface AuthOpts extends GlobalOptions {
   handle?: string;
@@ -113,6 +114,7 @@ export function registerAuthCommands(program: Command): void {
       await client.logout();
       await forgetKeyCopy(store);
       await forgetPasswordCheck(store);
+      deleteSearchIndex(searchIndexPath(store.path));
       io.out("Signed out\n");
     });
 

@@ -1,0 +1,3 @@
+export * from "./index-model.ts";
+export * from "./normalize.ts";
+export * from "./query.ts";

@@ -1,0 +1,119 @@
+/**
+ * Benchmark (issue 32): the CLI's search index on 100,000 messages. Prints numbers, asserts nothing.
+ * - indexing: the messages applied in pages of 50, as a backfill does (time and the longest page);
+ * - one added message (as on receipt): median and max of 200;
+ * - query p50/p95 over a mix of words, prefixes, substrings and filters (20 runs each);
+ * - the index file's size.
+ * Usage: bun tests/bench/cli-search.ts [messages=100000]
+ */
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SearchIndex } from "../../cli/search-index.ts";
+import type { TimelineItem } from "../../core/client/index.ts";
+import { changeOf, parseQuery } from "../../core/search/index.ts";
+
+const N = Number(process.argv[2] ?? 100_000);
+const dir = mkdtempSync(join(tmpdir(), "wsync-bench-search-"));
+const path = join(dir, "bench.search.sqlite");
+
+// A deterministic vocabulary with accents and several scripts; Zipf-like word choice.
+const VOCAB = [
+  ..."the a to of and in is it you that for on was with he as deploy release server café naïve über straße résumé meeting tuesday lunch kubernetes cluster error timeout retry rollback grommet sprocket invoice budget 日本語 テスト привет мир".split(
+    " ",
+  ),
+  ...Array.from({ length: 2000 }, (_, i) => `w${(i * 2654435761) % 1_000_003}`),
+];
+let seed = 42;
+const rand = () => {
+  seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+  return seed / 0x7fffffff;
+};
+const word = () => VOCAB[Math.floor(VOCAB.length * rand() ** 3)] as string;
+const people = Array.from({ length: 20 }, (_, i) => ({
+  did: `did:plc:${String(i).padStart(24, "a")}`,
+  handle: `user${i}.example.com`,
+}));
+
+function item(i: number): TimelineItem {
+  const at = new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString();
+  return {
+    uri: `at://x/chat.wsync.message/m${i}`,
+    seq: i + 1,
+    kind: "message",
+    author: people[i % people.length] as TimelineItem["author"],
+    createdAt: at,
+    signedAt: at,
+    text: Array.from({ length: 4 + Math.floor(rand() * 16) }, word).join(" "),
+    state: "success",
+    verified: true,
+    error: null,
+    clientMsgId: i.toString(16).padStart(32, "0"),
+  };
+}
+
+const channels = ["c1", "c2", "c3", "c4"];
+const index = new SearchIndex(path);
+index.claim("did:plc:bench");
+for (const c of channels) index.setChannel(c, `chan-${c}`);
+
+const items = Array.from({ length: N }, (_, i) => item(i));
+let longest = 0;
+const t0 = performance.now();
+for (let i = 0; i < N; i += 50) {
+  const s = performance.now();
+  index.applyAll(items.slice(i, i + 50).map((it, k) => changeOf(channels[(i + k) % 4] as string, it)));
+  longest = Math.max(longest, performance.now() - s);
+}
+const indexing = performance.now() - t0;
+
+const one: number[] = [];
+for (let k = 0; k < 200; k++) {
+  const it = item(N + k);
+  const s = performance.now();
+  index.apply(changeOf("c1", it));
+  one.push(performance.now() - s);
+}
+
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] as number;
+const queries = [
+  "deploy",
+  "dep",
+  "ploy",
+  "cafe",
+  "uber strasse",
+  "kubernetes cluster",
+  '"rollback timeout"',
+  "日本",
+  "meeting in:#chan-c2",
+  "from:user3 error",
+  "after:2026-02-01 before:2026-02-15 budget",
+  "w12",
+];
+const times: number[] = [];
+const per: string[] = [];
+for (const q of queries) {
+  const parsed = parseQuery(q);
+  const mine: number[] = [];
+  let hits = 0;
+  for (let r = 0; r < 20; r++) {
+    const s = performance.now();
+    hits = index.search(parsed, { limit: 50 }).length;
+    mine.push(performance.now() - s);
+  }
+  times.push(...mine);
+  per.push(`  ${q.padEnd(45)} p95 ${pct(mine, 0.95).toFixed(2)} ms (${hits} shown)`);
+}
+index.db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+const size = statSync(path).size;
+index.close();
+rmSync(dir, { recursive: true, force: true });
+
+const f = (ms: number) => `${ms.toFixed(ms < 10 ? 3 : 0)} ms`;
+console.log(`CLI search index, ${N.toLocaleString("en")} messages (bun:sqlite FTS5 + trigram)`);
+console.log(`indexing (pages of 50, as a backfill): ${f(indexing)} total, longest page ${f(longest)}`);
+console.log(`one added message: median ${f(pct(one, 0.5))}, max ${f(Math.max(...one))}`);
+console.log(`query: p50 ${f(pct(times, 0.5))}, p95 ${f(pct(times, 0.95))} over ${times.length} runs`);
+for (const l of per) console.log(l);
+console.log(`index file: ${(size / 1e6).toFixed(1)} MB (${Math.round(size / N)} bytes per message)`);

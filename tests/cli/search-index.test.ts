@@ -1,0 +1,209 @@
+/**
+ * Issue 32: the CLI's SQLite search index (FTS5 words + prefixes, a trigram table for substrings)
+ * answers as core's reference index does, keeps edits and deletions right, scopes by channel, is
+ * 0600, and belongs to one account.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { statSync } from "node:fs";
+import { join } from "node:path";
+import { deleteSearchIndex, SearchIndex } from "../../cli/search-index.ts";
+import type { TimelineItem } from "../../core/client/index.ts";
+import { changeOf, MemoryIndex, parseQuery, utcDayStart } from "../../core/search/index.ts";
+import { cleanupTempDirs, tempDir } from "./cli-harness.ts";
+
+afterAll(cleanupTempDirs);
+
+const ALICE = { did: "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa", handle: "alice.example.com" };
+const BOB = { did: "did:plc:bbbbbbbbbbbbbbbbbbbbbbbb", handle: "bob.example.com" };
+let n = 0;
+
+function msg(text: string | null, over: Partial<TimelineItem> = {}): TimelineItem {
+  const seq = ++n;
+  return {
+    uri: `at://x/m${seq}`,
+    seq,
+    kind: "message",
+    author: ALICE,
+    createdAt: "2026-10-05T12:00:00.000Z",
+    signedAt: new Date(Date.UTC(2026, 9, 1) + seq * 3_600_000).toISOString(),
+    text,
+    state: "success",
+    verified: true,
+    error: null,
+    clientMsgId: seq.toString(16).padStart(32, "0"),
+    ...over,
+  };
+}
+
+const edit = (of: TimelineItem, text: string, prev: string | null) =>
+  msg(text, {
+    rich: { type: "edit", to: { did: of.author.did, clientMsgId: of.clientMsgId as string }, prev },
+  });
+
+const deleted = (i: TimelineItem, signed: boolean): TimelineItem => ({
+  ...i,
+  text: signed ? null : i.text,
+  deleted: signed
+    ? { did: ALICE.did, handle: ALICE.handle, signed }
+    : { did: "", handle: "the server", signed },
+});
+
+function fresh(): SearchIndex {
+  return new SearchIndex(join(tempDir("wsync-search-"), "localhost_3000.search.sqlite"));
+}
+
+const texts = (ix: SearchIndex, q: string, channelIds?: string[]) =>
+  ix.search(parseQuery(q, utcDayStart), { channelIds }).map((h) => h.text);
+
+describe("the SQLite index", () => {
+  test("is created 0600 and deleted with its side files", () => {
+    const ix = fresh();
+    ix.applyAll([changeOf("c1", msg("hello"))]);
+    expect(statSync(ix.path).mode & 0o777).toBe(0o600);
+    ix.close();
+    deleteSearchIndex(ix.path);
+    expect(() => statSync(ix.path)).toThrow();
+    expect(() => statSync(`${ix.path}-wal`)).toThrow();
+  });
+
+  test("words, prefixes, substrings of three, accents and case; all terms must match", () => {
+    const ix = fresh();
+    ix.applyAll(
+      ["Le Café est ouvert", "Deploying the Kubernetes cluster", "an ERROR in prod", "résumé attached"].map(
+        (t) => changeOf("c1", msg(t)),
+      ),
+    );
+    expect(texts(ix, "cafe")).toEqual(["Le Café est ouvert"]);
+    expect(texts(ix, "CAFÉ OUV")).toEqual(["Le Café est ouvert"]);
+    expect(texts(ix, "de")).toEqual(["Deploying the Kubernetes cluster"]); // prefix
+    expect(texts(ix, "ber")).toEqual(["Deploying the Kubernetes cluster"]); // substring
+    expect(texts(ix, "er")).toEqual(["an ERROR in prod"]); // two letters: word beginnings only
+    expect(texts(ix, "resume")).toEqual(["résumé attached"]);
+    expect(texts(ix, "error cluster")).toEqual([]);
+    expect(texts(ix, '"kubernetes cluster"')).toEqual(["Deploying the Kubernetes cluster"]);
+    const [hit] = ix.search(parseQuery("cafe"));
+    expect(hit?.text.slice(...(hit.ranges[0] as [number, number]))).toBe("Café");
+  });
+
+  test("edits (in any order) and deletions, signed or not, keep it right", () => {
+    const ix = fresh();
+    const a = msg("meeting on tuesday");
+    const e1 = edit(a, "meeting on wednesday", null);
+    const e2 = edit(a, "meeting on thursday", e1.clientMsgId as string);
+    ix.applyAll([changeOf("c1", e2), changeOf("c1", e1)]);
+    expect(texts(ix, "meeting")).toEqual([]); // edits alone are not messages
+    ix.apply(changeOf("c1", a));
+    expect(texts(ix, "tuesday")).toEqual([]);
+    expect(texts(ix, "wednesday")).toEqual([]);
+    expect(ix.search(parseQuery("thursday")).map((h) => [h.text, h.edited])).toEqual([
+      ["meeting on thursday", true],
+    ]);
+    // The last edit deleted: the one before it is the text again.
+    ix.apply(changeOf("c1", deleted(e2, true)));
+    expect(texts(ix, "meeting")).toEqual(["meeting on wednesday"]);
+    // Deleting the message, by a signed deletion or the server's word, removes it.
+    const b = msg("another meeting");
+    ix.apply(changeOf("c1", b));
+    ix.apply(changeOf("c1", deleted(a, true)));
+    ix.apply(changeOf("c1", deleted(b, false)));
+    expect(texts(ix, "meeting")).toEqual([]);
+    expect(ix.size).toBe(0);
+    // Indexing the same item twice is harmless (receipt and backfill overlap).
+    const c = msg("twice");
+    ix.applyAll([changeOf("c1", c), changeOf("c1", c)]);
+    expect(texts(ix, "twice")).toEqual(["twice"]);
+  });
+
+  test("channel scoping: --channel, in:#name, and a channel dropped", () => {
+    const ix = fresh();
+    ix.setChannel("c1", "Ops");
+    ix.setChannel("c2", "dev");
+    ix.applyAll([
+      changeOf("c1", msg("deploy friday")),
+      changeOf("c2", msg("deploy monday", { author: BOB })),
+    ]);
+    expect(texts(ix, "deploy").sort()).toEqual(["deploy friday", "deploy monday"]);
+    expect(texts(ix, "deploy", ["c2"])).toEqual(["deploy monday"]);
+    expect(texts(ix, "deploy in:#ops")).toEqual(["deploy friday"]);
+    expect(texts(ix, "deploy in:c2")).toEqual(["deploy monday"]);
+    expect(texts(ix, "from:bob")).toEqual(["deploy monday"]);
+    expect(texts(ix, "from:bob.example.com deploy")).toEqual(["deploy monday"]);
+    expect(texts(ix, "from:bo")).toEqual([]);
+    ix.dropChannel("c2");
+    expect(texts(ix, "deploy")).toEqual(["deploy friday"]);
+  });
+
+  test("another account's index is emptied before use", () => {
+    const ix = fresh();
+    ix.claim(ALICE.did);
+    ix.apply(changeOf("c1", msg("alice's words")));
+    ix.claim(ALICE.did);
+    expect(ix.size).toBe(1);
+    ix.claim(BOB.did);
+    expect(ix.size).toBe(0);
+    expect(texts(ix, "words")).toEqual([]);
+  });
+
+  test("answers every query as core's reference index does", () => {
+    const ix = fresh();
+    const ref = new MemoryIndex();
+    const words = [
+      "über",
+      "Straße",
+      "naïve",
+      "coöperate",
+      "deploy",
+      "deployment",
+      "日本語",
+      "ok",
+      "go",
+      "Zoë",
+    ];
+    const items: TimelineItem[] = [];
+    for (let i = 0; i < 120; i++) {
+      const text = Array.from({ length: 1 + (i % 5) }, (_, k) => words[(i * 7 + k * 3) % words.length]).join(
+        " ",
+      );
+      items.push(
+        msg(text, {
+          author: i % 3 ? ALICE : BOB,
+          ...(i % 11 === 0 ? ({ file: { name: `report-${i}.pdf` } } as Partial<TimelineItem>) : {}),
+        }),
+      );
+    }
+    items.push(edit(items[4] as TimelineItem, "edited über alles", null));
+    items.push(deleted(items[8] as TimelineItem, true));
+    for (const i of items) {
+      ix.apply(changeOf(i.uri.length % 2 ? "c1" : "c2", i));
+      ref.apply(changeOf(i.uri.length % 2 ? "c1" : "c2", i));
+    }
+    const want = (query: ReturnType<typeof parseQuery>) =>
+      ref.search(query, () => null, 1000).map((h) => h.message.uri);
+    let found = 0;
+    for (const q of [
+      "uber",
+      "ub",
+      "strasse",
+      "straße",
+      "naive",
+      "dep",
+      "ploy",
+      "日本",
+      "ok go",
+      "zoe",
+      "from:bob deploy",
+      "has:file",
+      "report",
+      "after:2026-10-03 before:2026-10-05",
+      "edited",
+      "in:c1 ok",
+    ]) {
+      const query = parseQuery(q, utcDayStart);
+      found += want(query).length;
+      const got = ix.search(query, { limit: 1000 }).map((h) => h.uri);
+      expect({ q, got }).toEqual({ q, got: want(query) });
+    }
+    // The comparison is not between two empty answers.
+    expect(found).toBeGreaterThan(200);
+  });
+});
