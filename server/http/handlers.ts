@@ -1,4 +1,5 @@
 import type { RouteBody, RouteName, RouteResponse } from "../../core/protocol/index.ts";
+import { checkReady } from "../ops/health.ts";
 import type { AuthContext } from "../services/auth-service.ts";
 import type { Services } from "../services/services.ts";
 import { VERSION } from "../version.ts";
@@ -76,4 +77,5 @@ export const handlers: { [N in RouteName]: Handler<N> } = {
   deviceLinkFetch: (s, a) => s.deviceLinks.fetch(caller(a), a.params.code ?? "", a.request.signal),
   weather: async (s) => ({ data: await s.weather.get() }),
   health: async () => ({ ok: true as const, version: VERSION }),
+  ready: (s) => checkReady(s),
 };

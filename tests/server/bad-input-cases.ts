@@ -162,6 +162,7 @@ export type BodyRoute = Exclude<
   | "refresh"
   | "weather"
   | "health"
+  | "ready"
   | "keyBackupGet"
   | "keyBackupDelete"
   | "trustStateGet"
