@@ -39,7 +39,7 @@ import type { Storage } from "./storage/types.ts";
 import { type Clock, systemClock } from "./util/clock.ts";
 import { createWeatherService } from "./weather/index.ts";
 import { renderPage, serveAsset } from "./web/render.tsx";
-import { SocketLimits, socketEndpoint } from "./ws/socket.ts";
+import { socketEndpoint } from "./ws/socket.ts";
 
 export interface AppDeps {
   config: Config;
@@ -239,7 +239,7 @@ export function createApp(deps: AppDeps) {
       perMessageDeflate: false,
       // The slow-consumer cap (docs/protocol-extensions.md, "WebSocket"): a socket whose backlog
       // would pass it is dropped at once, without flushing (for publish and send alike).
-      backpressureLimit: SocketLimits.maxBacklogBytes,
+      backpressureLimit: deps.config.sockets.maxBacklogBytes,
       closeOnBackpressureLimit: true,
     },
   })

@@ -10,6 +10,7 @@ import {
   WsClose,
   WsEvent,
 } from "../../core/protocol/index.ts";
+import { SOCKET_DEFAULTS } from "../config.ts";
 import { mapError } from "../http/errors.ts";
 import { frame } from "../realtime/bus.ts";
 import { type Connection, channelTopic } from "../realtime/hub.ts";
@@ -30,13 +31,15 @@ const authCheck = TypeCompiler.Compile(ClientFrames[WsEvent.auth]);
  * Socket limits (docs/protocol-extensions.md, "WebSocket"): a socket whose unsent backlog would pass
  * `maxBacklogBytes` is dropped (Bun closes it at once without flushing: createApp's
  * `backpressureLimit`); one user may hold `maxSocketsPerUser` sockets and one address
- * `maxSocketsPerAddress` (beyond either: close 4429). A socket trusts its last look at its session
+ * `maxSocketsPerAddress` (beyond either: close 4429). These are the defaults: the server's own values
+ * are settings (config.ts `sockets`: WSYNC_MAX_SOCKETS_PER_ADDRESS, WSYNC_MAX_SOCKETS_PER_USER,
+ * WSYNC_WS_MAX_BACKLOG_BYTES). A socket trusts its last look at its session
  * row for `sessionRecheckMs` (a logout closes its sockets at once in any case: the end-session event).
  */
 export const SocketLimits = {
-  maxBacklogBytes: 1024 * 1024,
-  maxSocketsPerUser: 16,
-  maxSocketsPerAddress: 64,
+  maxBacklogBytes: SOCKET_DEFAULTS.maxBacklogBytes,
+  maxSocketsPerUser: SOCKET_DEFAULTS.perUser,
+  maxSocketsPerAddress: SOCKET_DEFAULTS.perAddress,
   sessionRecheckMs: 1_000,
 } as const;
 
@@ -128,11 +131,9 @@ export class SocketSession implements Connection {
     const { perAddress } = this.shared;
     if (this.address !== null) {
       this.counted = true;
-      if (count(perAddress, this.address, 1) > SocketLimits.maxSocketsPerAddress) {
-        this.end(
-          WsClose.tooManyConnections,
-          `More than ${SocketLimits.maxSocketsPerAddress} sockets from this address`,
-        );
+      const cap = this.shared.s.config.sockets.perAddress;
+      if (count(perAddress, this.address, 1) > cap) {
+        this.end(WsClose.tooManyConnections, `More than ${cap} sockets from this address`);
         return;
       }
     }
@@ -251,11 +252,9 @@ export class SocketSession implements Connection {
     if (this.closed) return;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    if ((perUser.get(ctx.did) ?? 0) >= SocketLimits.maxSocketsPerUser) {
-      return this.end(
-        WsClose.tooManyConnections,
-        `More than ${SocketLimits.maxSocketsPerUser} sockets for this user`,
-      );
+    const cap = s.config.sockets.perUser;
+    if ((perUser.get(ctx.did) ?? 0) >= cap) {
+      return this.end(WsClose.tooManyConnections, `More than ${cap} sockets for this user`);
     }
     count(perUser, ctx.did, 1);
     this.auth = ctx;
