@@ -42,6 +42,11 @@ export interface Config {
    * the unsent backlog past which a slow socket is dropped (WSYNC_WS_MAX_BACKLOG_BYTES, 1 MiB).
    */
   sockets: { perAddress: number; perUser: number; maxBacklogBytes: number };
+  /**
+   * /metrics (off unless one is set): WSYNC_METRICS_PORT serves it on its own port (same HOST), or
+   * WSYNC_METRICS_TOKEN serves it on the main port to `Authorization: Bearer TOKEN` only.
+   */
+  metrics: { port: number | null; token: string | null };
   /** With Redis: key prefix (WSYNC_REDIS_PREFIX, default "wsync"), presence heartbeat and its expiry. */
   redis: { prefix: string; heartbeatMs: number; ttlMs: number; connectTimeoutMs: number };
 }
@@ -134,6 +139,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     refreshGraceSeconds: grace,
     deviceLinkWaitMs: linkWait,
     sockets,
+    metrics: {
+      port: env.WSYNC_METRICS_PORT ? whole("WSYNC_METRICS_PORT", 0, 0, 65535) : null,
+      token: metricsToken(env.WSYNC_METRICS_TOKEN),
+    },
     redis: { prefix: env.WSYNC_REDIS_PREFIX || "wsync", heartbeatMs, ttlMs, connectTimeoutMs },
   };
+}
+
+function metricsToken(raw: string | undefined): string | null {
+  if (!raw) return null;
+  if (raw.length < 16) throw new ConfigError("WSYNC_METRICS_TOKEN must be at least 16 characters");
+  return raw;
 }

@@ -12,6 +12,7 @@ import {
 } from "../../core/protocol/index.ts";
 import { SOCKET_DEFAULTS } from "../config.ts";
 import { mapError } from "../http/errors.ts";
+import { tally } from "../ops/metrics.ts";
 import { frame } from "../realtime/bus.ts";
 import { type Connection, channelTopic } from "../realtime/hub.ts";
 import type { AuthContext } from "../services/auth-service.ts";
@@ -302,7 +303,13 @@ export class SocketSession implements Connection {
     }
     // The same per-user write limits as HTTP (an error frame with RateLimited and retryAfter).
     const writeKind = WRITE_KINDS[type];
-    if (writeKind) await s.limits.check(ctx.did, writeKind);
+    if (writeKind)
+      try {
+        await s.limits.check(ctx.did, writeKind);
+      } catch (e) {
+        if (type === WsEvent.channelMessage) tally(s.metrics.messagesRefused, codeOf(e));
+        throw e;
+      }
     const ack = (result: Record<string, unknown>) => {
       if (f.id) this.sendFrame({ type: WsEvent.ack, id: f.id, data: result });
     };
@@ -332,10 +339,25 @@ export class SocketSession implements Connection {
         // Queued for the next group commit: the socket goes on to its next frame now, and this
         // one's ack (or error) follows the commit. Its messages keep their order.
         const body = data as RouteBody<"send">;
-        const { sent } = await s.messages.queue(ctx, body, this.joined?.get(body.channelUri));
+        const t0 = performance.now();
+        const { metrics } = s;
+        let sent: Awaited<ReturnType<typeof s.messages.queue>>["sent"];
+        try {
+          ({ sent } = await s.messages.queue(ctx, body, this.joined?.get(body.channelUri)));
+        } catch (e) {
+          tally(metrics.messagesRefused, codeOf(e));
+          throw e;
+        }
         sent.then(
-          (m) => f.id && this.send(ackWithRecord(f.id, m.json)),
-          (e) => this.sendError(f, e),
+          (m) => {
+            metrics.messagesAccepted++;
+            metrics.sendLatency.observe((performance.now() - t0) / 1000);
+            if (f.id) this.send(ackWithRecord(f.id, m.json));
+          },
+          (e) => {
+            tally(metrics.messagesRefused, codeOf(e));
+            this.sendError(f, e);
+          },
         );
         return;
       }
@@ -367,3 +389,6 @@ export function socketEndpoint(s: Services) {
   const shared: Shared = { s, perAddress: new Map(), perUser: new Map() };
   return { session: (address: string | null) => new SocketSession(shared, address) };
 }
+
+/** The refusal reason /metrics counts: the error's code, or "Internal". */
+const codeOf = (e: unknown) => (e instanceof ApiError ? e.code : "Internal");
