@@ -6,6 +6,7 @@ import { lifetime } from "./lifetime.ts";
 import { io } from "./prompt.ts";
 import { registerApiCommand } from "./subcommands/api.ts";
 import { registerAuthCommands } from "./subcommands/auth.ts";
+import { registerBackupCommands } from "./subcommands/backup.ts";
 import { registerBotCommands } from "./subcommands/bots.ts";
 import { registerChannelCommands } from "./subcommands/channels.ts";
 import { registerDeviceCommands } from "./subcommands/device.ts";
@@ -68,6 +69,7 @@ export function buildProgram(): Command {
   registerMigrateCommand(program);
   registerSearchCommand(program);
   registerExportCommand(program);
+  registerBackupCommands(program);
   // Set only now, so no subcommand inherits it: an extra argument to any command is a usage error
   // (exit 2), never silently ignored (issue 29 defect 4). The root takes words only to report them
   // as an unknown command.

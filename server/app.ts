@@ -20,6 +20,7 @@ import { readJsonBody } from "./http/body.ts";
 import { mapError } from "./http/errors.ts";
 import { handlers } from "./http/handlers.ts";
 import { clearedRefreshCookie, refreshCookie, wantsCookie } from "./http/session-cookie.ts";
+import { METRICS_CONTENT_TYPE, Metrics, metricsTokenMatches, scrape, tally } from "./ops/metrics.ts";
 import { type Bus, LocalBus } from "./realtime/bus.ts";
 import { Hub } from "./realtime/hub.ts";
 import { LocalPresence, type Presence } from "./realtime/presence.ts";
@@ -36,12 +37,12 @@ import { Notices } from "./services/notices.ts";
 import { RateLimiter, type SharedBuckets, WRITE_KINDS } from "./services/rate-limit.ts";
 import type { Services } from "./services/services.ts";
 import { TokenService } from "./services/tokens.ts";
-import { guardStorage } from "./storage/faults.ts";
+import { guardStorage, storageHealth } from "./storage/faults.ts";
 import type { Storage } from "./storage/types.ts";
 import { type Clock, systemClock } from "./util/clock.ts";
 import { createWeatherService } from "./weather/index.ts";
 import { renderPage, serveAsset } from "./web/render.tsx";
-import { SocketLimits, socketEndpoint } from "./ws/socket.ts";
+import { socketEndpoint } from "./ws/socket.ts";
 
 export interface AppDeps {
   config: Config;
@@ -140,6 +141,7 @@ export function createServices(deps: AppDeps): Services {
     messages: new MessageService(deps.storage, bus, clock),
     keyBackups: new KeyBackupService(deps.storage, clock),
     deviceLinks: new DeviceLinkService(deps.storage, bus, clock, { pollMs: deps.config.deviceLinkWaitMs }),
+    metrics: new Metrics(),
     limits: new RateLimiter(clock, deps.config.rateLimits, 200_000, deps.sharedLimits ?? null, log),
     weather: createWeatherService({
       url: deps.config.weather.url,
@@ -257,7 +259,7 @@ export function createApp(deps: AppDeps) {
       perMessageDeflate: false,
       // The slow-consumer cap (docs/protocol-extensions.md, "WebSocket"): a socket whose backlog
       // would pass it is dropped at once, without flushing (for publish and send alike).
-      backpressureLimit: SocketLimits.maxBacklogBytes,
+      backpressureLimit: deps.config.sockets.maxBacklogBytes,
       closeOnBackpressureLimit: true,
     },
   })
@@ -299,6 +301,16 @@ export function createApp(deps: AppDeps) {
       params?: Record<string, string>;
     }) => {
       set.headers["cache-control"] = "no-store";
+      if (name === "send") return countSend(s, () => runRoute(body, request, set, server, params));
+      return runRoute(body, request, set, server, params);
+    };
+    const runRoute = async (
+      body: unknown,
+      request: Request,
+      set: { headers: Record<string, string | number> },
+      server: AddressSource | null,
+      params?: Record<string, string>,
+    ) => {
       const auth =
         def.auth === "access" ? await s.auth.authenticate(request.headers.get("authorization")) : null;
       // A bot token reaches only its own channels and no account calls (services/bot-service.ts).
@@ -353,6 +365,21 @@ export function createApp(deps: AppDeps) {
     if (bun) s.hub.attach((topic, text) => void bun.publish(topic, text));
   });
 
+  // /metrics behind a bearer token on the main port (WSYNC_METRICS_TOKEN); with WSYNC_METRICS_PORT
+  // it is served on its own port instead (main.ts). Never a token in the URL.
+  const metricsToken = deps.config.metrics.token;
+  if (metricsToken)
+    app.get("/metrics", ({ request }) => {
+      if (!metricsTokenMatches(request.headers.get("authorization"), metricsToken))
+        return new Response("Unauthorized\n", {
+          status: 401,
+          headers: { "www-authenticate": "Bearer", "cache-control": "no-store" },
+        });
+      return new Response(metricsText(s), {
+        headers: { "content-type": METRICS_CONTENT_TYPE, "cache-control": "no-store" },
+      });
+    });
+
   app.get(
     "/favicon.svg",
     () =>
@@ -387,4 +414,23 @@ export function createApp(deps: AppDeps) {
   });
 
   return { app, services: s };
+}
+
+/** The metrics text of one process's services. */
+export function metricsText(s: Services): string {
+  return scrape({ ...s, storageFaults: storageHealth(s.storage)?.faults ?? {} });
+}
+
+/** Counts an HTTP send as /metrics does a socket's: accepted with its latency, or refused by code. */
+async function countSend<T>(s: Services, run: () => Promise<T>): Promise<T> {
+  const t0 = performance.now();
+  try {
+    const result = await run();
+    s.metrics.messagesAccepted++;
+    s.metrics.sendLatency.observe((performance.now() - t0) / 1000);
+    return result;
+  } catch (e) {
+    tally(s.metrics.messagesRefused, e instanceof ApiError ? e.code : "Internal");
+    throw e;
+  }
 }

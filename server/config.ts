@@ -35,9 +35,24 @@ export interface Config {
    * 25000, 100–60000; tests shorten it).
    */
   deviceLinkWaitMs: number;
+  /**
+   * WebSocket abuse limits (issue 34: settings, not constants): sockets one address may hold
+   * (WSYNC_MAX_SOCKETS_PER_ADDRESS, default 64: raise it for an office behind one NAT address, or set
+   * WSYNC_TRUST_PROXY behind a proxy), sockets one user may hold (WSYNC_MAX_SOCKETS_PER_USER, 16), and
+   * the unsent backlog past which a slow socket is dropped (WSYNC_WS_MAX_BACKLOG_BYTES, 1 MiB).
+   */
+  sockets: { perAddress: number; perUser: number; maxBacklogBytes: number };
+  /**
+   * /metrics (off unless one is set): WSYNC_METRICS_PORT serves it on its own port (same HOST), or
+   * WSYNC_METRICS_TOKEN serves it on the main port to `Authorization: Bearer TOKEN` only.
+   */
+  metrics: { port: number | null; token: string | null };
   /** With Redis: key prefix (WSYNC_REDIS_PREFIX, default "wsync"), presence heartbeat and its expiry. */
   redis: { prefix: string; heartbeatMs: number; ttlMs: number; connectTimeoutMs: number };
 }
+
+/** The WebSocket limits when not set (docs/protocol-extensions.md, "WebSocket"). */
+export const SOCKET_DEFAULTS = { perAddress: 64, perUser: 16, maxBacklogBytes: 1024 * 1024 } as const;
 
 export class ConfigError extends Error {
   override readonly name = "ConfigError";
@@ -91,6 +106,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       "WSYNC_REDIS_CONNECT_TIMEOUT_SECONDS must be a whole number of seconds from 1 to 300",
     );
   const connectTimeoutMs = redisWait * 1000;
+  const whole = (key: string, fallback: number, min: number, max: number) => {
+    const n = number(env, key, fallback);
+    if (!Number.isInteger(n) || n < min || n > max)
+      throw new ConfigError(`${key} must be a whole number from ${min} to ${max}`);
+    return n;
+  };
+  const sockets = {
+    perAddress: whole("WSYNC_MAX_SOCKETS_PER_ADDRESS", SOCKET_DEFAULTS.perAddress, 1, 1_000_000),
+    perUser: whole("WSYNC_MAX_SOCKETS_PER_USER", SOCKET_DEFAULTS.perUser, 1, 10_000),
+    maxBacklogBytes: whole("WSYNC_WS_MAX_BACKLOG_BYTES", SOCKET_DEFAULTS.maxBacklogBytes, 64 * 1024, 1 << 30),
+  };
   return {
     port,
     host: env.HOST || "127.0.0.1",
@@ -112,6 +138,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     accessTokenTtlSeconds: accessTtl,
     refreshGraceSeconds: grace,
     deviceLinkWaitMs: linkWait,
+    sockets,
+    metrics: {
+      port: env.WSYNC_METRICS_PORT ? whole("WSYNC_METRICS_PORT", 0, 0, 65535) : null,
+      token: metricsToken(env.WSYNC_METRICS_TOKEN),
+    },
     redis: { prefix: env.WSYNC_REDIS_PREFIX || "wsync", heartbeatMs, ttlMs, connectTimeoutMs },
   };
+}
+
+function metricsToken(raw: string | undefined): string | null {
+  if (!raw) return null;
+  if (raw.length < 16) throw new ConfigError("WSYNC_METRICS_TOKEN must be at least 16 characters");
+  return raw;
 }

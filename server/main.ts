@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
-import { createApp } from "./app.ts";
+import { createApp, metricsText } from "./app.ts";
 import { loadConfig } from "./config.ts";
+import { serveMetrics } from "./ops/metrics.ts";
 import { RedisBus, RedisPresence, withTimeout } from "./realtime/redis-bus.ts";
 import { RedisBuckets, RedisLoginAttempts } from "./realtime/redis-limits.ts";
 import { openPostgresStorage } from "./storage/postgres/index.ts";
@@ -125,6 +126,12 @@ export async function startServer(env: Record<string, string | undefined> = proc
     throw e;
   }
   const port = app.server?.port ?? config.port;
+  // /metrics on its own port (issue 34): bind it to a private interface or firewall it.
+  const metricsServer =
+    config.metrics.port !== null
+      ? serveMetrics(config.metrics.port, config.host, () => metricsText(services))
+      : null;
+  if (metricsServer) console.log(`wsync metrics on http://${config.host}:${metricsServer.port}/metrics`);
   // PORT=0 picks a free port: links then name the port actually listened on.
   if (config.publicUrlFromPort && config.port === 0) config.publicUrl = `http://localhost:${port}`;
   console.log(
@@ -156,6 +163,7 @@ export async function startServer(env: Record<string, string | undefined> = proc
     clearInterval(purgeTimer);
     clearInterval(linkTimer);
     services.hub.closeAll(1001, "server shutting down");
+    metricsServer?.stop(true);
     await app.stop(true).catch(() => undefined);
     await services.presence.close().catch(() => undefined);
     buckets?.close();

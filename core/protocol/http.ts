@@ -333,6 +333,15 @@ export const Routes = {
     body: null,
     response: Type.Object({ ok: Type.Literal(true), version: Type.String() }),
   }),
+  ready: route({
+    ...RouteMeta.ready,
+    body: null,
+    response: Type.Object({
+      ok: Type.Literal(true),
+      storage: Type.Literal("ok"),
+      redis: Type.Union([Type.Literal("ok"), Type.Literal("not configured")]),
+    }),
+  }),
   logoutCookie: route({
     ...RouteMeta.logoutCookie,
     body: Type.Object({ did: Did }, strict),

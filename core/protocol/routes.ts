@@ -121,6 +121,8 @@ export const RouteMeta = {
   getReadMarkers: { method: "POST", path: "/channel/get-read-markers", auth: "access" },
   weather: { method: "GET", path: "/board/weather", auth: "none" },
   health: { method: "GET", path: "/health", auth: "none" },
+  /** Readiness for load balancers: storage (and Redis) answer within a second, else 503. */
+  ready: { method: "GET", path: "/ready", auth: "none" },
   /** The caller's own encrypted key backup (docs/key-backup.md); there is no way to name another's. */
   keyBackupPut: { method: "PUT", path: "/keys/backup", auth: "access", maxBytes: 4096 },
   keyBackupGet: { method: "GET", path: "/keys/backup", auth: "access" },

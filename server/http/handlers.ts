@@ -1,4 +1,5 @@
 import type { RouteBody, RouteName, RouteResponse } from "../../core/protocol/index.ts";
+import { checkReady } from "../ops/health.ts";
 import type { AuthContext } from "../services/auth-service.ts";
 import type { Services } from "../services/services.ts";
 import { VERSION } from "../version.ts";
@@ -102,4 +103,5 @@ export const handlers: { [N in RouteName]: Handler<N> } = {
   dmUnblock: (s, a) => s.direct.unblock(caller(a), a.body),
   weather: async (s) => ({ data: await s.weather.get() }),
   health: async () => ({ ok: true as const, version: VERSION }),
+  ready: (s) => checkReady(s),
 };

@@ -23,6 +23,8 @@ export interface Bus {
   publish(event: BusEvent): Promise<void>;
   subscribe(handler: (event: BusEvent) => void): void;
   close(): Promise<void>;
+  /** Answers when the shared bus (Redis) answers; absent for the in-process bus (readiness). */
+  ping?(): Promise<void>;
 }
 
 export class LocalBus implements Bus {

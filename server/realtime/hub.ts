@@ -92,6 +92,11 @@ export class Hub {
     return this.byDid.has(did);
   }
 
+  /** Distinct accounts with a socket here (metrics). */
+  get userCount(): number {
+    return this.byDid.size;
+  }
+
   get connectionCount(): number {
     return this.count;
   }

@@ -153,6 +153,11 @@ export class RedisBus implements Bus {
     return bus;
   }
 
+  /** Readiness: Redis answers PING on the publishing connection. */
+  async ping(): Promise<void> {
+    await this.pub.send("PING", []);
+  }
+
   /** A new subscriber connection (Bun's client does not resubscribe after a reconnect by itself). */
   private async subscribeNow(): Promise<void> {
     const sub = new RedisClient(this.url, { autoReconnect: false, connectionTimeout: 5_000 });

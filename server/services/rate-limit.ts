@@ -138,9 +138,13 @@ export class RateLimiter {
     return perMs > 0 ? Math.max(1, Math.ceil((1 - tokens) / perMs / 1000)) : 3600;
   }
 
+  /** Refusals by write kind (plain numbers, read by /metrics). */
+  readonly hits: Record<string, number> = {};
+
   /** Throws 429 RateLimited (with Retry-After seconds) when `did` is over its `kind` limit. */
   check(did: string, kind: WriteKind): void | Promise<void> {
     const refuse = (wait: number) => {
+      if (wait > 0) this.hits[kind] = (this.hits[kind] ?? 0) + 1;
       if (wait > 0) throw new ApiError("RateLimited", `Too many ${kind} writes; try again later`, wait);
     };
     if (!this.shared || !this.config.enabled) return refuse(this.take(did, kind));

@@ -1,4 +1,5 @@
 import type { Config } from "../config.ts";
+import type { Metrics } from "../ops/metrics.ts";
 import type { Bus } from "../realtime/bus.ts";
 import type { Hub } from "../realtime/hub.ts";
 import type { Presence } from "../realtime/presence.ts";
@@ -41,4 +42,6 @@ export interface Services {
   weather: ReturnType<typeof createWeatherService>;
   /** Per-user write limits shared by HTTP and WebSocket (services/rate-limit.ts). */
   limits: RateLimiter;
+  /** Counters for /metrics (server/ops/metrics.ts): plain numbers the hot path adds to. */
+  metrics: Metrics;
 }

@@ -102,11 +102,17 @@ const READ_METHOD =
  */
 export class StorageHealth {
   state: "ok" | StorageFaultKind = "ok";
+  /** When a fault was last seen (Date.now() ms), for readiness (server/ops/health.ts). */
+  lastFaultAt = 0;
+  /** Faults seen, by kind (read by /metrics). */
+  readonly faults: Record<string, number> = {};
   /** Whether the fault was seen on a write, so that only a successful write ends it. */
   private faultOnWrite = false;
   constructor(private readonly log: (message: string) => void) {}
 
   fault(kind: StorageFaultKind, reason: string, onWrite: boolean): void {
+    this.lastFaultAt = Date.now();
+    this.faults[kind] = (this.faults[kind] ?? 0) + 1;
     this.faultOnWrite = this.state === "ok" ? onWrite : this.faultOnWrite || onWrite;
     if (this.state === kind) return;
     this.state = kind;

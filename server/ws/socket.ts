@@ -10,7 +10,9 @@ import {
   WsClose,
   WsEvent,
 } from "../../core/protocol/index.ts";
+import { SOCKET_DEFAULTS } from "../config.ts";
 import { mapError } from "../http/errors.ts";
+import { tally } from "../ops/metrics.ts";
 import { frame } from "../realtime/bus.ts";
 import { type Connection, channelTopic } from "../realtime/hub.ts";
 import { type AuthContext, SessionEndedError } from "../services/auth-service.ts";
@@ -31,13 +33,15 @@ const authCheck = TypeCompiler.Compile(ClientFrames[WsEvent.auth]);
  * Socket limits (docs/protocol-extensions.md, "WebSocket"): a socket whose unsent backlog would pass
  * `maxBacklogBytes` is dropped (Bun closes it at once without flushing: createApp's
  * `backpressureLimit`); one user may hold `maxSocketsPerUser` sockets and one address
- * `maxSocketsPerAddress` (beyond either: close 4429). A socket trusts its last look at its session
+ * `maxSocketsPerAddress` (beyond either: close 4429). These are the defaults: the server's own values
+ * are settings (config.ts `sockets`: WSYNC_MAX_SOCKETS_PER_ADDRESS, WSYNC_MAX_SOCKETS_PER_USER,
+ * WSYNC_WS_MAX_BACKLOG_BYTES). A socket trusts its last look at its session
  * row for `sessionRecheckMs` (a logout closes its sockets at once in any case: the end-session event).
  */
 export const SocketLimits = {
-  maxBacklogBytes: 1024 * 1024,
-  maxSocketsPerUser: 16,
-  maxSocketsPerAddress: 64,
+  maxBacklogBytes: SOCKET_DEFAULTS.maxBacklogBytes,
+  maxSocketsPerUser: SOCKET_DEFAULTS.perUser,
+  maxSocketsPerAddress: SOCKET_DEFAULTS.perAddress,
   sessionRecheckMs: 1_000,
 } as const;
 
@@ -129,11 +133,9 @@ export class SocketSession implements Connection {
     const { perAddress } = this.shared;
     if (this.address !== null) {
       this.counted = true;
-      if (count(perAddress, this.address, 1) > SocketLimits.maxSocketsPerAddress) {
-        this.end(
-          WsClose.tooManyConnections,
-          `More than ${SocketLimits.maxSocketsPerAddress} sockets from this address`,
-        );
+      const cap = this.shared.s.config.sockets.perAddress;
+      if (count(perAddress, this.address, 1) > cap) {
+        this.end(WsClose.tooManyConnections, `More than ${cap} sockets from this address`);
         return;
       }
     }
@@ -255,11 +257,9 @@ export class SocketSession implements Connection {
     if (this.closed) return;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    if ((perUser.get(ctx.did) ?? 0) >= SocketLimits.maxSocketsPerUser) {
-      return this.end(
-        WsClose.tooManyConnections,
-        `More than ${SocketLimits.maxSocketsPerUser} sockets for this user`,
-      );
+    const cap = s.config.sockets.perUser;
+    if ((perUser.get(ctx.did) ?? 0) >= cap) {
+      return this.end(WsClose.tooManyConnections, `More than ${cap} sockets for this user`);
     }
     count(perUser, ctx.did, 1);
     this.auth = ctx;
@@ -309,7 +309,13 @@ export class SocketSession implements Connection {
     if (ctx.bot) checkBotFrame(ctx, type, data);
     // The same per-user write limits as HTTP (an error frame with RateLimited and retryAfter).
     const writeKind = WRITE_KINDS[type];
-    if (writeKind) await s.limits.check(ctx.did, writeKind);
+    if (writeKind)
+      try {
+        await s.limits.check(ctx.did, writeKind);
+      } catch (e) {
+        if (type === WsEvent.channelMessage) tally(s.metrics.messagesRefused, codeOf(e));
+        throw e;
+      }
     const ack = (result: Record<string, unknown>) => {
       if (f.id) this.sendFrame({ type: WsEvent.ack, id: f.id, data: result });
     };
@@ -343,10 +349,25 @@ export class SocketSession implements Connection {
         // Queued for the next group commit: the socket goes on to its next frame now, and this
         // one's ack (or error) follows the commit. Its messages keep their order.
         const body = data as RouteBody<"send">;
-        const { sent } = await s.messages.queue(ctx, body, this.joined?.get(body.channelUri));
+        const t0 = performance.now();
+        const { metrics } = s;
+        let sent: Awaited<ReturnType<typeof s.messages.queue>>["sent"];
+        try {
+          ({ sent } = await s.messages.queue(ctx, body, this.joined?.get(body.channelUri)));
+        } catch (e) {
+          tally(metrics.messagesRefused, codeOf(e));
+          throw e;
+        }
         sent.then(
-          (m) => f.id && this.send(ackWithRecord(f.id, m.json)),
-          (e) => this.sendError(f, e),
+          (m) => {
+            metrics.messagesAccepted++;
+            metrics.sendLatency.observe((performance.now() - t0) / 1000);
+            if (f.id) this.send(ackWithRecord(f.id, m.json));
+          },
+          (e) => {
+            tally(metrics.messagesRefused, codeOf(e));
+            this.sendError(f, e);
+          },
         );
         return;
       }
@@ -378,3 +399,6 @@ export function socketEndpoint(s: Services) {
   const shared: Shared = { s, perAddress: new Map(), perUser: new Map() };
   return { session: (address: string | null) => new SocketSession(shared, address) };
 }
+
+/** The refusal reason /metrics counts: the error's code, or "Internal". */
+const codeOf = (e: unknown) => (e instanceof ApiError ? e.code : "Internal");

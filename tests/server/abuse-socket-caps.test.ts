@@ -46,3 +46,30 @@ test("one address: the connection past 64 is closed with 4429; another address i
   await elsewhere.until(() => elsewhere.json().some((f) => f.type === "ready"));
   for (const r of [...raws, over, elsewhere]) r.destroy();
 });
+
+test("WSYNC_MAX_SOCKETS_PER_ADDRESS raises the address cap (an office of 100 behind one NAT address)", async () => {
+  const office = await startTestServer({
+    env: { WSYNC_MAX_SOCKETS_PER_ADDRESS: "100", WSYNC_MAX_SOCKETS_PER_USER: "2" },
+  });
+  try {
+    const raws: RawWs[] = [];
+    for (let i = 0; i < 100; i++) raws.push(await RawWs.open(office.wsUrl, "127.0.0.1"));
+    const p = await person(office.url, "last");
+    raws[99]?.send(JSON.stringify({ type: "auth", data: { token: p.token } }));
+    await raws[99]?.until(() => (raws[99]?.json() ?? []).some((f) => f.type === "ready"));
+    const over = await RawWs.open(office.wsUrl, "127.0.0.1");
+    await over.until(() => over.closeCode !== null, 5000);
+    expect(over.closeCode).toBe(WsClose.tooManyConnections);
+    for (const r of [...raws, over]) r.destroy();
+    // The per-user cap follows its setting too: a third socket of one user is refused.
+    const a = await TestSocket.connect(office.wsUrl, p.token);
+    const b = await TestSocket.connect(office.wsUrl, p.token);
+    const third = await TestSocket.open(office.wsUrl);
+    third.sendRaw(JSON.stringify({ type: "auth", data: { token: p.token } }));
+    expect(await third.waitClose()).toBe(WsClose.tooManyConnections);
+    a.close();
+    b.close();
+  } finally {
+    await office.stop();
+  }
+}, 30_000);

@@ -163,6 +163,7 @@ export type BodyRoute = Exclude<
   | "refresh"
   | "weather"
   | "health"
+  | "ready"
   | "keyBackupGet"
   | "keyBackupDelete"
   | "trustStateGet"

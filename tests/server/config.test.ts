@@ -20,3 +20,33 @@ test("token lifetimes: defaults, settings, and values refused with the setting's
     expect(() => loadConfig({ ...base, [key]: value })).toThrow(key);
   }
 });
+
+test("socket limits: defaults 64 per address, 16 per user, 1 MiB backlog; settings; bad values refused by name", () => {
+  const base = { WSYNC_DATA_DIR: "/tmp/x" };
+  expect(loadConfig(base).sockets).toEqual({ perAddress: 64, perUser: 16, maxBacklogBytes: 1024 * 1024 });
+  expect(
+    loadConfig({ ...base, WSYNC_MAX_SOCKETS_PER_ADDRESS: "500", WSYNC_MAX_SOCKETS_PER_USER: "4" }).sockets,
+  ).toEqual({ perAddress: 500, perUser: 4, maxBacklogBytes: 1024 * 1024 });
+  expect(() => loadConfig({ ...base, WSYNC_MAX_SOCKETS_PER_ADDRESS: "0" })).toThrow(
+    "WSYNC_MAX_SOCKETS_PER_ADDRESS must be a whole number",
+  );
+  expect(() => loadConfig({ ...base, WSYNC_MAX_SOCKETS_PER_USER: "2.5" })).toThrow(
+    "WSYNC_MAX_SOCKETS_PER_USER",
+  );
+});
+
+test("`wsync serve --help` states every socket limit setting with the default the server uses", async () => {
+  const { SERVE_SETTINGS } = await import("../../cli/subcommands/serve.ts");
+  const { SOCKET_DEFAULTS } = await import("../../server/config.ts");
+  const { DEFAULT_MAX_OWNED_CHANNELS } = await import("../../server/services/rate-limit.ts");
+  expect(SERVE_SETTINGS).toMatch(
+    new RegExp(`WSYNC_MAX_SOCKETS_PER_ADDRESS .*\\[${SOCKET_DEFAULTS.perAddress}\\]`),
+  );
+  expect(SERVE_SETTINGS).toMatch(new RegExp(`WSYNC_MAX_SOCKETS_PER_USER .*\\[${SOCKET_DEFAULTS.perUser}\\]`));
+  expect(SERVE_SETTINGS).toMatch(
+    new RegExp(`WSYNC_WS_MAX_BACKLOG_BYTES .*\\[${SOCKET_DEFAULTS.maxBacklogBytes}\\]`),
+  );
+  expect(SERVE_SETTINGS).toMatch(
+    new RegExp(`WSYNC_MAX_OWNED_CHANNELS .*\\[${DEFAULT_MAX_OWNED_CHANNELS}\\]`),
+  );
+});
