@@ -203,17 +203,18 @@ describe("bot accounts from the command line", () => {
 
 describe("retryAfter", () => {
   test("a rate-limited request says how long to wait: in api answers and in a --json command's error line", async () => {
-    // 15 messages at once (WSYNC_RATE_LIMIT_SCALE scales every limit), and a server clock that does
-    // not move, so no bucket refills while the test runs.
-    const slow = await startTestServer({ clock: new ManualClock(), env: { WSYNC_RATE_LIMIT_SCALE: "0.05" } });
+    // 30 messages at once (WSYNC_RATE_LIMIT_SCALE scales every limit), and a server clock that does
+    // not move, so no bucket refills while the test runs. The channel bucket (6 at this scale) is
+    // spent by create and each process's socket join: it must not be the one that runs out first.
+    const slow = await startTestServer({ clock: new ManualClock(), env: { WSYNC_RATE_LIMIT_SCALE: "0.1" } });
     try {
       const user = await registerCli(slow.url, "hasty");
       await user.cli.ok(["create", "slow", "--type", "public"]);
-      const input = Array.from({ length: 16 }, (_, i) => `m${i}`)
+      const input = Array.from({ length: 31 }, (_, i) => `m${i}`)
         .map((text, i) => JSON.stringify({ id: i, method: "send", params: { channel: "#slow", text } }))
         .join("\n");
       const out = (await user.cli.ok(["api"], { stdin: `${input}\n` })).trim().split("\n").map(json);
-      // The first answers are sent; once the bucket is empty (15, or fewer if the client had to retry
+      // The first answers are sent; once the bucket is empty (30, or fewer if the client had to retry
       // one over HTTP), the refusal says how long to wait.
       expect(out[0]).toMatchObject({ id: 0, ok: true });
       const refused = out.find((a) => a.ok === false) as
