@@ -1,0 +1,94 @@
+import type { Snapshot } from "valtio";
+import { type PresentedItem, presentTimeline } from "../../../../core/client/channel/rich.ts";
+import { dayLabel } from "../../../../core/client/view/display.ts";
+import type { TimelineItem } from "../../../../core/client/view/state.ts";
+import { FORWARD_SECRECY_TEXT } from "../../../../core/crypto/errors.ts";
+
+type Item = Snapshot<TimelineItem>;
+
+/** One line of the message list: what the list virtualizes and the arrow keys move through. */
+export type ListRow =
+  | { type: "more"; key: string }
+  | { type: "day"; key: string; label: string }
+  | { type: "unread"; key: string }
+  | { type: "fs"; key: string; count: number }
+  | { type: "item"; key: string; item: Item; presented?: PresentedItem };
+
+export const UNREAD_KEY = "unread-divider";
+
+/** Rows a reader can land on with the arrow keys (not the dividers or the load button). */
+export const focusable = (r: ListRow | undefined) => r?.type === "item" || r?.type === "fs";
+
+const shownTime = (i: Item) => i.signedAt ?? i.createdAt;
+
+const unreadable = (i: Item) =>
+  i.kind === "message" && i.text === null && i.error === FORWARD_SECRECY_TEXT && !i.deleted;
+
+/** Whether an item has a line of its own (reactions and edits show on their message; empty rows none). */
+function hasRow(i: Item): boolean {
+  if (i.rich?.type === "reaction" || i.rich?.type === "edit") return false;
+  if (i.kind === "epoch") return !!i.epoch;
+  if (i.kind === "missing") return !!(i.missing || i.withheld);
+  return true;
+}
+
+/** The first message of someone else after the read marker `readAt` (null: none, or no marker). */
+export function firstUnread(items: readonly Item[], readAt: number | null, me: string | null): Item | null {
+  if (!readAt) return null;
+  for (const i of items)
+    if (i.kind === "message" && i.seq > readAt && i.author.did !== me && !i.deleted && hasRow(i)) return i;
+  return null;
+}
+
+/**
+ * The list's rows, oldest first: the LOAD_MORE_DATA button while older records exist, a day divider
+ * where the day changes, a run of history a newcomer cannot read as one line, the "new messages"
+ * divider before `unreadUri`, and one row per record that has a line of its own.
+ */
+export function buildRows(
+  items: readonly Item[],
+  me: string | null,
+  hasMore: boolean,
+  unreadUri: string | null,
+): ListRow[] {
+  const rows: ListRow[] = [];
+  if (hasMore) rows.push({ type: "more", key: "more" });
+  const presented = new Map(
+    presentTimeline(items as TimelineItem[], me).map((p) => [p.item.uri, p] as const),
+  );
+  // One label per calendar day, not a date formatting per message.
+  const now = new Date();
+  const labels = new Map<string, string>();
+  const dayOf = (iso: string) => {
+    const t = new Date(iso);
+    const k = `${t.getFullYear()}-${t.getMonth()}-${t.getDate()}`;
+    let label = labels.get(k);
+    if (label === undefined) {
+      label = dayLabel(iso, now);
+      labels.set(k, label);
+    }
+    return label;
+  };
+  let day = "";
+  for (let n = 0; n < items.length; n++) {
+    const i = items[n] as Item;
+    if (!hasRow(i)) continue;
+    // A run of missing records has no time of its own: it never starts a day.
+    const d = i.kind === "missing" ? day : dayOf(shownTime(i));
+    if (d !== day) {
+      day = d;
+      rows.push({ type: "day", key: `d${i.uri}`, label: d });
+    }
+    if (i.uri === unreadUri) rows.push({ type: "unread", key: UNREAD_KEY });
+    // History a newcomer cannot read: a run of such rows is one line, not a wall of glitch blocks.
+    if (unreadable(i) && n + 1 < items.length && unreadable(items[n + 1] as Item)) {
+      let end = n;
+      while (end + 1 < items.length && unreadable(items[end + 1] as Item)) end++;
+      rows.push({ type: "fs", key: `fs${i.uri}`, count: end - n + 1 });
+      n = end;
+      continue;
+    }
+    rows.push({ type: "item", key: i.uri, item: i, presented: presented.get(i.uri) });
+  }
+  return rows;
+}
