@@ -18,10 +18,14 @@ export interface Board {
   bob: Person;
   channel: { id: string; uri: string };
   name: string;
-  /** Writes `count` more messages over HTTP, alternating bob and alice's other device. */
+  /** Writes `count` more messages over HTTP: message i is alice's (another device of hers) when i is even, else bob's. */
   seed(count: number, text?: (i: number) => string): Promise<void>;
   /** How many messages were written so far (seeded; the page's own are not counted). */
   seeded(): number;
+  /** Writes one message as `who` (bob, or alice's other device); returns its seq. */
+  post(who: Person, text: string): Promise<number>;
+  /** The server's seq of seeded message `i` (1-based, as in its text). */
+  seqOf(i: number): number;
   close(): Promise<void>;
 }
 
@@ -37,6 +41,7 @@ export async function startBoard(name: string): Promise<Board> {
   const key = { epochId: epoch.epochId, epochNumber: epoch.epochNumber, epochKey: epoch.epochKey };
   const chains = new Map([alice, bob].map((p) => [p, device()]));
   let written = 0;
+  const seqs: number[] = [];
   return {
     t,
     browser,
@@ -55,11 +60,19 @@ export async function startBoard(name: string): Promise<Board> {
           const who = i % 2 === 0 ? alice : bob;
           bodies.push(seal3(who, channel, key, text(i), chains.get(who)?.next()).then((b) => ({ b, who })));
         }
-        for (const { b, who } of await Promise.all(bodies)) await ok(t.url, "send", b, who.token);
+        for (const { b, who } of await Promise.all(bodies)) {
+          const { record } = await ok(t.url, "send", b, who.token);
+          seqs.push(record.seq);
+        }
       }
       written += count;
     },
     seeded: () => written,
+    async post(who, text) {
+      const body = await seal3(who, channel, key, text, chains.get(who)?.next());
+      return (await ok(t.url, "send", body, who.token)).record.seq;
+    },
+    seqOf: (i) => seqs[i - 1] as number,
     async close() {
       await browser.close();
       await t.stop();

@@ -17,7 +17,7 @@ import { newestSeq } from "../../../../core/client/view/unread.ts";
 import { Limits } from "../../../../core/protocol/limits.ts";
 import { engineState } from "../../../state/engine.ts";
 import { loadMore, markRead, resendMessage } from "../../../state/message.ts";
-import { buildRows, firstUnread, focusable, type ListRow, UNREAD_KEY } from "./list-rows.ts";
+import { buildRows, firstUnread, focusable, type ListRow, readUpTo, UNREAD_KEY } from "./list-rows.ts";
 import { MessageRow, NoticeRow } from "./MessageRow.tsx";
 import { EpochRow, MissingRow } from "./SecurityRows.tsx";
 
@@ -178,8 +178,9 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
     setReadAt(engineState.readMarkers[channelId] ?? 0);
   }, [readAt, loaded, view?.loading, channelId]);
   const unread = useMemo(
-    () => (loaded ? firstUnread(items as readonly Snapshot<TimelineItem>[], readAt, me) : null),
-    [loaded, items, readAt, me],
+    () =>
+      loaded ? firstUnread(items as readonly Snapshot<TimelineItem>[], readAt, me, !!view?.hasMore) : null,
+    [loaded, items, readAt, me, view?.hasMore],
   );
   // The first unread may be older than what is loaded: more pages are needed to reach it.
   const unreadNotLoaded =
@@ -191,7 +192,7 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
     (items as readonly Snapshot<TimelineItem>[]).some(
       (i) => i.kind === "message" && i.seq > readAt + 1 && i.author.did !== me,
     ) &&
-    !(items as readonly Snapshot<TimelineItem>[]).some((i) => i.seq > 0 && i.seq <= readAt + 1);
+    !(items as readonly Snapshot<TimelineItem>[]).some((i) => readUpTo(i, readAt));
 
   const rows = useMemo(
     () =>
@@ -535,24 +536,29 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
     if (to !== null && to >= 0) focusRow(to);
   };
 
+  const [jumping, setJumping] = useState(0);
   const jumpToUnread = async () => {
     // Older pages until the first unread message is loaded (or there is nothing older).
     for (let n = 0; n < 200; n++) {
       const v = engineState.open[channelId];
       if (!v?.hasMore || readAt === null) break;
-      if (v.items.some((i) => i.seq > 0 && i.seq <= readAt + 1)) break;
+      if (v.items.some((i) => readUpTo(i, readAt))) break;
       await loadMore(channelId, SCROLL_PAGE).catch(() => undefined);
     }
-    focusKey.current = null;
-    requestAnimationFrame(() => {
-      const at = rowsRef.current.findIndex((r) => r.key === UNREAD_KEY);
-      if (at < 0) return;
-      stick.current = false;
-      if (sized) virt.scrollToIndex(at, { align: "start" });
-      else box.current?.querySelector(`[data-key="${UNREAD_KEY}"]`)?.scrollIntoView?.({ block: "start" });
-      updateDivider();
-    });
+    stick.current = false;
+    setJumping((n) => n + 1);
   };
+  // The divider is in the rows once the render after the last page is done: then go to it.
+  useLayoutEffect(() => {
+    if (!jumping) return;
+    const at = rows.findIndex((r) => r.key === UNREAD_KEY);
+    if (at < 0) return;
+    setJumping(0);
+    stick.current = false;
+    if (sized) virt.scrollToIndex(at, { align: "start" });
+    else box.current?.querySelector(`[data-key="${UNREAD_KEY}"]`)?.scrollIntoView?.({ block: "start" });
+    updateDivider();
+  }, [jumping, rows, sized, virt, updateDivider]);
 
   if (!view) return null;
 

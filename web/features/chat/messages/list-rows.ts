@@ -32,9 +32,26 @@ function hasRow(i: Item): boolean {
   return true;
 }
 
-/** The first message of someone else after the read marker `readAt` (null: none, or no marker). */
-export function firstUnread(items: readonly Item[], readAt: number | null, me: string | null): Item | null {
+/**
+ * Whether `i` is a record the server numbered at or before `seq` (rows the client places between
+ * records, epoch changes and missing runs, carry fractional numbers of their own).
+ */
+export const readUpTo = (i: Item, seq: number) =>
+  Number.isInteger(i.seq) && i.seq > 0 && i.seq <= seq && (i.kind === "message" || i.kind === "notify");
+
+/**
+ * The first message of someone else after the read marker `readAt` (null: none, no marker, or not
+ * loaded yet: while older records exist and none at or before the marker is loaded, the first
+ * unread one may be among them).
+ */
+export function firstUnread(
+  items: readonly Item[],
+  readAt: number | null,
+  me: string | null,
+  hasMore: boolean,
+): Item | null {
   if (!readAt) return null;
+  if (hasMore && !items.some((i) => readUpTo(i, readAt))) return null;
   for (const i of items)
     if (i.kind === "message" && i.seq > readAt && i.author.did !== me && !i.deleted && hasRow(i)) return i;
   return null;
