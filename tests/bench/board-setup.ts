@@ -125,6 +125,7 @@ export async function openBoardChannel(page: Page, name: string): Promise<void> 
  * Loads the whole history into the page, on any version of the list: scrolled to the top, where
  * LOAD_MORE_DATA is (clicked while it is shown and enabled; a list that loads as it scrolls may have
  * started the load itself), until the top shows no button. Returns the pages loaded.
+ * (Timing here only decides whether to click; nothing is measured by it.)
  */
 export async function loadAllHistory(page: Page, timeoutMs = 600_000): Promise<number> {
   const until = Date.now() + timeoutMs;
@@ -146,7 +147,7 @@ export async function loadAllHistory(page: Page, timeoutMs = 600_000): Promise<n
               const check = () => {
                 const now = find();
                 if (now?.disabled) started = true;
-                if (started && (!now || !now.disabled)) {
+                if (started && !now?.disabled) {
                   obs.disconnect();
                   resolve("loaded");
                 }
@@ -158,7 +159,13 @@ export async function loadAllHistory(page: Page, timeoutMs = 600_000): Promise<n
                 attributes: true,
                 characterData: true,
               });
-              if (!b.disabled) b.click();
+              // A list that loads as it scrolls starts by itself; the button is clicked only if
+              // nothing started within a quarter of a second (as a reader would).
+              setTimeout(() => {
+                const now = find();
+                if (!started && now && !now.disabled) now.click();
+                check();
+              }, 250);
               check();
             }),
           );

@@ -40,7 +40,9 @@ const text = (i: number) => `seeded message ${i}`;
 
 /** The row of seeded message i, by its exact text. */
 const row = (page: Page, i: number) =>
-  page.locator(".chat-list .row").filter({ has: page.locator(".text", { hasText: new RegExp(`^${text(i)}$`) }) });
+  page
+    .locator(".chat-list .msg")
+    .filter({ has: page.locator(".text", { hasText: new RegExp(`^${text(i)}$`) }) });
 
 /** Whether an element lies inside the list's visible area. */
 async function onScreen(page: Page, selector: string): Promise<boolean> {
@@ -54,18 +56,59 @@ async function onScreen(page: Page, selector: string): Promise<boolean> {
   }, selector);
 }
 
-const rowCount = (page: Page) => page.locator(".chat-list .row").count();
+/** Lines in the page: messages, notices and day dividers. */
+const rowCount = (page: Page) => page.locator(".chat-list .msg, .chat-list .notice, .chat-list .day").count();
 
 browserTest(
   "scrolling up loads older pages by itself up to the first message; only rows near the viewport are in the page",
   async () => {
     // Bob has read everything: no divider, no jump bar in this walk.
-    await ok(board.t.url, "markRead", await markBody(board.bob, board.channel, board.seqOf(COUNT)), board.bob.token);
+    await ok(
+      board.t.url,
+      "markRead",
+      await markBody(board.bob, board.channel, board.seqOf(COUNT)),
+      board.bob.token,
+    );
     const { page, errors } = await bobPage();
     page.setDefaultTimeout(WAIT);
     await openBoardChannel(page, CHANNEL);
     await row(page, COUNT).waitFor();
     expect(await page.locator('[data-testid="unread-divider"]').count()).toBe(0);
+    // At the top of what is loaded, the next page goes in above without moving what the reader sees.
+    const topText = await page.locator(".chat-list").evaluate(
+      (el) =>
+        new Promise<string>((resolve) => {
+          el.scrollTop = 0;
+          requestAnimationFrame(() =>
+            requestAnimationFrame(() => {
+              const box = el.getBoundingClientRect();
+              const seen = [...el.querySelectorAll(".msg .text")].find(
+                (t) => t.getBoundingClientRect().top >= box.top,
+              );
+              resolve(seen?.textContent ?? "");
+            }),
+          );
+        }),
+    );
+    expect(topText).toMatch(/^seeded message \d+$/);
+    // The older page is in: a message older than that one is in the list (just above the screen).
+    const n = Number(topText.split(" ").at(-1));
+    await page.waitForFunction(
+      (top) =>
+        [...document.querySelectorAll(".chat-list .msg .text")].some((t) => {
+          const m = /^seeded message (\d+)$/.exec(t.textContent ?? "");
+          return !!m && Number(m[1]) < top;
+        }),
+      n,
+    );
+    const stillThere = await page.locator(".chat-list").evaluate((el, t) => {
+      const box = el.getBoundingClientRect();
+      const m = [...el.querySelectorAll(".msg .text")].find((x) => x.textContent === t);
+      if (!m) return false;
+      const r = m.getBoundingClientRect();
+      return r.bottom > box.top && r.top < box.bottom;
+    }, topText);
+    expect(stillThere).toBe(true);
     await page.locator(".chat-list").hover();
     // The wheel, as a reader scrolls: never a click on LOAD_MORE_DATA.
     const until = Date.now() + 120_000;
@@ -80,7 +123,9 @@ browserTest(
     }
     // At the top, nothing older: no LOAD_MORE_DATA; the first message is on screen.
     await page.mouse.wheel(0, -4000);
-    await page.waitForFunction(() => !document.querySelector(".chat-list .load-more"), undefined, { timeout: WAIT });
+    await page.waitForFunction(() => !document.querySelector(".chat-list .load-more"), undefined, {
+      timeout: WAIT,
+    });
     await row(page, 1).waitFor();
     expect(await row(page, 1).isVisible()).toBe(true);
     expect(await rowCount(page)).toBeLessThan(120);
@@ -106,7 +151,12 @@ browserTest(
   "a 'new messages' divider before the first unread, and 'jump to first unread' when it is not loaded yet",
   async () => {
     // Alice read up to message 200: the first unread is bob's 201, far older than the first page.
-    await ok(board.t.url, "markRead", await markBody(board.alice, board.channel, board.seqOf(200)), board.alice.token);
+    await ok(
+      board.t.url,
+      "markRead",
+      await markBody(board.alice, board.channel, board.seqOf(200)),
+      board.alice.token,
+    );
     const { page, errors } = await signedInPage(board, board.alice);
     page.setDefaultTimeout(WAIT);
     await openBoardChannel(page, CHANNEL);
@@ -134,6 +184,7 @@ browserTest(
       const n = Number((d as HTMLElement | null)?.dataset.index);
       return document.querySelector(`.chat-list .row[data-index="${n + 1}"] .text`)?.textContent;
     });
+    // (rows are placed by index: the next index is the next line)
     expect(next).toBe(text(201));
     expect(await onScreen(page, '[data-testid="unread-divider"]')).toBe(true);
     // On screen, the jump bar goes.
@@ -151,7 +202,7 @@ browserTest(
     page.setDefaultTimeout(WAIT);
     await page.goto(`${board.t.url}/sync`);
     await openBoardChannel(page, CHANNEL);
-    await page.locator(".chat-list .text", { hasText: "arrived while scrolled up" }).waitFor();
+    await row(page, COUNT).waitFor();
     const input = page.getByRole("textbox", { name: "Message" });
     await input.focus();
     // Back from the input: the list, on its newest message, not a message's buttons.
@@ -172,19 +223,28 @@ browserTest(
     expect(start.text).toMatch(/^(seeded message \d+|arrived while scrolled up)$/);
     // ↑ moves to the message before; ↓ back.
     await page.keyboard.press("ArrowUp");
-    await page.waitForFunction((t) => document.activeElement?.querySelector(".text")?.textContent !== t, start.text);
+    await page.waitForFunction(
+      (t) => document.activeElement?.querySelector(".text")?.textContent !== t,
+      start.text,
+    );
     const up = await focused();
     expect(up.row).toBe(true);
     expect(up.text).not.toBe(start.text);
     await page.keyboard.press("ArrowDown");
-    await page.waitForFunction((t) => document.activeElement?.querySelector(".text")?.textContent === t, start.text);
+    await page.waitForFunction(
+      (t) => document.activeElement?.querySelector(".text")?.textContent === t,
+      start.text,
+    );
     // Home: the oldest loaded message, far above (not rendered until then): the list scrolls
     // there and the focus is on it, on screen.
     await page.keyboard.press("Home");
     await page.waitForFunction(() => {
       const a = document.activeElement as HTMLElement | null;
       const l = document.querySelector(".chat-list") as HTMLElement;
-      if (!a?.classList.contains("row") || a.querySelector(".text")?.textContent === "arrived while scrolled up")
+      if (
+        !a?.classList.contains("row") ||
+        a.querySelector(".text")?.textContent === "arrived while scrolled up"
+      )
         return false;
       const r = a.getBoundingClientRect();
       const b = l.getBoundingClientRect();

@@ -24,7 +24,7 @@ export const HAPTIC_MS = 50;
 function sendInFlight(items: readonly { seq: number; sending?: boolean; queued?: boolean }[]): boolean {
   for (let n = items.length - 1; n >= 0; n--) {
     const i = items[n];
-    if (!i || i.seq !== 0) return false;
+    if (i?.seq !== 0) return false;
     if (i.sending && !i.queued) return true;
   }
   return false;

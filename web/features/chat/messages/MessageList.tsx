@@ -277,7 +277,8 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
     if (!el || !loaded) return;
     const list = items as readonly Snapshot<TimelineItem>[];
     const prev = seen.current;
-    const first = list[0]?.uri ?? "";
+    // The oldest record (not an epoch row, which the client places and may keep first).
+    const first = list.find((i) => Number.isInteger(i.seq) && i.seq > 0)?.uri ?? "";
     const last = list.at(-1);
     if (stick.current || last?.sending) {
       stick.current = true;
