@@ -570,8 +570,10 @@ export class WsyncClient {
     return this.state.open[channelId];
   }
 
-  async loadMore(channelId: string): Promise<void> {
-    await (await this.parts()).channels.loadPage(channelId, Limits.pageDefault, false);
+  /** The next older page: 20 records (LOAD_MORE_DATA, spec §4.5), or `limit` (at most the server's 100). */
+  async loadMore(channelId: string, limit: number = Limits.pageDefault): Promise<void> {
+    const n = Math.max(1, Math.min(Limits.pageMax, Math.floor(limit)));
+    await (await this.parts()).channels.loadPage(channelId, n, false);
   }
 
   async leave(channelId: string): Promise<void> {

@@ -223,7 +223,13 @@ export class ChannelEngine {
     const decrypted = await Promise.all(page.records.map((r) => this.decryptRecord(channelId, r, false)));
     const ordered = decrypted.sort((a, b) => a.item.seq - b.item.seq);
     const seen = await this.c.keyring.chains.seenState(channelId);
-    for (const d of ordered) this.place(view, seen, d.item, d.facts);
+    // The page is placed into a plain copy of the list that goes back in one assignment: in the
+    // browser the list is observable (valtio), where each record spliced into it would shift and
+    // re-notify every item after it (a page of older records: the whole list, per record).
+    const staged = { ...view, items: view.items.slice() } as ChannelView;
+    for (const d of ordered) this.place(staged, seen, d.item, d.facts);
+    view.items = staged.items;
+    view.lastSeq = staged.lastSeq;
     view.cursor = page.cursor;
     view.hasMore = page.hasMore;
     // The page answers for every seq from its oldest record (or seq 1 when nothing is older) up to

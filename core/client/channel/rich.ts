@@ -47,7 +47,9 @@ export function presentTimeline(items: readonly TimelineItem[], meDid: string | 
   // Edits and reactions in signed order (protocol §8): signed time, then clientMsgId; never seq.
   const editsOf = new Map<string, TimelineItem[]>();
   const reacted = new Map<string, Map<string, Set<string>>>();
-  for (const i of [...items].sort(signedOrder)) {
+  // Only edits and reactions need the signed order: sort those, not the whole timeline.
+  const changes = items.filter((i) => i.rich?.type === "edit" || i.rich?.type === "reaction");
+  for (const i of changes.sort(signedOrder)) {
     const r = i.rich;
     if (!r?.to || i.kind !== "message" || i.deleted || !i.verified || i.state !== "success") continue;
     const target = refKey(r.to);

@@ -46,16 +46,27 @@ export function insertItem(view: ChannelView, item: TimelineItem): TimelineItem 
     if (idx >= 0) view.items.splice(idx, 1);
   }
   if (item.seq > view.lastSeq) view.lastSeq = item.seq;
-  // Committed items sort by seq; own unsent ones (seq 0) stay at the end.
-  const committed = item.seq > 0;
-  let i = view.items.length;
-  while (i > 0) {
-    const prev = view.items[i - 1] as TimelineItem;
-    if (committed && (prev.seq === 0 || prev.seq > item.seq)) i--;
-    else break;
-  }
-  view.items.splice(i, 0, item);
+  view.items.splice(insertionIndex(view.items, item.seq), 0, item);
   return item;
+}
+
+/**
+ * Where an item of `seq` goes: committed items sort by seq (after those of an equal seq), own
+ * unsent ones (seq 0) stay at the end. Those are only ever at the end, so the committed part is
+ * searched by bisection: a page of older records costs log n per record, not a walk of the list.
+ */
+export function insertionIndex(items: readonly TimelineItem[], seq: number): number {
+  let end = items.length;
+  while (end > 0 && (items[end - 1] as TimelineItem).seq === 0) end--;
+  if (seq === 0) return items.length;
+  let lo = 0;
+  let hi = end;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((items[mid] as TimelineItem).seq > seq) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
 }
 
 export function removeItem(view: ChannelView, uri: string): boolean {

@@ -43,7 +43,7 @@ afterEach(async () => {
   await ui?.unmount();
 });
 
-const rows = () => ui.$$(".chat-list > div");
+const rows = () => ui.$$(".chat-list .row > div");
 const input = () => ui.$<HTMLTextAreaElement>(".composer textarea") as HTMLTextAreaElement;
 const sendButton = () => ui.$<HTMLButtonElement>(".composer button") as HTMLButtonElement;
 const daysAgo = (d: number, h = 12) => {
@@ -452,12 +452,22 @@ describe("scrolling", () => {
     expect(ui.$(".to-bottom")).toBeNull();
   });
 
-  test("desktop never shows the scroll-to-bottom button", async () => {
+  test("desktop too (issue 28): scrolled up shows ↓, which says new messages and counts them", async () => {
     const id = openChannel({ items: [item()] });
     await show(id, false);
     const list = ui.$(".chat-list") as HTMLElement;
-    geometry(list, () => 1000);
-    await scrollTo(list, 0);
+    let h = 1000;
+    geometry(list, () => h);
+    await scrollTo(list, 650);
     expect(ui.$(".to-bottom")).toBeNull();
+    await scrollTo(list, 0);
+    expect(ui.$(".to-bottom")?.textContent).toBe("↓");
+    h = 1100;
+    view(id).items.push(item(), item());
+    await settle();
+    expect(ui.$(".to-bottom")?.textContent).toBe("↓ new messages2");
+    expect(ui.$(".to-bottom .badge")?.textContent).toBe("2");
+    await click(ui.$(".to-bottom"));
+    expect(list.scrollTop).toBe(1100);
   });
 });

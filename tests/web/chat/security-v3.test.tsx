@@ -102,7 +102,7 @@ describe("timeline rows", () => {
         mobile={false}
       />,
     );
-    const rows = ui.$$(".chat-list > div:not(.day)");
+    const rows = ui.$$(".chat-list .row > div:not(.day)");
     expect(rows.map((r) => r.className)).toEqual([
       "msg success",
       "notice missing warning withheld",

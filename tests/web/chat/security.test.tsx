@@ -169,7 +169,7 @@ describe("timeline", () => {
         items: [item({ seq: 1 }), item({ kind: "epoch", seq: 1.5, epoch: e }), item({ seq: 2 })],
       }),
     );
-    const rows = ui.$$(".chat-list > div:not(.day)");
+    const rows = ui.$$(".chat-list .row > div:not(.day)");
     expect(rows.map((r) => r.className)).toEqual(["msg success", "notice epoch", "msg success"]);
     const row = ui.$(".notice.epoch") as HTMLElement;
     expect(row.querySelector(".epoch-text")?.textContent).toBe(

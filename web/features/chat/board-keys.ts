@@ -5,7 +5,7 @@ import { engineState } from "../../state/engine.ts";
 /**
  * Ctrl+K (⌘K): a list of channels filtered as you type, your channels first; ↑/↓ choose, Enter
  * opens, Escape closes. Alt+↑ / Alt+↓ (anywhere on the board) open the previous / next of your
- * channels.
+ * channels. Shift+Esc marks every channel read.
  */
 export function useBoardKeys(): { switcherOpen: boolean; closeSwitcher: () => void } {
   const [open, setOpen] = useState(false);
@@ -14,6 +14,12 @@ export function useBoardKeys(): { switcherOpen: boolean; closeSwitcher: () => vo
       if ((e.ctrlKey || e.metaKey) && !e.altKey && e.key.toLowerCase() === "k") {
         e.preventDefault();
         setOpen((o) => !o);
+        return;
+      }
+      // Shift+Esc (as in Slack): every channel read. Its code loads on first use.
+      if (e.key === "Escape" && e.shiftKey && !e.ctrlKey && !e.metaKey && !e.altKey) {
+        e.preventDefault();
+        void import("../../state/message.ts").then((m) => m.markAllRead()).catch(() => undefined);
         return;
       }
       if (e.altKey && (e.key === "ArrowUp" || e.key === "ArrowDown")) {

@@ -20,6 +20,20 @@ export const TYPING_EVERY_MS = 3000;
 export const HAPTIC_MS = 50;
 
 /**
+ * Whether one of this user's messages is on its way (not queued offline). Those not yet stored
+ * (seq 0) are always at the end of the list: only that end is read, not every message of the
+ * channel (a tracked read of the whole list on every change grew with the channel, issue 28).
+ */
+function sendInFlight(items: readonly { seq: number; sending?: boolean; queued?: boolean }[]): boolean {
+  for (let n = items.length - 1; n >= 0; n--) {
+    const i = items[n];
+    if (i?.seq !== 0) return false;
+    if (i.sending && !i.queued) return true;
+  }
+  return false;
+}
+
+/**
  * The message input (spec §5): Enter sends, Shift+Enter is a new line, Ctrl/Cmd+U clears; ↑ in an empty
  * input edits one's newest message in the channel and Esc cancels an edit or reply. A send needs
  * text, a session, the open channel, no send in flight and the channel's epoch keys (sent while they
@@ -57,7 +71,7 @@ export function Composer({ channelId, mobile }: { channelId: string; mobile: boo
   });
   const refocus = useRef(false);
   // A message queued while offline does not hold the input: the next one can be written meanwhile.
-  const busy = pending || (Array.isArray(view?.items) && !!view?.items.some((i) => i.sending && !i.queued));
+  const busy = pending || (Array.isArray(view?.items) && sendInFlight(view.items));
   const keys = !!view?.keysLoaded;
 
   useEffect(

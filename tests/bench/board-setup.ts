@@ -1,0 +1,183 @@
+/**
+ * Shared set-up of the board benchmarks (web-board-send.ts, web-board-scroll.ts): a test server
+ * without per-user write limits, two people in a public channel with one v3 epoch, history written
+ * over HTTP as their clients would (encrypted, signed, each sender's device chain), and a Chromium
+ * page signed in as the first person (auth, token and keys in localStorage, moved into the vault on
+ * the first load, as in web-open-channel.ts).
+ */
+import type { Browser, Page } from "playwright-core";
+import { launchChromium } from "../e2e/browser.ts";
+import { NO_WRITE_LIMITS, ok, startTestServer, type TestServer } from "../server/harness.ts";
+import { createChannel, type Person, person } from "../server/people.ts";
+import { device, rotate3, seal3 } from "../server/v3-people.ts";
+
+export interface Board {
+  t: TestServer;
+  browser: Browser;
+  alice: Person;
+  bob: Person;
+  channel: { id: string; uri: string };
+  name: string;
+  /** Writes `count` more messages over HTTP: message i is alice's (another device of hers) when i is even, else bob's. */
+  seed(count: number, text?: (i: number) => string): Promise<void>;
+  /** How many messages were written so far (seeded; the page's own are not counted). */
+  seeded(): number;
+  /** Writes one message as `who` (bob, or alice's other device); returns its seq. */
+  post(who: Person, text: string): Promise<number>;
+  /** The server's seq of seeded message `i` (1-based, as in its text). */
+  seqOf(i: number): number;
+  close(): Promise<void>;
+}
+
+export async function startBoard(name: string): Promise<Board> {
+  const t = await startTestServer({ env: NO_WRITE_LIMITS });
+  const browser = await launchChromium();
+  const alice = await person(t.url, "alice");
+  const bob = await person(t.url, "bob");
+  const { channel } = await createChannel(t.url, alice, "public", name);
+  await ok(t.url, "joinChannel", { channelUri: channel.uri }, bob.token);
+  const epoch = await rotate3(t.url, alice, channel);
+  if (epoch.res.status !== 200) throw new Error(`epoch refused: ${JSON.stringify(epoch.res.body)}`);
+  const key = { epochId: epoch.epochId, epochNumber: epoch.epochNumber, epochKey: epoch.epochKey };
+  const chains = new Map([alice, bob].map((p) => [p, device()]));
+  let written = 0;
+  const seqs: number[] = [];
+  return {
+    t,
+    browser,
+    alice,
+    bob,
+    channel,
+    name,
+    async seed(count, text = (i) => `seeded message ${i}`) {
+      // Sealed in batches side by side (signing is the slow part), sent in order.
+      const BATCH = 50;
+      for (let start = 0; start < count; start += BATCH) {
+        const n = Math.min(BATCH, count - start);
+        const bodies = [];
+        for (let k = 0; k < n; k++) {
+          const i = written + start + k + 1;
+          const who = i % 2 === 0 ? alice : bob;
+          bodies.push(seal3(who, channel, key, text(i), chains.get(who)?.next()).then((b) => ({ b, who })));
+        }
+        for (const { b, who } of await Promise.all(bodies)) {
+          const { record } = await ok(t.url, "send", b, who.token);
+          seqs.push(record.seq);
+        }
+      }
+      written += count;
+    },
+    seeded: () => written,
+    async post(who, text) {
+      const body = await seal3(who, channel, key, text, chains.get(who)?.next());
+      return (await ok(t.url, "send", body, who.token)).record.seq;
+    },
+    seqOf: (i) => seqs[i - 1] as number,
+    async close() {
+      await browser.close();
+      await t.stop();
+    },
+  };
+}
+
+/** A page signed in as `who`, on /sync with the socket ready. */
+export async function signedInPage(
+  board: Board,
+  who: Person,
+  viewport = { width: 1280, height: 800 },
+): Promise<{ page: Page; errors: string[] }> {
+  const context = await board.browser.newContext({ viewport });
+  await context.addInitScript(
+    (entries: Record<string, string>) => {
+      if (location.protocol === "about:") return;
+      if (!sessionStorage.getItem("bench-seeded")) {
+        for (const [k, v] of Object.entries(entries)) localStorage.setItem(k, v);
+        sessionStorage.setItem("bench-seeded", "1");
+      }
+    },
+    {
+      auth: JSON.stringify(who.session),
+      token: who.token,
+      privateKey: who.privateKey,
+      publicKey: who.publicKey,
+    },
+  );
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.goto(`${board.t.url}/sync`);
+  return { page, errors };
+}
+
+/** Opens the channel from the sidebar and waits until the message input is ready. */
+export async function openBoardChannel(page: Page, name: string): Promise<void> {
+  await page.locator(".sb-list .sb-channel", { hasText: `#${name}` }).click({ timeout: 30_000 });
+  await page.waitForFunction(
+    () =>
+      !!document.querySelector('[data-testid="chat-view"] textarea[aria-label="Message"]') &&
+      ![...document.querySelectorAll(".chat-note")].some((n) => n.textContent?.includes("LOADING")),
+    undefined,
+    { timeout: 60_000 },
+  );
+}
+
+/**
+ * Loads the whole history into the page, on any version of the list: scrolled to the top, where
+ * LOAD_MORE_DATA is (clicked while it is shown and enabled; a list that loads as it scrolls may have
+ * started the load itself), until the top shows no button. Returns the pages loaded.
+ * (Timing here only decides whether to click; nothing is measured by it.)
+ */
+export async function loadAllHistory(page: Page, timeoutMs = 600_000): Promise<number> {
+  const until = Date.now() + timeoutMs;
+  let loads = 0;
+  for (;;) {
+    if (Date.now() > until) throw new Error("history did not finish loading");
+    const state = await page.evaluate(
+      () =>
+        new Promise<string>((resolve) => {
+          const list = document.querySelector<HTMLElement>(".chat-list");
+          if (list) list.scrollTop = 0;
+          // Two frames: the scroll is handled and the rows at the top are rendered.
+          requestAnimationFrame(() =>
+            requestAnimationFrame(() => {
+              const find = () => document.querySelector<HTMLButtonElement>(".chat-list .load-more");
+              const b = find();
+              if (!b) return resolve("done");
+              let started = b.disabled;
+              const check = () => {
+                const now = find();
+                if (now?.disabled) started = true;
+                if (started && !now?.disabled) {
+                  obs.disconnect();
+                  resolve("loaded");
+                }
+              };
+              const obs = new MutationObserver(check);
+              obs.observe(document.body, {
+                subtree: true,
+                childList: true,
+                attributes: true,
+                characterData: true,
+              });
+              // A list that loads as it scrolls starts by itself; the button is clicked only if
+              // nothing started within a quarter of a second (as a reader would).
+              setTimeout(() => {
+                const now = find();
+                if (!started && now && !now.disabled) now.click();
+                check();
+              }, 250);
+              check();
+            }),
+          );
+        }),
+    );
+    if (state === "done") return loads;
+    loads++;
+  }
+}
+
+export function stats(xs: number[]) {
+  const s = [...xs].sort((a, b) => a - b);
+  const at = (q: number) => s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)] as number;
+  return { min: s[0] as number, median: at(0.5), max: s[s.length - 1] as number };
+}

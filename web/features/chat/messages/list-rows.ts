@@ -1,0 +1,115 @@
+import type { Snapshot } from "valtio";
+import { type PresentedItem, presentTimeline } from "../../../../core/client/channel/rich.ts";
+import { dayLabel } from "../../../../core/client/view/display.ts";
+import type { TimelineItem } from "../../../../core/client/view/state.ts";
+import { FORWARD_SECRECY_TEXT } from "../../../../core/crypto/errors.ts";
+import { shownTime } from "./MessageRow.tsx";
+import { shownItems } from "./quiet-rows.ts";
+
+type Item = Snapshot<TimelineItem>;
+
+/** One line of the message list: what the list virtualizes and the arrow keys move through. */
+export type ListRow =
+  | { type: "more"; key: string }
+  | { type: "day"; key: string; label: string }
+  | { type: "unread"; key: string }
+  | { type: "fs"; key: string; count: number }
+  | { type: "item"; key: string; item: Item; presented?: PresentedItem };
+
+export const UNREAD_KEY = "unread-divider";
+
+/** Rows a reader can land on with the arrow keys (not the dividers or the load button). */
+export const focusable = (r: ListRow | undefined) => r?.type === "item" || r?.type === "fs";
+
+const unreadable = (i: Item) =>
+  i.kind === "message" && i.text === null && i.error === FORWARD_SECRECY_TEXT && !i.deleted;
+
+/** Whether an item has a line of its own (reactions and edits show on their message; empty rows none). */
+function hasRow(i: Item): boolean {
+  if (i.rich?.type === "reaction" || i.rich?.type === "edit") return false;
+  if (i.kind === "epoch") return !!i.epoch;
+  if (i.kind === "missing") return !!(i.missing || i.withheld);
+  return true;
+}
+
+/**
+ * Whether `i` is a record the server numbered at or before `seq` (rows the client places between
+ * records, epoch changes and missing runs, carry fractional numbers of their own).
+ */
+export const readUpTo = (i: Item, seq: number) =>
+  Number.isInteger(i.seq) && i.seq > 0 && i.seq <= seq && (i.kind === "message" || i.kind === "notify");
+
+/**
+ * The first message of someone else after the read marker `readAt` (null: none, no marker, or not
+ * loaded yet: while older records exist and none at or before the marker is loaded, the first
+ * unread one may be among them).
+ */
+export function firstUnread(
+  items: readonly Item[],
+  readAt: number | null,
+  me: string | null,
+  hasMore: boolean,
+): Item | null {
+  if (!readAt) return null;
+  if (hasMore && !items.some((i) => readUpTo(i, readAt))) return null;
+  for (const i of items)
+    if (i.kind === "message" && i.seq > readAt && i.author.did !== me && !i.deleted && hasRow(i)) return i;
+  return null;
+}
+
+/**
+ * The list's rows, oldest first: the LOAD_MORE_DATA button while older records exist, a day divider
+ * where the day changes, a run of history a newcomer cannot read as one line, the "new messages"
+ * divider before `unreadUri`, and one row per record that has a line of its own.
+ */
+export function buildRows(
+  items: readonly Item[],
+  me: string | null,
+  hasMore: boolean,
+  unreadUri: string | null,
+  hideQuiet = false,
+): ListRow[] {
+  const rows: ListRow[] = [];
+  if (hasMore) rows.push({ type: "more", key: "more" });
+  const presented = new Map(
+    presentTimeline(items as TimelineItem[], me).map((p) => [p.item.uri, p] as const),
+  );
+  // One label per calendar day, not a date formatting per message.
+  const now = new Date();
+  const labels = new Map<string, string>();
+  const dayOf = (iso: string) => {
+    const t = new Date(iso);
+    const k = `${t.getFullYear()}-${t.getMonth()}-${t.getDate()}`;
+    let label = labels.get(k);
+    if (label === undefined) {
+      label = dayLabel(iso, now);
+      labels.set(k, label);
+    }
+    return label;
+  };
+  let day = "";
+  // The display setting may hide join/leave and routine epoch rows (never a warning): quiet-rows.ts.
+  // presentTimeline above still sees every item (edits and reactions may point anywhere).
+  const shown = shownItems(items, hideQuiet);
+  for (let n = 0; n < shown.length; n++) {
+    const i = shown[n] as Item;
+    if (!hasRow(i)) continue;
+    // A run of missing records has no time of its own: it never starts a day.
+    const d = i.kind === "missing" ? day : dayOf(shownTime(i));
+    if (d !== day) {
+      day = d;
+      rows.push({ type: "day", key: `d${i.uri}`, label: d });
+    }
+    if (i.uri === unreadUri) rows.push({ type: "unread", key: UNREAD_KEY });
+    // History a newcomer cannot read: a run of such rows is one line, not a wall of glitch blocks.
+    if (unreadable(i) && n + 1 < shown.length && unreadable(shown[n + 1] as Item)) {
+      let end = n;
+      while (end + 1 < shown.length && unreadable(shown[end + 1] as Item)) end++;
+      rows.push({ type: "fs", key: `fs${i.uri}`, count: end - n + 1 });
+      n = end;
+      continue;
+    }
+    rows.push({ type: "item", key: i.uri, item: i, presented: presented.get(i.uri) });
+  }
+  return rows;
+}
