@@ -1,4 +1,4 @@
-import { conversationTitle } from "../core/client/direct.ts";
+import { conversationTitle } from "../core/client/direct-list.ts";
 import type { WsyncClient } from "../core/client/index.ts";
 import type { Channel, Conversation } from "../core/protocol/index.ts";
 import { displaySafe } from "../core/slash-commands/display-safe.ts";

@@ -1,4 +1,4 @@
-import { Toasts } from "./components/Toasts.tsx";
+import { AppToasts } from "./components/AppToasts.tsx";
 import { LoginForm } from "./features/auth/LoginForm.tsx";
 import { RegisterForm } from "./features/auth/RegisterForm.tsx";
 
@@ -7,7 +7,7 @@ export function LoginIsland() {
   return (
     <>
       <LoginForm />
-      <Toasts />
+      <AppToasts />
     </>
   );
 }
@@ -16,7 +16,7 @@ export function RegisterIsland({ suffix }: { suffix: string }) {
   return (
     <>
       <RegisterForm suffix={suffix} />
-      <Toasts />
+      <AppToasts />
     </>
   );
 }

@@ -16,7 +16,7 @@ import { type SessionMode, SessionStore } from "./account/session.ts";
 import type { SecretVault } from "./account/vault.ts";
 import { type ChannelParts, loadChannelParts } from "./channel/channel-parts.ts";
 import type { EngineContext } from "./channel/engine-context.ts";
-import { DirectConversations } from "./direct.ts";
+import type { DirectConversations } from "./direct.ts";
 import { Keyring } from "./keys/keyring.ts";
 import type { TrustOrigin } from "./keys/trust.ts";
 import { ApiClient, type FetchFn } from "./net/api.ts";
@@ -84,8 +84,20 @@ export class WsyncClient {
   private readonly engineContext: EngineContext;
   private readonly auth: AuthFlow;
   private readonly frames: FrameContext;
-  /** Direct conversations: open (`/msg`, `wsync dm`), list, requests, blocks (direct.ts). */
-  readonly direct: DirectConversations;
+  /**
+   * Direct conversations: open (`/msg`, `wsync dm`), list, requests, blocks (direct.ts, loaded on
+   * first use: a board that opens none never loads it).
+   */
+  readonly direct: Pick<DirectConversations, "refresh" | "open" | "accept" | "block" | "unblock" | "remove"> =
+    {
+      refresh: async () => (await this.directActions()).refresh(),
+      open: async (handles, opts) => (await this.directActions()).open(handles, opts),
+      accept: async (channelId) => (await this.directActions()).accept(channelId),
+      block: async (did) => (await this.directActions()).block(did),
+      unblock: async (did) => (await this.directActions()).unblock(did),
+      remove: async (channelId) => (await this.directActions()).remove(channelId),
+    };
+  private directPart: Promise<DirectConversations> | null = null;
   private readonly log: (message: string) => void;
 
   constructor(o: ClientOptions) {
@@ -134,18 +146,6 @@ export class WsyncClient {
       session,
       store: o.store,
       refreshLock: o.refreshLock ?? ((fn) => fn()),
-    });
-    this.direct = new DirectConversations({
-      api: this.api,
-      state: this.state,
-      identity: () => this.keyring.identity,
-      me: () => this.me(),
-      changed: () => this.changed(),
-      openChannel: async (id, opts) => {
-        this.requireKeys();
-        return (await this.parts()).channels.open(id, undefined, opts);
-      },
-      refreshChannels: () => this.refreshChannels(),
     });
     this.frames = {
       ...shared,
@@ -472,6 +472,25 @@ export class WsyncClient {
   }
 
   // ---- channels ---------------------------------------------------------------------------------
+
+  private directActions(): Promise<DirectConversations> {
+    this.directPart ??= import("./direct.ts").then(
+      ({ DirectConversations }) =>
+        new DirectConversations({
+          api: this.api,
+          state: this.state,
+          identity: () => this.keyring.identity,
+          me: () => this.me(),
+          changed: () => this.changed(),
+          openChannel: async (id, opts) => {
+            this.requireKeys();
+            return (await this.parts()).channels.open(id, undefined, opts);
+          },
+          refreshChannels: () => this.refreshChannels(),
+        }),
+    );
+    return this.directPart;
+  }
 
   private requireKeys(): void {
     if (this.state.auth.keyState !== "ready") throw new Error(CryptoText.noKeys);

@@ -1,6 +1,7 @@
 import { CryptoText } from "../crypto/errors.ts";
 import type { Identity } from "../crypto/identity.ts";
 import { type Conversation, channelIdFromUri, type Member } from "../protocol/runtime.ts";
+import { upsertConversation } from "./direct-list.ts";
 import type { ApiClient } from "./net/api.ts";
 import type { ChannelView, ClientState } from "./view/state.ts";
 
@@ -16,15 +17,6 @@ export interface DirectHost {
   /** Opens (subscribes to and loads) a channel: channel-engine's open. */
   openChannel(channelId: string, opts: { focus?: boolean }): Promise<ChannelView>;
   refreshChannels(): Promise<unknown>;
-}
-
-/** Puts a conversation in the list, replacing the one with the same channel (frames and answers). */
-export function upsertConversation(state: ClientState, c: Conversation): void {
-  const list = state.conversations ?? [];
-  const at = list.findIndex((x) => x.channel.id === c.channel.id);
-  if (at === -1) list.push(c);
-  else list[at] = c;
-  state.conversations = list;
 }
 
 /**
@@ -113,15 +105,4 @@ export class DirectConversations {
     this.h.state.conversations = (this.h.state.conversations ?? []).filter((c) => c.channel.id !== id);
     this.h.changed();
   }
-}
-
-/**
- * How a conversation is called for `myDid`: a group by its name, else by the others' handles; a
- * one-to-one conversation by the other person's handle; notes to self as such.
- */
-export function conversationTitle(c: Conversation, myDid: string | null): string {
-  if (c.kind === "self") return "Notes to self";
-  if (c.kind === "group" && c.channel.value.name) return c.channel.value.name;
-  const others = c.members.filter((m) => m.did !== myDid).map((m) => m.handle);
-  return others.length ? others.join(", ") : "(nobody else)";
 }

@@ -1,5 +1,5 @@
-import toast from "react-hot-toast/headless";
 import type { Channel, ChannelType } from "../../core/protocol/runtime.ts";
+import { toast } from "../components/toast.ts";
 import { engineState, loadClient } from "./engine.ts";
 
 /*

@@ -1,4 +1,4 @@
-import toast from "react-hot-toast/headless";
+import { toast } from "../components/toast.ts";
 import { loadClient } from "./engine.ts";
 
 /**

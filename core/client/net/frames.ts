@@ -1,6 +1,6 @@
 import { channelIdFromUri, type ServerFrame, WsEvent } from "../../protocol/runtime.ts";
 import type { ChannelParts } from "../channel/channel-parts.ts";
-import { upsertConversation } from "../direct.ts";
+import { upsertConversation } from "../direct-list.ts";
 import type { ClientEvents, ClientState } from "../view/state.ts";
 import type { ApiClient } from "./api.ts";
 

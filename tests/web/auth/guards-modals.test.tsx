@@ -1,5 +1,6 @@
 /** happy-dom component tests of the stateful auth pieces: the /sync guard, the key modals, the forms. */
-import { afterEach, beforeEach, expect, test } from "bun:test";
+
+import { afterEach, beforeEach, expect, jest, test } from "bun:test";
 import {
   createMemoryHistory,
   createRootRoute,
@@ -7,6 +8,7 @@ import {
   createRouter,
   RouterProvider,
 } from "@tanstack/react-router";
+import { act } from "react";
 import { ApiError } from "../../../core/protocol/runtime.ts";
 import { KeysLostModal } from "../../../web/features/auth/KeysLostModal.tsx";
 import { KeysModal, KeysModalText } from "../../../web/features/auth/KeysModal.tsx";
@@ -160,13 +162,22 @@ test("keys modal: Generating... until ready, Copied! for 2 s, Saving Keys... whi
   authUi.pendingKeys = { publicKey: "PUB", privateKey: "PRIV" };
   await settle();
   expect(byText("Download QR")?.disabled).toBe(false);
-  await click(byText("Copy Keys"));
-  expect(copied[0]).toContain("PRIV");
-  expect(byText("Copied!")).not.toBeNull();
-  await settle(1800);
-  expect(byText("Copied!")).not.toBeNull();
-  await settle(400);
-  expect(byText("Copy Keys")).not.toBeNull();
+  // "Copied!" for exactly 2 s, on a fake clock: a loaded machine must not decide what the test sees.
+  jest.useFakeTimers();
+  try {
+    await act(async () => {
+      byText("Copy Keys")?.click();
+      await Promise.resolve();
+    });
+    expect(copied[0]).toContain("PRIV");
+    expect(byText("Copied!")).not.toBeNull();
+    await act(async () => void jest.advanceTimersByTime(1999));
+    expect(byText("Copied!")).not.toBeNull();
+    await act(async () => void jest.advanceTimersByTime(1));
+    expect(byText("Copy Keys")).not.toBeNull();
+  } finally {
+    jest.useRealTimers();
+  }
 
   let release: () => void = () => undefined;
   fake.impl.completeRegistration = () => new Promise<void>((r) => (release = r));

@@ -1,5 +1,4 @@
 import { useEffect, useRef, useState } from "react";
-import toast from "react-hot-toast/headless";
 import { useSnapshot } from "valtio";
 import { trustDate } from "../../../core/client/keys/trust.ts";
 import { CryptoText } from "../../../core/crypto/index.ts";
@@ -7,6 +6,7 @@ import type { BackupSecretKind } from "../../../core/crypto/key-backup.ts";
 import { lazyPart } from "../../components/lazy-part.tsx";
 import { Modal } from "../../components/Modal.tsx";
 import { Spinner } from "../../components/Spinner.tsx";
+import { toast } from "../../components/toast.ts";
 import { authUi, backupStatus } from "../../state/auth.ts";
 import { makeNewKeys } from "../../state/auth-actions.ts";
 import { loadClient } from "../../state/engine.ts";

@@ -1,8 +1,8 @@
 import { type FormEvent, type KeyboardEvent, type PointerEvent, useEffect, useRef, useState } from "react";
-import toast from "react-hot-toast/headless";
 import { useSnapshot } from "valtio";
 import { handleWithoutSuffix } from "../../../core/client/view/display.ts";
 import { displaySafe } from "../../../core/slash-commands/display-safe.ts";
+import { toast } from "../../components/toast.ts";
 import { authUi } from "../../state/auth.ts";
 import { clearSelection, joinChannel, loadMoreChannels, selectChannel } from "../../state/channel.ts";
 import { engineState, loadClient } from "../../state/engine.ts";

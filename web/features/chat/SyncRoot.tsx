@@ -2,9 +2,9 @@ import { Outlet } from "@tanstack/react-router";
 import { useEffect, useState } from "react";
 import { useSnapshot } from "valtio";
 import { ApiError } from "../../../core/protocol/runtime.ts";
+import { AppToasts } from "../../components/AppToasts.tsx";
 import { retryFailedParts } from "../../components/lazy-part.tsx";
 import { Spinner } from "../../components/Spinner.tsx";
-import { Toasts } from "../../components/Toasts.tsx";
 import { authState, authUi } from "../../state/auth.ts";
 import { hasStoredAuth, storedDid } from "../../state/browser-store.ts";
 import { loadClient } from "../../state/engine.ts";
@@ -90,7 +90,7 @@ export function SyncRoot() {
   return (
     <>
       <Outlet />
-      <Toasts />
+      <AppToasts />
     </>
   );
 }

@@ -1,6 +1,6 @@
 import { useRef, useState } from "react";
-import toast from "react-hot-toast/headless";
 import { useSnapshot } from "valtio";
+import { toast } from "../../../components/toast.ts";
 import { rotateLink } from "../../../state/channel.ts";
 import { engineState } from "../../../state/engine.ts";
 

@@ -1,5 +1,5 @@
 import { useState } from "react";
-import toast from "react-hot-toast/headless";
+import { toast } from "../../../components/toast.ts";
 import { inviteToChannel } from "../../../state/channel.ts";
 
 /** Spec §2.8 invite section (not on public channels): a handle and SEND. */

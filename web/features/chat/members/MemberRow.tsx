@@ -1,8 +1,8 @@
 import { useEffect, useState } from "react";
-import toast from "react-hot-toast/headless";
 import { type Snapshot, useSnapshot } from "valtio";
 import { handleWithoutSuffix } from "../../../../core/client/view/display.ts";
 import type { Member } from "../../../../core/protocol/runtime.ts";
+import { toast } from "../../../components/toast.ts";
 import { kickMember } from "../../../state/channel.ts";
 import { engineState } from "../../../state/engine.ts";
 import { acceptKey, safetyNumbers } from "../../../state/epoch.ts";

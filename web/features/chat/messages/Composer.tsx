@@ -1,11 +1,11 @@
 import { useEffect, useRef, useState } from "react";
-import toast from "react-hot-toast/headless";
 import { useSnapshot } from "valtio";
 import { presentTimeline } from "../../../../core/client/channel/rich.ts";
 import { handleWithoutSuffix } from "../../../../core/client/view/display.ts";
 import { SecurityText } from "../../../../core/client/view/security-text.ts";
 import type { TimelineItem } from "../../../../core/client/view/state.ts";
 import { CryptoText } from "../../../../core/crypto/errors.ts";
+import { toast } from "../../../components/toast.ts";
 import { compose, lastEditable, sendEdit, sendReply } from "../../../state/compose.ts";
 import { engineState } from "../../../state/engine.ts";
 import { sendMessage, sendTyping } from "../../../state/message.ts";

@@ -1,5 +1,4 @@
 import { useEffect, useState } from "react";
-import toast from "react-hot-toast/headless";
 import type { Snapshot } from "valtio";
 import { useSnapshot } from "valtio";
 import type { PresentedItem } from "../../../../core/client/channel/rich.ts";
@@ -13,6 +12,7 @@ import type { TimelineItem } from "../../../../core/client/view/state.ts";
 import { FORWARD_SECRECY_TEXT } from "../../../../core/crypto/errors.ts";
 import { lazyPart } from "../../../components/lazy-part.tsx";
 import { Modal } from "../../../components/Modal.tsx";
+import { toast } from "../../../components/toast.ts";
 import { compose, toggleReaction } from "../../../state/compose.ts";
 import { engineState } from "../../../state/engine.ts";
 import { deleteMessage } from "../../../state/message.ts";
