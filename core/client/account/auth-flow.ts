@@ -1,43 +1,16 @@
-import { CryptoText, reasonOf } from "../../crypto/errors.ts";
-import {
-  checkPrivateKey,
-  generateIdentity,
-  importIdentity,
-  PrivateKeyCheckText,
-} from "../../crypto/identity.ts";
+import { reasonOf } from "../../crypto/errors.ts";
+import { importIdentity } from "../../crypto/identity.ts";
 import type { BackupSecretKind } from "../../crypto/key-backup.ts";
-import { ApiError, type Session } from "../../protocol/runtime.ts";
-import type { Keyring } from "../keys/keyring.ts";
+import { ApiError } from "../../protocol/runtime.ts";
 import type { TrustOrigin } from "../keys/trust.ts";
-import type { ApiClient } from "../net/api.ts";
-import type { Realtime } from "../net/realtime.ts";
-import type { KeyValueStore } from "../store.ts";
-import { type ClientEvents, type ClientState, resetState } from "../view/state.ts";
+import { resetState } from "../view/state.ts";
+import { type AuthContext, type AuthMemory, KEY_SECURED, type KeySecuredBy } from "./auth-types.ts";
 import type { KeyBackupFlow } from "./key-backup-flow.ts";
-import { needsRefresh, type SessionStore } from "./session.ts";
+import type { KeySetup } from "./key-setup.ts";
+import { needsRefresh } from "./session.ts";
 import type { TrustBackup } from "./trust-backup.ts";
 
-/** Where this account's key is known to be kept besides this device (docs/decisions/key-securing.md). */
-export type KeySecuredBy = "backup" | "linked" | "copy";
-
-/** The store's record of it: per account and key, so another account or a replaced key starts over. */
-const KEY_SECURED = "wsync-key-secured";
-
-/** What the authentication flow is given by the client. */
-export interface AuthContext {
-  state: ClientState;
-  api: ApiClient;
-  session: SessionStore;
-  keyring: Keyring;
-  realtime: Realtime;
-  store: KeyValueStore;
-  now(): number;
-  changed(): void;
-  emit<K extends keyof ClientEvents>(event: K, payload: ClientEvents[K]): void;
-  log(message: string): void;
-  /** Runs a refresh alone among this browser's tabs (ClientOptions.refreshLock). */
-  refreshLock<T>(fn: () => Promise<T>): Promise<T>;
-}
+export type { AuthContext, KeySecuredBy } from "./auth-types.ts";
 
 /**
  * Signing up, in and out: the session (restore, refresh, end) and this device's key pair (create,
@@ -45,14 +18,8 @@ export interface AuthContext {
  */
 export class AuthFlow {
   private refreshing: Promise<boolean> | null = null;
-  private pendingKeys: { publicKey: string; privateKey: string } | null = null;
-  /**
-   * The private key while this page or process has it in hand anyway (just made, pasted or restored):
-   * backup and key-image export can use it without it ever being stored in readable form.
-   */
-  private keyInMemory: string | null = null;
-  /** The login password during registration only, so a backup passphrase can be refused if equal. */
-  private registrationPassword: string | null = null;
+  private readonly mem: AuthMemory = { pendingKeys: null, keyInMemory: null, registrationPassword: null };
+  private setupPart: Promise<KeySetup> | null = null;
   private backupFlow: Promise<KeyBackupFlow> | null = null;
   private trustUploads: Promise<TrustBackup> | null = null;
 
@@ -104,6 +71,24 @@ export class AuthFlow {
     });
   }
 
+  // ---- signing up and in, and keys put on this device (key-setup.ts, loaded on first use) --------
+
+  private setup(): Promise<KeySetup> {
+    this.setupPart ??= import("./key-setup.ts").then(
+      ({ KeySetup }) =>
+        new KeySetup({
+          c: this.c,
+          mem: this.mem,
+          runAuth: (fn) => this.runAuth(fn),
+          afterAuth: (key) => this.afterAuth(key),
+          keySecured: (by) => this.keySecured(by),
+          backups: () => this.backups(),
+          saveKeyBackup: (input) => this.saveKeyBackup(input),
+        }),
+    );
+    return this.setupPart;
+  }
+
   /**
    * Creates the account and a key pair kept locally (spec §4.2). The user is not authenticated until
    * `completeRegistration()` saves the public key, after they saved their keys.
@@ -113,77 +98,43 @@ export class AuthFlow {
     email: string;
     password: string;
   }): Promise<{ publicKey: string; privateKey: string }> {
-    return this.runAuth(async () => {
-      const session = await this.c.api.call("register", input, { token: null });
-      await this.c.session.save(session);
-      this.c.state.auth.user = {
-        did: session.did,
-        handle: session.handle,
-        email: session.email,
-        publicKey: null,
-      };
-      const keys = await generateIdentity();
-      await this.c.keyring.saveIdentity(keys.privateKey);
-      // Until "I've Saved My Keys", a reload shows these keys again rather than publishing them.
-      await this.c.keyring.vault.setUnconfirmed(keys.privateKey);
-      this.pendingKeys = { publicKey: keys.publicKey, privateKey: keys.privateKey };
-      this.keyInMemory = keys.privateKey;
-      this.registrationPassword = input.password;
-      return this.pendingKeys;
-    });
+    return (await this.setup()).register(input);
   }
 
-  /**
-   * "I've Saved My Keys": send the public key; the user is now signed in with keys ready. With
-   * `backup`, the key is also sealed under that passphrase or recovery code and stored on the server
-   * (docs/key-backup.md) before the registration counts as confirmed: if that fails, the keys stay
-   * unconfirmed (the modal stays, a reload shows it again) and calling this again retries.
-   */
+  /** "I've Saved My Keys" (KeySetup.completeRegistration), with the key backup when asked for. */
   async completeRegistration(backup?: { kind: BackupSecretKind; secret: string }): Promise<void> {
-    const keys = this.pendingKeys;
-    const session = this.c.session.current;
-    if (!keys || !session) throw new Error("Missing keys or user token");
-    // A refused secret must not get as far as publishing the key.
-    if (backup) await (await this.backups()).checkSecret(backup);
-    if (this.c.state.auth.user?.publicKey !== keys.publicKey) {
-      await this.c.api.call("savePublicKey", { publicKey: keys.publicKey });
-      if (this.c.state.auth.user) this.c.state.auth.user.publicKey = keys.publicKey;
-      await this.c.session.save({ ...session, publicKey: keys.publicKey });
-    }
-    if (backup) await this.saveKeyBackup({ ...backup, privateKey: keys.privateKey });
-    // Without a backup the key stays readable to this app until it is secured (a backup later, or a
-    // linked device): once non-extractable it could never be backed up (issue 28).
-    else await this.c.keyring.vault.holdUntilSecured(keys.privateKey);
-    await this.c.keyring.vault.setUnconfirmed(null);
-    this.pendingKeys = null;
-    this.registrationPassword = null;
-    await this.afterAuth(keys.publicKey);
+    return (await this.setup()).completeRegistration(backup);
+  }
+
+  async login(identifier: string, password: string): Promise<void> {
+    return (await this.setup()).login(identifier, password);
+  }
+
+  /** The Private Key Validation modal (spec §2.6, §5): the pasted or image-read key must be the account's. */
+  async validatePrivateKey(text: string): Promise<void> {
+    return (await this.setup()).validatePrivateKey(text);
+  }
+
+  /** Stores a checked private key on this device and finishes the key check. */
+  async installKey(privateKey: string, publicKey: string, origin?: TrustOrigin): Promise<void> {
+    return (await this.setup()).installKey(privateKey, publicKey, origin);
+  }
+
+  /** For an account with no usable key: a new key pair, replacing the server's (announced to channels). */
+  async createNewKeys(): Promise<{ publicKey: string; privateKey: string }> {
+    return (await this.setup()).createNewKeys();
   }
 
   /** The keys of a registration the user has not confirmed yet (shown again after a reload). */
   get unconfirmedKeys(): { publicKey: string; privateKey: string } | null {
-    return this.pendingKeys;
-  }
-
-  async login(identifier: string, password: string): Promise<void> {
-    await this.runAuth(async () => {
-      let session: Session;
-      try {
-        session = await this.c.api.call("login", { identifier, password }, { token: null });
-      } catch (e) {
-        if (e instanceof ApiError && e.code === "InvalidCredentials") throw new Error("Invalid credentials");
-        throw e;
-      }
-      await this.c.session.save(session);
-      await this.afterAuth(session.publicKey);
-    });
+    return this.mem.pendingKeys;
   }
 
   /**
    * Spec §4.1 key check: the server's key with the matching local private key is ready; a server key
    * without (or with a different) local key needs validation; no key anywhere is lost.
    */
-  private async afterAuth(serverPublicKey: string | null): Promise<void> {
+  async afterAuth(serverPublicKey: string | null): Promise<void> {
     const s = this.c.session.current;
     if (!s) throw new Error("Not signed in");
     this.c.state.auth.user = { did: s.did, handle: s.handle, email: s.email, publicKey: serverPublicKey };
@@ -197,8 +148,8 @@ export class AuthFlow {
       const unconfirmed = await this.c.keyring.vault.getUnconfirmed();
       if (unconfirmed) {
         // Registration reloaded before the user confirmed saving the keys: show them again.
-        this.pendingKeys = { publicKey: identity.publicKey, privateKey: unconfirmed };
-        this.keyInMemory = unconfirmed;
+        this.mem.pendingKeys = { publicKey: identity.publicKey, privateKey: unconfirmed };
+        this.mem.keyInMemory = unconfirmed;
         this.c.state.auth.keyState = "unconfirmed";
         this.c.changed();
         return;
@@ -217,40 +168,6 @@ export class AuthFlow {
     if (this.c.state.auth.keyState === "ready" && identity)
       await this.c.keyring.pin(s.did, identity.publicKey);
     this.c.changed();
-  }
-
-  /**
-   * The Private Key Validation modal (spec §2.6, §5): the pasted or image-read key must be the
-   * account's. Accepts what the app exports (the whole keys file, any whitespace, URL-safe base64);
-   * a refusal names the check that failed.
-   */
-  async validatePrivateKey(text: string): Promise<void> {
-    const serverKey = this.c.state.auth.user?.publicKey;
-    const { privateKey, identity } = await checkPrivateKey(text, serverKey ?? null);
-    if (!serverKey) throw new Error(PrivateKeyCheckText.notThisAccount);
-    await this.installKey(privateKey, identity.publicKey);
-  }
-
-  /** Stores a checked private key on this device and finishes the key check. */
-  async installKey(
-    privateKey: string,
-    publicKey: string,
-    origin: TrustOrigin = { source: "server", since: this.c.now() },
-  ): Promise<void> {
-    try {
-      await this.c.keyring.saveIdentity(privateKey);
-    } catch {
-      throw new Error(CryptoText.privateKeySaveFailed);
-    }
-    // Protocol §8 "Fresh devices": a key put on a device that verified nothing itself brings no trust
-    // state with it; the device says so per channel until another member confirms what it sees.
-    if (!(await this.c.keyring.hasVerifiedChains())) await this.c.keyring.trust.setOrigin(origin);
-    this.keyInMemory = privateKey;
-    await this.afterAuth(this.c.state.auth.user?.publicKey ?? publicKey);
-    // It came from somewhere else (a key file or image, the backup, another device): a copy exists.
-    await this.keySecured(
-      origin.source === "backup" ? "backup" : origin.source === "link" ? "linked" : "copy",
-    );
   }
 
   // ---- whether the key is secured beyond this device (docs/decisions/key-securing.md) ----------
@@ -302,9 +219,9 @@ export class AuthFlow {
           state: this.c.state,
           api: this.c.api,
           now: () => this.c.now(),
-          accountKey: () => this.c.state.auth.user?.publicKey ?? this.pendingKeys?.publicKey ?? null,
+          accountKey: () => this.c.state.auth.user?.publicKey ?? this.mem.pendingKeys?.publicKey ?? null,
           exportPrivateKey: () => this.exportPrivateKey(),
-          registrationPassword: () => this.registrationPassword,
+          registrationPassword: () => this.mem.registrationPassword,
         }),
     );
     return this.backupFlow;
@@ -370,7 +287,7 @@ export class AuthFlow {
   /** The private key from the backup, for an export this device cannot make from its own vault. */
   async privateKeyFromBackup(secret: string): Promise<string> {
     const opened = await (await this.backups()).open(secret);
-    this.keyInMemory = opened.privateKey;
+    this.mem.keyInMemory = opened.privateKey;
     return opened.privateKey;
   }
 
@@ -380,47 +297,13 @@ export class AuthFlow {
     if ((await this.securedBy()) === "backup") await this.c.store.delete(KEY_SECURED);
   }
 
-  /** For an account with no usable key: a new key pair, replacing the server's (announced to channels). */
-  async createNewKeys(): Promise<{ publicKey: string; privateKey: string }> {
-    const keys = await generateIdentity();
-    // The new key is this client's before the server announces it, so the key-changed notice that
-    // races the answer is recognised as our own; a refused save puts the old key back.
-    const previous = await this.c.keyring.vault.snapshotIdentity();
-    // A planned change (this device still holds the account's key): the old key stays to vouch for
-    // the new one in each channel's key-change commit (protocol §8 key-change statement).
-    const old = this.c.keyring.identity;
-    if (old && old.publicKey === this.c.state.auth.user?.publicKey) {
-      await this.c.keyring.retire(old, await this.c.keyring.vault.exportPrivateKey());
-    }
-    await this.c.keyring.saveIdentity(keys.privateKey);
-    if (!(await this.c.keyring.hasVerifiedChains()))
-      await this.c.keyring.trust.setOrigin({ source: "server", since: this.c.now() });
-    try {
-      await this.c.api.call("savePublicKey", { publicKey: keys.publicKey, replace: true });
-    } catch (e) {
-      await this.c.keyring.vault.restoreIdentity(previous);
-      await this.c.keyring.loadIdentity();
-      throw e;
-    }
-    this.keyInMemory = keys.privateKey;
-    // The new key is secured nowhere yet (the server deleted the old key's backup): keep it readable
-    // to this app until it is (docs/decisions/key-securing.md).
-    await this.c.store.delete(KEY_SECURED);
-    await this.c.keyring.vault.holdUntilSecured(keys.privateKey);
-    const s = this.c.session.current;
-    if (s) await this.c.session.save({ ...s, publicKey: keys.publicKey });
-    await this.c.keyring.repin(this.c.state.auth.user?.did ?? "", keys.publicKey);
-    await this.afterAuth(keys.publicKey);
-    return keys;
-  }
-
   /**
    * The private key for export (text or Shadow Cipher image): from a store that can give it back
    * (the CLI), or the copy this page holds in memory; null in a browser whose key is only in the
    * non-extractable vault (then the backup or the user's own download is the way).
    */
   async exportPrivateKey(): Promise<string | null> {
-    return (await this.c.keyring.vault.exportPrivateKey()) ?? this.keyInMemory;
+    return (await this.c.keyring.vault.exportPrivateKey()) ?? this.mem.keyInMemory;
   }
 
   /** Spec §4.1: logout clears the user and removes auth and keys, even when the server call fails. */
@@ -451,10 +334,10 @@ export class AuthFlow {
     if (wipeKeys) {
       await this.c.keyring.clear(Object.keys(this.c.state.open));
       await this.c.store.delete(KEY_SECURED);
-      this.keyInMemory = null;
-      this.pendingKeys = null;
+      this.mem.keyInMemory = null;
+      this.mem.pendingKeys = null;
     }
-    this.registrationPassword = null;
+    this.mem.registrationPassword = null;
     void this.trustUploads?.then(
       (t) => t.stop(),
       () => undefined,
