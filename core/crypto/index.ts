@@ -34,6 +34,7 @@ export {
   sealState,
 } from "./epoch-binding.ts";
 export * from "./errors.ts";
+export * from "./file-cipher.ts";
 export * from "./fingerprint.ts";
 export * from "./identity.ts";
 export {
