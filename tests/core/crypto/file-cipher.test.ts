@@ -22,7 +22,7 @@ import {
 } from "../../../core/crypto/file-cipher.ts";
 import { CryptoError } from "../../../core/crypto/index.ts";
 
-function pattern(size: number, seed = 1): Uint8Array {
+function pattern(size: number, seed = 1): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(size);
   let x = seed;
   for (let i = 0; i < size; i++) {
@@ -39,7 +39,7 @@ function chunksOf(sealed: Uint8Array): Uint8Array[] {
   return out;
 }
 
-function join(parts: Uint8Array[]): Uint8Array {
+function join(parts: Uint8Array[]): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
   for (const p of parts) {
