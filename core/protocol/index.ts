@@ -1,3 +1,4 @@
+export * from "./blobs.ts";
 export * from "./errors.ts";
 export * from "./events.ts";
 export * from "./http.ts";

@@ -12,7 +12,9 @@ export type WriteKind =
   | "read"
   | "typing"
   | "link"
-  | "trust";
+  | "trust"
+  | "upload"
+  | "chunk";
 
 /** A token bucket: up to `burst` at once, refilled at `perMinute`. */
 export interface Rate {
@@ -46,6 +48,10 @@ export const DEFAULT_RATES: Record<WriteKind, Rate> = {
   link: { burst: 30, perMinute: 30 },
   /** the trust state beside the key backup (a client uploads it at most once per 5 s per device) */
   trust: { burst: 20, perMinute: 12 },
+  /** encrypted files: starting and completing an upload (a file with a thumbnail is two) */
+  upload: { burst: 60, perMinute: 60 },
+  /** encrypted files: 64 KiB chunks (6,000 a minute is about 6 MB/s sustained; a 25 MB file is 384) */
+  chunk: { burst: 2000, perMinute: 6000 },
 };
 
 /** Channels one user may own (created, or inherited as longest-standing member) at once. */

@@ -1,3 +1,4 @@
+import type { BlobService } from "../blobs/blob-service.ts";
 import type { Config } from "../config.ts";
 import type { Bus } from "../realtime/bus.ts";
 import type { Hub } from "../realtime/hub.ts";
@@ -35,4 +36,6 @@ export interface Services {
   weather: ReturnType<typeof createWeatherService>;
   /** Per-user write limits shared by HTTP and WebSocket (services/rate-limit.ts). */
   limits: RateLimiter;
+  /** Encrypted files (server/blobs/). */
+  blobs: BlobService;
 }

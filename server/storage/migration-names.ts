@@ -17,6 +17,8 @@ export const MIGRATION_NAMES: readonly { readonly version: number; readonly name
   { version: 6, name: "refresh grace window (previous refresh hash, rotation time and count)" },
   { version: 7, name: "protocol v3: key changes, signed read markers, tombstones, device-link slots" },
   { version: 8, name: "trust states (sealed, versioned, beside the key backup)" },
+  // wt-files: numbered 11 while other branches add 9 and 10; renumber on merge if needed.
+  { version: 11, name: "encrypted files (blob records: channel, uploader, message, size)" },
 ];
 
 /**

@@ -10,6 +10,7 @@ import type {
   SignedReadMarker,
   WrappedEpochKey,
 } from "../../core/protocol/index.ts";
+import type { BlobStore } from "./blob-types.ts";
 
 /**
  * Storage behind small async interfaces, one per aggregate. Nothing above this layer may assume
@@ -422,6 +423,8 @@ export interface Storage {
   epochs: EpochStore;
   timeline: TimelineStore;
   deviceLinks: DeviceLinkStore;
+  /** Encrypted files' records (blob-types.ts; migration 11). */
+  blobs: BlobStore;
   close(): Promise<void>;
 }
 

@@ -1,6 +1,7 @@
 import { SQL } from "bun";
 import type { Storage } from "../types.ts";
 import { PostgresAccounts } from "./accounts.ts";
+import { PostgresBlobs } from "./blobs.ts";
 import { PostgresChannels } from "./channels.ts";
 import { PgClient } from "./client.ts";
 import { PostgresDeviceLinks } from "./device-links.ts";
@@ -40,6 +41,7 @@ export async function openPostgresStorage(opts: PostgresOptions): Promise<Storag
     channels: new PostgresChannels(db),
     epochs: new PostgresEpochs(db),
     deviceLinks: new PostgresDeviceLinks(db),
+    blobs: new PostgresBlobs(db),
     timeline: new PostgresTimeline(db),
     close: () => db.close(),
   };

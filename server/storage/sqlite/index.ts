@@ -1,6 +1,7 @@
 import { Database } from "bun:sqlite";
 import type { Storage } from "../types.ts";
 import { SqliteAccounts } from "./accounts.ts";
+import { SqliteBlobs } from "./blobs.ts";
 import { SqliteChannels } from "./channels.ts";
 import { SqliteDeviceLinks } from "./device-links.ts";
 import { SqliteEpochs } from "./epochs.ts";
@@ -54,6 +55,7 @@ export function openSqliteStorage(opts: SqliteOptions): Storage {
     channels: new SqliteChannels(db),
     epochs: new SqliteEpochs(db),
     deviceLinks: new SqliteDeviceLinks(db),
+    blobs: new SqliteBlobs(db),
     timeline,
     async close() {
       timeline.commitPending();
