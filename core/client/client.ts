@@ -15,6 +15,8 @@ import { type SessionMode, SessionStore } from "./account/session.ts";
 import type { SecretVault } from "./account/vault.ts";
 import { type ChannelParts, loadChannelParts } from "./channel/channel-parts.ts";
 import type { EngineContext } from "./channel/engine-context.ts";
+import type { BlobClient } from "./files/blob-client.ts";
+import type { SendFileInput } from "./files/send-file.ts";
 import { Keyring } from "./keys/keyring.ts";
 import type { TrustOrigin } from "./keys/trust.ts";
 import { ApiClient, type FetchFn } from "./net/api.ts";
@@ -74,6 +76,8 @@ export class WsyncClient {
   readonly state: ClientState;
   readonly events = new Emitter<ClientEvents>();
   readonly api: ApiClient;
+  private readonly apiOptions: ConstructorParameters<typeof ApiClient>[0];
+  private blobClient: BlobClient | null = null;
   private readonly keyring: Keyring;
   private readonly realtime: Realtime;
   /** The per-channel engine, loaded on first use (see channel-parts.ts). */
@@ -91,13 +95,15 @@ export class WsyncClient {
     const sessionMode = o.sessionMode ?? "bearer";
     const session = new SessionStore(o.store, sessionMode);
     this.keyring = new Keyring(o.store, o.vault);
-    this.api = new ApiClient({
+    const apiOptions = {
       baseUrl: o.baseUrl,
       fetch: o.fetch,
       ...(sessionMode === "cookie" ? { headers: { [SESSION_HEADER]: "cookie" } } : {}),
       accessToken: () => session.current?.accessJwt ?? null,
       refresh: () => this.auth.refreshTokens(),
-    });
+    };
+    this.api = new ApiClient(apiOptions);
+    this.apiOptions = apiOptions;
     this.realtime = new Realtime({
       baseUrl: o.baseUrl,
       WebSocket: o.WebSocket,
@@ -627,6 +633,29 @@ export class WsyncClient {
   /** See ChannelEngine.send: `onQueued` is called when the message waits for the connection. */
   async send(channelId: string, text: string, opts: { onQueued?: () => void } = {}): Promise<TimelineItem> {
     return (await this.parts()).channels.send(channelId, text, opts);
+  }
+
+  /** Encrypts, uploads and sends a file (files/send-file.ts); the message carries its key, signed. */
+  async sendFile(channelId: string, input: SendFileInput): Promise<TimelineItem> {
+    const { channels } = await this.parts();
+    const { sendFile } = await import("./files/send-file.ts");
+    const uri = this.state.open[channelId]?.channel.uri;
+    if (!uri) throw new Error("Open the channel first");
+    return sendFile(
+      await this.blobs(),
+      (clientMsgId, body) => channels.send(channelId, body.text, { clientMsgId, body }),
+      uri,
+      input,
+    );
+  }
+
+  /** Encrypted files' uploads and downloads (files/blob-client.ts), loaded when first used. */
+  async blobs(): Promise<BlobClient> {
+    if (!this.blobClient) {
+      const { BlobClient } = await import("./files/blob-client.ts");
+      this.blobClient ??= new BlobClient(this.apiOptions);
+    }
+    return this.blobClient;
   }
 
   /** A reply to a message (the target named by its author and clientMsgId, both signed). */

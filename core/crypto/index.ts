@@ -35,6 +35,7 @@ export {
 } from "./epoch-binding.ts";
 export * from "./errors.ts";
 export * from "./file-cipher.ts";
+export * from "./file-message.ts";
 export * from "./fingerprint.ts";
 export * from "./identity.ts";
 export {
