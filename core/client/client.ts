@@ -15,8 +15,7 @@ import { type SessionMode, SessionStore } from "./account/session.ts";
 import type { SecretVault } from "./account/vault.ts";
 import { type ChannelParts, loadChannelParts } from "./channel/channel-parts.ts";
 import type { EngineContext } from "./channel/engine-context.ts";
-import type { BlobClient } from "./files/blob-client.ts";
-import type { SendFileInput } from "./files/send-file.ts";
+import type { ClientFiles } from "./files/client-files.ts";
 import { Keyring } from "./keys/keyring.ts";
 import type { TrustOrigin } from "./keys/trust.ts";
 import { ApiClient, type FetchFn } from "./net/api.ts";
@@ -77,7 +76,6 @@ export class WsyncClient {
   readonly events = new Emitter<ClientEvents>();
   readonly api: ApiClient;
   private readonly apiOptions: ConstructorParameters<typeof ApiClient>[0];
-  private blobClient: BlobClient | null = null;
   private readonly keyring: Keyring;
   private readonly realtime: Realtime;
   /** The per-channel engine, loaded on first use (see channel-parts.ts). */
@@ -635,27 +633,13 @@ export class WsyncClient {
     return (await this.parts()).channels.send(channelId, text, opts);
   }
 
-  /** Encrypts, uploads and sends a file (files/send-file.ts); the message carries its key, signed. */
-  async sendFile(channelId: string, input: SendFileInput): Promise<TimelineItem> {
-    const { channels } = await this.parts();
-    const { sendFile } = await import("./files/send-file.ts");
-    const uri = this.state.open[channelId]?.channel.uri;
-    if (!uri) throw new Error("Open the channel first");
-    return sendFile(
-      await this.blobs(),
-      (clientMsgId, body) => channels.send(channelId, body.text, { clientMsgId, body }),
-      uri,
-      input,
+  /** Encrypted files: send, upload, download (files/client-files.ts), loaded on first use. */
+  async files(): Promise<ClientFiles> {
+    return (await import("./files/client-files.ts")).clientFiles(
+      this.apiOptions,
+      await this.parts(),
+      this.state,
     );
-  }
-
-  /** Encrypted files' uploads and downloads (files/blob-client.ts), loaded when first used. */
-  async blobs(): Promise<BlobClient> {
-    if (!this.blobClient) {
-      const { BlobClient } = await import("./files/blob-client.ts");
-      this.blobClient ??= new BlobClient(this.apiOptions);
-    }
-    return this.blobClient;
   }
 
   /** A reply to a message (the target named by its author and clientMsgId, both signed). */

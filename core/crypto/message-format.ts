@@ -3,7 +3,7 @@ import { isDid } from "../protocol/runtime.ts";
 import { fromUtf8, toHex, utf8 } from "./bytes.ts";
 import { canon } from "./canon.ts";
 import { CryptoError, CryptoText } from "./errors.ts";
-import { checkFile, type FilePlaintext } from "./file-message.ts";
+import type { FilePlaintext } from "./file-message.ts";
 import { randomBytes } from "./random.ts";
 
 // The byte strings of a message (protocol §5): what is encrypted, what is bound as AAD, what is
@@ -243,11 +243,25 @@ export function parsePlaintext(bytes: Uint8Array): Plaintext {
       const rich = checkRich(v);
       if (rich) return rich;
     } else if (v.type === "file") {
-      const file = checkFile(v);
-      if (file) return file;
+      // Checked by parsePlaintextAsync (file-message.ts is loaded only when a file arrives: the
+      // browser's first-load budget); never shown unchecked.
+      return { type: "unknown", kind: "file" };
     } else if (typeof v.type === "string" && v.type.length > 0 && v.type.length <= 64)
       // A well-formed message of a type a newer client sends: never shown as text.
       return { type: "unknown", kind: v.type };
   }
   decryptFailed("unsupported or malformed plaintext");
+}
+
+/**
+ * parsePlaintext, with file messages checked field by field (file-message.ts, loaded on the first
+ * one); a malformed file message is a decryption failure like any malformed plaintext.
+ */
+export async function parsePlaintextAsync(bytes: Uint8Array): Promise<Plaintext> {
+  const plain = parsePlaintext(bytes);
+  if (plain.type !== "unknown" || plain.kind !== "file") return plain;
+  const { checkFile } = await import("./file-message.ts");
+  const file = checkFile(JSON.parse(fromUtf8(bytes)) as Record<string, unknown>);
+  if (!file) decryptFailed("unsupported or malformed plaintext");
+  return file;
 }

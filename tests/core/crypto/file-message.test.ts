@@ -16,7 +16,7 @@ import {
   toBase64,
   utf8,
 } from "../../../core/crypto/index.ts";
-import { parsePlaintext } from "../../../core/crypto/message-format.ts";
+import { parsePlaintextAsync } from "../../../core/crypto/message-format.ts";
 import { CHANNEL, type TestUser, testUser } from "./fixtures.ts";
 
 const bob = (await testUser(2)) as TestUser;
@@ -76,19 +76,19 @@ describe("file plaintext", () => {
     expect(opened.plaintext).toEqual(b);
   });
 
-  test("a minimal file (no image fields) parses; the item carries it with the caption as text", () => {
+  test("a minimal file (no image fields) parses; the item carries it with the caption as text", async () => {
     const b = body(
       { text: "" },
       { width: undefined, height: undefined, placeholder: undefined, thumb: undefined },
     );
     const plain = JSON.parse(JSON.stringify(b));
-    const parsed = parsePlaintext(utf8(JSON.stringify(plain)));
+    const parsed = await parsePlaintextAsync(utf8(JSON.stringify(plain)));
     expect(parsed).toEqual(plain);
     expect(richOf(parsed)).toEqual({ file: plain.file });
   });
 
-  test("malformed ones are refused", () => {
-    const parse = (v: unknown) => () => parsePlaintext(utf8(JSON.stringify(v)));
+  test("malformed ones are refused", async () => {
+    const parse = (v: unknown) => parsePlaintextAsync(utf8(JSON.stringify(v)));
     for (const bad of [
       body({}, { name: "../../.bashrc" }),
       body({}, { name: "a/b" }),
@@ -108,6 +108,6 @@ describe("file plaintext", () => {
       body({ extra: true }),
       { type: "file", file: body().file },
     ])
-      expect(parse(JSON.parse(JSON.stringify(bad)))).toThrow("Failed to decrypt message");
+      await expect(parse(JSON.parse(JSON.stringify(bad)))).rejects.toThrow("Failed to decrypt message");
   });
 });
