@@ -9,6 +9,7 @@ import { registerAuthCommands } from "./subcommands/auth.ts";
 import { registerChannelCommands } from "./subcommands/channels.ts";
 import { registerDeviceCommands } from "./subcommands/device.ts";
 import { registerEditCommands } from "./subcommands/edits.ts";
+import { registerFileCommands } from "./subcommands/files.ts";
 import { registerKeyCommands } from "./subcommands/keys.ts";
 import { registerLinkCommands } from "./subcommands/link.ts";
 import { registerListenCommand } from "./subcommands/listen.ts";
@@ -56,6 +57,7 @@ export function buildProgram(): Command {
   registerLinkCommands(program);
   registerMessageCommands(program);
   registerEditCommands(program);
+  registerFileCommands(program);
   registerListenCommand(program);
   registerApiCommand(program);
   registerMigrateCommand(program);
