@@ -263,7 +263,7 @@ describe("files: limits", () => {
 
   test("a file over the per-file limit is 413, naming the limit", async () => {
     // The server sees padded sizes only, so it holds files to the bucket of the limit (clients
-    // refuse anything over the exact limit before encrypting: tests/cli/files.test.ts).
+    // may refuse earlier; this server answers for the bucket).
     expect(encryptedFileSize(1024 * 1024 + 1)).toBe(encryptedFileSize(1024 * 1024));
     const size = encryptedFileSize(1300 * 1024);
     const r = await fetch(t.url + BlobPaths.create, {
