@@ -13,6 +13,7 @@ import {
 } from "../core/client/index.ts";
 import type { Channel } from "../core/protocol/index.ts";
 import { displaySafe } from "../core/slash-commands/index.ts";
+import { type FileJson, fileJson, fileText } from "./file-format.ts";
 
 /** The stable JSON shape of one timeline item (docs/cli.md). */
 export interface ItemJson {
@@ -47,6 +48,8 @@ export interface ItemJson {
   } | null;
   /** The author's id of this message (what replies, reactions and edits name, with the did). */
   clientMsgId: string | null;
+  /** A file message's attachment (no key: `wsync get` fetches and decrypts it). */
+  file: FileJson | null;
 }
 
 export interface EpochJson {
@@ -131,6 +134,7 @@ export function itemJson(i: TimelineItem): ItemJson {
         }
       : null,
     clientMsgId: i.clientMsgId ?? null,
+    file: i.file && i.state !== "failed" ? fileJson(i.file) : null,
   };
 }
 
@@ -366,7 +370,7 @@ export function itemLine(i: TimelineItem, lead = 0): string {
     i.state === "failed"
       ? `<${i.error ?? "cannot decrypt"}>`
       : multilineText(i.text ?? "", lead + stringWidth(head));
-  return `${head}${body}${notesText(i)}`;
+  return `${head}${body}${i.file && i.state !== "failed" ? fileText(i.file) : ""}${notesText(i)}`;
 }
 
 /**
@@ -389,7 +393,8 @@ export function presentedLine(p: PresentedItem): string {
     : "";
   const head = `${at} ${seqTag(i)}${displaySafe(i.author.handle)} ${mark(i)} `;
   const text = multilineText(p.text ?? "", stringWidth(head));
-  return `${head}${quote}${text}${p.edited ? " (edited)" : ""}${p.editConflict ? " (edit conflict)" : ""}${reactions}${notesText(i)}`;
+  const file = i.file ? fileText(i.file) : "";
+  return `${head}${quote}${text}${file}${p.edited ? " (edited)" : ""}${p.editConflict ? " (edit conflict)" : ""}${reactions}${notesText(i)}`;
 }
 
 /** What `read` prints: the items, then the channel's warnings and whether sending is refused. */

@@ -13,6 +13,7 @@ import { registerDeviceCommands } from "./subcommands/device.ts";
 import { registerDmCommand } from "./subcommands/dm.ts";
 import { registerEditCommands } from "./subcommands/edits.ts";
 import { registerExportCommand } from "./subcommands/export.ts";
+import { registerFileCommands } from "./subcommands/files.ts";
 import { registerKeyCommands } from "./subcommands/keys.ts";
 import { registerLinkCommands } from "./subcommands/link.ts";
 import { registerListenCommand } from "./subcommands/listen.ts";
@@ -63,6 +64,7 @@ export function buildProgram(): Command {
   registerMessageCommands(program);
   registerEditCommands(program);
   registerDmCommand(program);
+  registerFileCommands(program);
   registerListenCommand(program);
   registerApiCommand(program);
   registerBotCommands(program);

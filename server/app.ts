@@ -15,6 +15,7 @@ import {
   Routes,
   WS_PATH,
 } from "../core/protocol/index.ts";
+import { createBlobService, mountBlobRoutes } from "./blobs/index.ts";
 import type { Config } from "./config.ts";
 import { readJsonBody } from "./http/body.ts";
 import { mapError } from "./http/errors.ts";
@@ -119,6 +120,7 @@ export function createServices(deps: AppDeps): Services {
     onSessionEnded: async (sessionId) => bus.publish({ kind: "end-session", sessionId }),
     leave: async (ctx, channelUri) => void (await channels.leave(ctx, { channelUri })),
   });
+  const blobs = createBlobService(deps.storage, clock, deps.config);
   return {
     config: deps.config,
     storage: deps.storage,
@@ -138,7 +140,8 @@ export function createServices(deps: AppDeps): Services {
       normalizeHandle: (h) => auth.normalizeHandle(h),
     }),
     epochs: new EpochService(deps.storage, bus, clock),
-    messages: new MessageService(deps.storage, bus, clock),
+    messages: new MessageService(deps.storage, bus, clock, (c, a, m) => blobs.deleteForMessage(c, a, m)),
+    blobs,
     keyBackups: new KeyBackupService(deps.storage, clock),
     deviceLinks: new DeviceLinkService(deps.storage, bus, clock, { pollMs: deps.config.deviceLinkWaitMs }),
     metrics: new Metrics(),
@@ -350,6 +353,7 @@ export function createApp(deps: AppDeps) {
     }
   }
 
+  mountBlobRoutes(app as unknown as Elysia, s, s.blobs);
   // The WebSocket endpoint bypasses Elysia's per-socket wrapper (docs/decisions/native-fanout.md):
   // the upgrade hands Bun a small SocketSession as `ws.data`, and frames fan out through Bun's
   // native topics (`server.publish`).

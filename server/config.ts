@@ -1,5 +1,6 @@
 import { isIP } from "node:net";
 import { join, resolve } from "node:path";
+import { type FileConfig, fileConfig } from "./blobs/file-config.ts";
 import { type RateLimitConfig, rateLimitConfig } from "./services/rate-limit.ts";
 
 /** Server configuration from the environment (protocol §2). */
@@ -49,6 +50,8 @@ export interface Config {
   metrics: { port: number | null; token: string | null };
   /** With Redis: key prefix (WSYNC_REDIS_PREFIX, default "wsync"), presence heartbeat and its expiry. */
   redis: { prefix: string; heartbeatMs: number; ttlMs: number; connectTimeoutMs: number };
+  /** Encrypted files: limits and the blob folder (server/blobs/file-config.ts); defaults when absent. */
+  files?: FileConfig;
 }
 
 /** The WebSocket limits when not set (docs/protocol-extensions.md, "WebSocket"). */
@@ -134,6 +137,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sqliteSync: sync,
     sqlitePath: join(dataDir, "wsync.db"),
     rateLimits: rateLimitConfig(env),
+    files: fileConfig(env, dataDir),
     trustProxy: env.WSYNC_TRUST_PROXY === "1" || env.WSYNC_TRUST_PROXY === "true",
     accessTokenTtlSeconds: accessTtl,
     refreshGraceSeconds: grace,

@@ -152,6 +152,11 @@ export async function startServer(env: Record<string, string | undefined> = proc
       .catch((e) => console.error(`[wsync] device link sweep failed: ${String(e)}`));
   const linkTimer = setInterval(sweepLinks, 60 * 1000);
   linkTimer.unref();
+  // Uploads no message holds after 24 h are collected hourly (server/blobs/blob-service.ts).
+  setInterval(
+    () => services.blobs.collect().catch((e) => log(`file collection failed: ${String(e)}`)),
+    3_600_000,
+  ).unref();
   // SIGTERM/SIGINT: stop accepting, close every socket with 1001 so clients reconnect elsewhere,
   // let in-flight requests finish, close the database (a WAL checkpoint), exit 0 — within 5 s
   // whoever is connected. A second signal, or the deadline, exits at once.

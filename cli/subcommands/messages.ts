@@ -17,9 +17,11 @@ import {
 } from "../format.ts";
 import { textFromStdin } from "../prompt.ts";
 import { SeqOrder } from "../seq-order.ts";
+import { sendFileCommand } from "./files.ts";
 
 interface Opts extends GlobalOptions {
   json?: boolean;
+  file?: string;
   limit?: string;
 }
 
@@ -36,8 +38,10 @@ export function registerMessageCommands(program: Command): void {
       "send a message: the words after the channel, joined by spaces as echo does (- or none: standard input)",
     )
     .option("--json", "print the sent message as JSON")
+    .option("--file <path>", "send a file, encrypted (the words after the channel are its caption)")
     .action(async (ref: string, words: string[], _o, cmd: Command) => {
       const o = opts(cmd);
+      if (o.file) return sendFileAndPrint(o, ref, o.file, words.join(" "));
       // `wsync send '#g' hello world` sends "hello world", as `echo hello world` prints it.
       const text = words.length ? words.join(" ") : undefined;
       const body = text === undefined || text === "-" ? await textFromStdin() : text;
@@ -185,4 +189,13 @@ export function registerMessageCommands(program: Command): void {
         }
       }
     });
+}
+
+async function sendFileAndPrint(o: Opts, ref: string, path: string, caption: string): Promise<void> {
+  const { client } = await signedInClient(o);
+  const ch = await memberChannel(client, ref);
+  const view = await client.open(ch.id);
+  if (view.sendBlocked) throw sendBlocked(view);
+  const item = await sendFileCommand(client, ch.id, path, caption);
+  process.stdout.write(o.json ? `${JSON.stringify(itemJson(item))}\n` : `${item.uri}\n`);
 }

@@ -17,6 +17,7 @@ import type { SecretVault } from "./account/vault.ts";
 import { type ChannelParts, loadChannelParts } from "./channel/channel-parts.ts";
 import type { EngineContext } from "./channel/engine-context.ts";
 import type { DirectConversations } from "./direct.ts";
+import type { ClientFiles } from "./files/client-files.ts";
 import { Keyring } from "./keys/keyring.ts";
 import type { TrustOrigin } from "./keys/trust.ts";
 import { ApiClient, type FetchFn } from "./net/api.ts";
@@ -76,6 +77,7 @@ export class WsyncClient {
   readonly state: ClientState;
   readonly events = new Emitter<ClientEvents>();
   readonly api: ApiClient;
+  private readonly apiOptions: ConstructorParameters<typeof ApiClient>[0];
   private readonly keyring: Keyring;
   private readonly realtime: Realtime;
   /** The per-channel engine, loaded on first use (see channel-parts.ts). */
@@ -107,13 +109,15 @@ export class WsyncClient {
     const sessionMode = o.sessionMode ?? "bearer";
     const session = new SessionStore(o.store, sessionMode);
     this.keyring = new Keyring(o.store, o.vault);
-    this.api = new ApiClient({
+    const apiOptions = {
       baseUrl: o.baseUrl,
       fetch: o.fetch,
       ...(sessionMode === "cookie" ? { headers: { [SESSION_HEADER]: "cookie" } } : {}),
       accessToken: () => session.current?.accessJwt ?? null,
       refresh: () => this.auth.refreshTokens(),
-    });
+    };
+    this.api = new ApiClient(apiOptions);
+    this.apiOptions = apiOptions;
     this.realtime = new Realtime({
       baseUrl: o.baseUrl,
       WebSocket: o.WebSocket,
@@ -688,6 +692,15 @@ export class WsyncClient {
   /** See ChannelEngine.send: `onQueued` is called when the message waits for the connection. */
   async send(channelId: string, text: string, opts: { onQueued?: () => void } = {}): Promise<TimelineItem> {
     return (await this.parts()).channels.send(channelId, text, opts);
+  }
+
+  /** Encrypted files: send, upload, download (files/client-files.ts), loaded on first use. */
+  async files(): Promise<ClientFiles> {
+    return (await import("./files/client-files.ts")).clientFiles(
+      this.apiOptions,
+      await this.parts(),
+      this.state,
+    );
   }
 
   /** A reply to a message (the target named by its author and clientMsgId, both signed). */

@@ -30,6 +30,8 @@ export const CryptoText = {
   deviceLinkInvalid: (detail: string) => `Invalid device link: ${detail}`,
   /** Not in the spec: a sealed trust state (protocol §8, beside the key backup) that cannot be made or opened. */
   trustStateInvalid: (detail: string) => `Invalid trust state: ${detail}`,
+  /** Not in the spec: an encrypted file (docs/protocol-extensions.md "Files") that does not open. */
+  fileInvalid: (detail: string) => `Invalid encrypted file: ${detail}`,
   noKeys: "No encryption keys found. Please validate your keys or register.",
   storedKeysInvalid: "Failed to initialize crypto service with stored keys. Please validate your keys again.",
   keysNotFoundAfterAuth: "Keys not found in localStorage after auth",
@@ -60,6 +62,7 @@ export type CryptoErrorCode =
   | "sealed-link-invalid"
   | "device-link-invalid"
   | "trust-state-invalid"
+  | "file-invalid"
   | "key-pair-not-initialized"
   | "invalid-iv-length"
   | "encrypted-too-short"

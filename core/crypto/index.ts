@@ -34,6 +34,8 @@ export {
   sealState,
 } from "./epoch-binding.ts";
 export * from "./errors.ts";
+export * from "./file-cipher.ts";
+export * from "./file-message.ts";
 export * from "./fingerprint.ts";
 export * from "./identity.ts";
 export {

@@ -3,6 +3,7 @@ import { isDid } from "../protocol/runtime.ts";
 import { fromUtf8, toHex, utf8 } from "./bytes.ts";
 import { canon } from "./canon.ts";
 import { CryptoError, CryptoText } from "./errors.ts";
+import type { FilePlaintext } from "./file-message.ts";
 import { randomBytes } from "./random.ts";
 
 // The byte strings of a message (protocol §5): what is encrypted, what is bound as AAD, what is
@@ -34,7 +35,9 @@ export type RichPlaintext =
    * current text is the end of a signed chain, never "the newest by seq" (the server's order).
    * Absent only in edits from before v3.
    */
-  | { type: "edit"; to: MessageRef; text: string; prev?: string | null };
+  | { type: "edit"; to: MessageRef; text: string; prev?: string | null }
+  /** A file (docs/protocol-extensions.md "Files"; checked in file-message.ts). */
+  | FilePlaintext;
 
 /** A well-formed plaintext of a type this client does not know (a newer client's). */
 export interface UnknownPlaintext {
@@ -239,9 +242,26 @@ export function parsePlaintext(bytes: Uint8Array): Plaintext {
     } else if (v.type === "reply" || v.type === "reaction" || v.type === "edit") {
       const rich = checkRich(v);
       if (rich) return rich;
+    } else if (v.type === "file") {
+      // Checked by parsePlaintextAsync (file-message.ts is loaded only when a file arrives: the
+      // browser's first-load budget); never shown unchecked.
+      return { type: "unknown", kind: "file" };
     } else if (typeof v.type === "string" && v.type.length > 0 && v.type.length <= 64)
       // A well-formed message of a type a newer client sends: never shown as text.
       return { type: "unknown", kind: v.type };
   }
   decryptFailed("unsupported or malformed plaintext");
+}
+
+/**
+ * parsePlaintext, with file messages checked field by field (file-message.ts, loaded on the first
+ * one); a malformed file message is a decryption failure like any malformed plaintext.
+ */
+export async function parsePlaintextAsync(bytes: Uint8Array): Promise<Plaintext> {
+  const plain = parsePlaintext(bytes);
+  if (plain.type !== "unknown" || plain.kind !== "file") return plain;
+  const { checkFile } = await import("./file-message.ts");
+  const file = checkFile(JSON.parse(fromUtf8(bytes)) as Record<string, unknown>);
+  if (!file) decryptFailed("unsupported or malformed plaintext");
+  return file;
 }

@@ -17,7 +17,7 @@ import {
   newClientMsgId,
   type Plaintext,
   parseContent,
-  parsePlaintext,
+  parsePlaintextAsync,
   type RichPlaintext,
 } from "./message-format.ts";
 import { importVerifyKey, rawPublicKeyFromBase64 } from "./public-key.ts";
@@ -232,7 +232,7 @@ export async function decryptMessage(input: DecryptMessageInput): Promise<Decryp
   } catch {
     throw new CryptoError("decryption-failed", CryptoText.decryptionFailed);
   }
-  const plaintext = parsePlaintext(plainBytes);
+  const plaintext = await parsePlaintextAsync(plainBytes);
 
   // The server authenticates who posted a record; the signature proves who wrote it. Both must name
   // the same person, or a member could re-post someone else's ciphertext as their own (or the reverse).

@@ -1,3 +1,4 @@
+export * from "./blobs.ts";
 export * from "./direct.ts";
 export * from "./direct-meta.ts";
 export * from "./errors.ts";

@@ -2,6 +2,8 @@
  * The protocol's run-time values without its TypeBox schemas: what clients (the browser bundle, the
  * CLI, the engine) import, so they do not ship the schema builder. Types come from index.ts.
  */
+
+export * from "./blob-paths.ts";
 export type * from "./direct.ts";
 export * from "./direct-meta.ts";
 export * from "./errors.ts";

@@ -59,6 +59,12 @@ export class MessageService {
     private readonly storage: Storage,
     private readonly bus: Bus,
     private readonly clock: Clock,
+    /** Called after a message is deleted (its blobs go with it: server/blobs/). */
+    private readonly onDeleted?: (
+      channelId: string,
+      authorDid: string,
+      clientMsgId: string | null,
+    ) => Promise<void>,
   ) {}
 
   /** Whether the channel has a v3 epoch (the current one is v3 exactly then), and the current epoch id. */
@@ -328,6 +334,7 @@ export class MessageService {
     const signed = { deletion, signature };
     const tombstone = tombstoneOf(row.content);
     if (await this.storage.timeline.deleteMessage(row.rkey, signed, tombstone)) {
+      await this.onDeleted?.(channel.id, row.authorDid, row.clientMsgId);
       await this.bus.publish({
         kind: "channel",
         channelId: channel.id,

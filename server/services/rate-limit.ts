@@ -15,7 +15,9 @@ export type WriteKind =
   | "trust"
   | "bot"
   | "session"
-  | "dm";
+  | "dm"
+  | "upload"
+  | "chunk";
 
 /** A token bucket: up to `burst` at once, refilled at `perMinute`. */
 export interface Rate {
@@ -55,6 +57,10 @@ export const DEFAULT_RATES: Record<WriteKind, Rate> = {
   session: { burst: 30, perMinute: 30 },
   /** direct conversations: opening one (a new group each time), accepting, blocking, unblocking */
   dm: { burst: 30, perMinute: 10 },
+  /** encrypted files: starting and completing an upload (a file with a thumbnail is two) */
+  upload: { burst: 60, perMinute: 60 },
+  /** encrypted files: 64 KiB chunks (6,000 a minute is about 6 MB/s sustained; a 25 MB file is 384) */
+  chunk: { burst: 2000, perMinute: 6000 },
 };
 
 /** Channels one user may own (created, or inherited as longest-standing member) at once. */

@@ -1,3 +1,4 @@
+import type { BlobService } from "../blobs/blob-service.ts";
 import type { Config } from "../config.ts";
 import type { Metrics } from "../ops/metrics.ts";
 import type { Bus } from "../realtime/bus.ts";
@@ -44,4 +45,6 @@ export interface Services {
   limits: RateLimiter;
   /** Counters for /metrics (server/ops/metrics.ts): plain numbers the hot path adds to. */
   metrics: Metrics;
+  /** Encrypted files (server/blobs/). */
+  blobs: BlobService;
 }

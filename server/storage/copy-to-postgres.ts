@@ -30,6 +30,7 @@ export const COPY_TABLES = [
   "epochs",
   "epoch_keys",
   "timeline",
+  "blobs",
   "key_backups",
   "trust_states",
   "key_history",

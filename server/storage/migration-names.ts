@@ -19,6 +19,7 @@ export const MIGRATION_NAMES: readonly { readonly version: number; readonly name
   { version: 8, name: "trust states (sealed, versioned, beside the key backup)" },
   { version: 9, name: "bot accounts (owner, token hash, channels; docs/decisions/bot-tokens.md)" },
   { version: 10, name: "direct conversations (unique per pair), message request states, blocks" },
+  { version: 11, name: "encrypted files (blob records: channel, uploader, message, size)" },
 ];
 
 /**

@@ -1,4 +1,5 @@
 import type { DirectKind } from "../../core/protocol/index.ts";
+import type { BlobRow } from "./blob-types.ts";
 import type {
   AccountRow,
   BotRow,
@@ -359,3 +360,26 @@ export const toRow = (r: TimelineColumns): TimelineRow =>
         action: r.action ?? "joined",
         createdAt: num(r.created_at),
       };
+
+/** A `blobs` row (migration 11: encrypted files). */
+export interface BlobColumns {
+  id: string;
+  channel_id: string;
+  owner_did: string;
+  client_msg_id: string;
+  size: Int8;
+  chunks: Int8;
+  created_at: Int8;
+  completed_at: Int8 | null;
+}
+
+export const toBlob = (r: BlobColumns): BlobRow => ({
+  id: r.id,
+  channelId: r.channel_id,
+  ownerDid: r.owner_did,
+  clientMsgId: r.client_msg_id,
+  size: num(r.size),
+  chunks: num(r.chunks),
+  createdAt: num(r.created_at),
+  completedAt: numOrNull(r.completed_at),
+});

@@ -11,6 +11,7 @@ import type {
   SignedReadMarker,
   WrappedEpochKey,
 } from "../../core/protocol/index.ts";
+import type { BlobStore } from "./blob-types.ts";
 import type { DirectStore } from "./direct-types.ts";
 
 /**
@@ -458,6 +459,8 @@ export interface Storage {
   deviceLinks: DeviceLinkStore;
   /** Direct conversations, their request states and blocks (direct-types.ts). */
   direct: DirectStore;
+  /** Encrypted files' records (blob-types.ts; migration 11). */
+  blobs: BlobStore;
   close(): Promise<void>;
 }
 

@@ -34,6 +34,7 @@ const ITEM_KEYS = [
   "deleted",
   "epoch",
   "error",
+  "file",
   "kind",
   "missing",
   "notes",

@@ -683,7 +683,8 @@ export class ChannelEngine {
   ): Promise<TimelineItem> {
     const view = this.requireView(channelId);
     const trimmed = text.trim();
-    if (!trimmed && opts.body?.type !== "reaction") throw new Error("Message is empty");
+    if (!trimmed && opts.body?.type !== "reaction" && opts.body?.type !== "file")
+      throw new Error("Message is empty");
     if (!view.keysLoaded) throw new Error(CryptoText.epochKeysNotLoaded);
     const identity = this.c.keyring.identity;
     if (!identity) throw new Error(CryptoText.notInitialized);

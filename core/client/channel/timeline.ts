@@ -77,8 +77,10 @@ export function removeItem(view: ChannelView, uri: string): boolean {
 }
 
 /** The `rich` field of a timeline item from a decrypted plaintext (nothing for plain text). */
-export function richOf(p: Plaintext): Pick<TimelineItem, "rich"> {
+export function richOf(p: Plaintext): Pick<TimelineItem, "rich" | "file"> {
   if (p.type === "text") return {};
+  // A file message is a message with its text (the caption) and an attachment.
+  if (p.type === "file") return { file: p.file };
   if (p.type === "unknown") return { rich: { type: "unknown" } };
   if (p.type === "reaction")
     return { rich: { type: "reaction", to: p.to, emoji: p.emoji, ...(p.remove ? { remove: true } : {}) } };

@@ -1,3 +1,4 @@
+import type { FileInfo } from "../../crypto/file-message.ts";
 import type {
   Channel,
   Conversation,
@@ -146,6 +147,8 @@ export interface TimelineItem {
     /** An edit's predecessor in its signed chain (protocol §8): null for the first edit. */
     prev?: string | null;
   };
+  /** A file message's attachment (docs/protocol-extensions.md "Files"): its key, name, type, size. */
+  file?: FileInfo;
   /** An own message still on its way (spec: TRANSMITTING). */
   sending?: boolean;
   /**

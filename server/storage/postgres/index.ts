@@ -1,6 +1,7 @@
 import { SQL } from "bun";
 import type { Storage } from "../types.ts";
 import { PostgresAccounts } from "./accounts.ts";
+import { PostgresBlobs } from "./blobs.ts";
 import { PostgresBots } from "./bots.ts";
 import { PostgresChannels } from "./channels.ts";
 import { PgClient } from "./client.ts";
@@ -44,6 +45,7 @@ export async function openPostgresStorage(opts: PostgresOptions): Promise<Storag
     epochs: new PostgresEpochs(db),
     deviceLinks: new PostgresDeviceLinks(db),
     direct: new PostgresDirect(db),
+    blobs: new PostgresBlobs(db),
     timeline: new PostgresTimeline(db),
     close: () => db.close(),
   };

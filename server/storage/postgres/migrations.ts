@@ -251,6 +251,24 @@ export const migrations: { version: number; sql: string }[] = [
       );
     `,
   },
+  // Encrypted files (docs/decisions/encrypted-files.md): the blob records.
+  {
+    version: 11,
+    sql: `
+      CREATE TABLE blobs (
+        id TEXT PRIMARY KEY,
+        channel_id TEXT NOT NULL REFERENCES channels(id),
+        owner_did TEXT NOT NULL REFERENCES accounts(did),
+        client_msg_id TEXT NOT NULL,
+        size BIGINT NOT NULL CHECK (size > 0),
+        chunks BIGINT NOT NULL CHECK (chunks > 0),
+        created_at BIGINT NOT NULL,
+        completed_at BIGINT
+      );
+      CREATE INDEX blobs_message ON blobs(owner_did, client_msg_id);
+      CREATE INDEX blobs_created ON blobs(created_at);
+    `,
+  },
 ];
 
 /**

@@ -1,6 +1,7 @@
 import { Database } from "bun:sqlite";
 import type { Storage } from "../types.ts";
 import { SqliteAccounts } from "./accounts.ts";
+import { SqliteBlobs } from "./blobs.ts";
 import { SqliteBots } from "./bots.ts";
 import { SqliteChannels } from "./channels.ts";
 import { SqliteDeviceLinks } from "./device-links.ts";
@@ -58,6 +59,7 @@ export function openSqliteStorage(opts: SqliteOptions): Storage {
     epochs: new SqliteEpochs(db),
     deviceLinks: new SqliteDeviceLinks(db),
     direct: new SqliteDirect(db),
+    blobs: new SqliteBlobs(db),
     timeline,
     async close() {
       timeline.commitPending();

@@ -250,6 +250,24 @@ export const migrations: { version: number; sql: string }[] = [
       );
     `,
   },
+  // Encrypted files (docs/decisions/encrypted-files.md): the blob records.
+  {
+    version: 11,
+    sql: `
+      CREATE TABLE blobs (
+        id TEXT PRIMARY KEY,
+        channel_id TEXT NOT NULL REFERENCES channels(id),
+        owner_did TEXT NOT NULL REFERENCES accounts(did),
+        client_msg_id TEXT NOT NULL,
+        size INTEGER NOT NULL CHECK (size > 0),
+        chunks INTEGER NOT NULL CHECK (chunks > 0),
+        created_at INTEGER NOT NULL,
+        completed_at INTEGER
+      );
+      CREATE INDEX blobs_message ON blobs(owner_did, client_msg_id);
+      CREATE INDEX blobs_created ON blobs(created_at);
+    `,
+  },
 ];
 
 const userVersion = (db: Database) =>

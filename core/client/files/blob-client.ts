@@ -1,0 +1,194 @@
+import {
+  encryptedFileSize,
+  encryptFile,
+  FILE_CIPHER_CHUNK,
+  fileChunkCount,
+} from "../../crypto/file-cipher.ts";
+import {
+  ApiError,
+  type BlobCreateBody,
+  type BlobCreated,
+  BlobPaths,
+  type BlobStatus,
+  blobPath,
+  isErrorBody,
+} from "../../protocol/runtime.ts";
+import { type ApiClientOptions, NetworkError } from "../net/api.ts";
+
+/** Progress of an upload or download: ciphertext bytes done of the total. */
+export type Progress = (done: number, total: number) => void;
+
+export interface UploadInput {
+  channelUri: string;
+  /** The message that will name the blob (deleting it deletes the blob). */
+  clientMsgId: string;
+  key: Uint8Array;
+  /** The plaintext size, exactly. */
+  size: number;
+  /**
+   * The plaintext, from the start; called again to resume after a lost connection (the same key
+   * seals the same chunks, so chunks the server already holds are skipped, not sent twice).
+   */
+  open(): AsyncIterable<Uint8Array>;
+  onProgress?: Progress;
+  signal?: AbortSignal;
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => {
+      clearTimeout(t);
+      reject(signal.reason ?? new Error("aborted"));
+    });
+  });
+
+/**
+ * Uploads and downloads of encrypted files (core/protocol/blobs.ts), over the same base URL, fetch
+ * and tokens as ApiClient. Everything sent is ciphertext sealed here (core/crypto/file-cipher.ts).
+ */
+export class BlobClient {
+  /** Attempts per request before an upload gives up (with a growing pause between them). */
+  retries = 5;
+  retryPauseMs = 500;
+
+  constructor(private readonly o: ApiClientOptions) {}
+
+  private async request(path: string, init: RequestInit, retried = false): Promise<Response> {
+    const headers = new Headers(init.headers);
+    const token = this.o.accessToken();
+    if (token) headers.set("authorization", `Bearer ${token}`);
+    for (const [k, v] of Object.entries(this.o.headers ?? {})) headers.set(k, v);
+    let res: Response;
+    try {
+      res = await this.o.fetch(this.o.baseUrl.replace(/\/+$/, "") + path, { ...init, headers });
+    } catch (e) {
+      if (init.signal?.aborted) throw e;
+      throw new NetworkError(`network error: ${(e as Error).message}`);
+    }
+    if (res.ok) return res;
+    let body: unknown = null;
+    try {
+      body = await res.json();
+    } catch {
+      // Not an error body: answered below with the status.
+    }
+    if (isErrorBody(body) && body.error === "ExpiredToken" && !retried && (await this.o.refresh()))
+      return this.request(path, init, true);
+    if (isErrorBody(body)) throw new ApiError(body.error, body.message);
+    throw new NetworkError(`HTTP ${res.status}`);
+  }
+
+  private async json<T>(path: string, init: RequestInit): Promise<T> {
+    return (await (await this.request(path, init)).json()) as T;
+  }
+
+  /** Retries a request after network errors and 5xx/503 answers; refusals (4xx) are thrown at once. */
+  private async retrying<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await fn();
+      } catch (e) {
+        const transient = e instanceof NetworkError || (e instanceof ApiError && e.status >= 500);
+        if (!transient || attempt >= this.retries || signal?.aborted) throw e;
+        await sleep(this.retryPauseMs * attempt, signal);
+      }
+    }
+  }
+
+  create(body: BlobCreateBody, signal?: AbortSignal): Promise<BlobCreated> {
+    return this.json<BlobCreated>(BlobPaths.create, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+      ...(signal ? { signal } : {}),
+    });
+  }
+
+  status(blobId: string, signal?: AbortSignal): Promise<BlobStatus> {
+    return this.json<BlobStatus>(blobPath(BlobPaths.status, { id: blobId }), {
+      ...(signal ? { signal } : {}),
+    });
+  }
+
+  async putChunk(
+    blobId: string,
+    index: number,
+    bytes: Uint8Array<ArrayBuffer>,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    await this.request(blobPath(BlobPaths.chunk, { id: blobId, index }), {
+      method: "PUT",
+      headers: { "content-type": "application/octet-stream" },
+      body: bytes,
+      ...(signal ? { signal } : {}),
+    });
+  }
+
+  complete(blobId: string, signal?: AbortSignal): Promise<BlobStatus> {
+    return this.json<BlobStatus>(blobPath(BlobPaths.complete, { id: blobId }), {
+      method: "POST",
+      ...(signal ? { signal } : {}),
+    });
+  }
+
+  /**
+   * Encrypts and uploads a file, resuming where it stopped: `blobId` of an earlier attempt skips the
+   * chunks the server holds. Each chunk is retried after a lost connection; after `retries` failed
+   * attempts the error is thrown (call again with the same blobId and key to resume).
+   */
+  async upload(input: UploadInput, blobId?: string): Promise<{ blobId: string; cipherSize: number }> {
+    const { signal } = input;
+    const chunks = fileChunkCount(input.size);
+    const cipherSize = encryptedFileSize(input.size);
+    const id =
+      blobId ??
+      (
+        await this.retrying(
+          () =>
+            this.create(
+              { channelUri: input.channelUri, clientMsgId: input.clientMsgId, size: cipherSize, chunks },
+              signal,
+            ),
+          signal,
+        )
+      ).blobId;
+    const held = blobId ? new Set(Array.from({ length: chunks }, (_, i) => i)) : new Set<number>();
+    if (blobId)
+      for (const m of (await this.retrying(() => this.status(id, signal), signal)).missing) held.delete(m);
+    let index = 0;
+    for await (const chunk of encryptFile(input.key, input.open(), input.size)) {
+      signal?.throwIfAborted();
+      const i = index++;
+      if (!held.has(i)) await this.retrying(() => this.putChunk(id, i, chunk, signal), signal);
+      input.onProgress?.(index * FILE_CIPHER_CHUNK, cipherSize);
+    }
+    await this.retrying(() => this.complete(id, signal), signal);
+    return { blobId: id, cipherSize };
+  }
+
+  /** The ciphertext of a blob as a stream (decrypt it with decryptFile). */
+  async download(
+    blobId: string,
+    onProgress?: Progress,
+    signal?: AbortSignal,
+  ): Promise<AsyncIterable<Uint8Array>> {
+    const res = await this.request(blobPath(BlobPaths.blob, { id: blobId }), {
+      ...(signal ? { signal } : {}),
+    });
+    const total = Number(res.headers.get("content-length") ?? "0");
+    const body = res.body;
+    if (!body) throw new NetworkError("empty download");
+    return (async function* () {
+      const reader = body.getReader();
+      let done = 0;
+      for (;;) {
+        const r = await reader.read();
+        if (r.done) return;
+        done += r.value.length;
+        onProgress?.(done, total);
+        yield r.value;
+      }
+    })();
+  }
+}

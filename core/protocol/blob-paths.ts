@@ -1,0 +1,50 @@
+import { API_BASE } from "./routes.ts";
+
+/**
+ * Encrypted files' uploads and downloads (docs/protocol-extensions.md "Files"). Not JSON routes of
+ * `Routes`: chunk bodies and downloads are raw bytes (application/octet-stream), so these have their
+ * own paths and adapter (server/blobs/blob-routes.ts). The bytes are ciphertext in the format of
+ * core/crypto/file-cipher.ts: whole chunks of FILE_CIPHER_CHUNK bytes.
+ */
+export const BlobPaths = {
+  /** POST BlobCreateBody → BlobCreated. */
+  create: `${API_BASE}/blobs`,
+  /** GET: the whole ciphertext, or the part a `Range: bytes=…` header names (206). */
+  blob: `${API_BASE}/blobs/:id`,
+  /** GET → BlobStatus (the uploader only: to resume). */
+  status: `${API_BASE}/blobs/:id/status`,
+  /** PUT one chunk (the uploader, idempotent); GET one chunk (members). */
+  chunk: `${API_BASE}/blobs/:id/chunks/:index`,
+  /** POST → BlobStatus, once every chunk is in. */
+  complete: `${API_BASE}/blobs/:id/complete`,
+} as const;
+
+/** The path of one blob call with its parameters filled in. */
+export function blobPath(path: string, params: { id: string; index?: number }): string {
+  return path.replace(":id", encodeURIComponent(params.id)).replace(":index", String(params.index ?? 0));
+}
+
+export const BLOB_ID_RE = /^[0-9a-f]{32}$/;
+
+/** The body of `create` (checked on the server by BlobCreateBody in blobs.ts). */
+export interface BlobCreateBody {
+  channelUri: string;
+  /** The message that will name this blob: deleting it deletes the blob; without it, collected after 24 h. */
+  clientMsgId: string;
+  /** Ciphertext bytes: chunks × FILE_CIPHER_CHUNK. */
+  size: number;
+  chunks: number;
+}
+
+export interface BlobCreated {
+  blobId: string;
+}
+
+export interface BlobStatus {
+  blobId: string;
+  size: number;
+  chunks: number;
+  /** Chunk indexes not received yet (empty when complete or ready to complete). */
+  missing: number[];
+  complete: boolean;
+}
