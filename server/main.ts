@@ -40,6 +40,10 @@ export async function startServer(env: Record<string, string | undefined> = proc
   // one wsync.db corrupt each other's view (issue 29 defect 5).
   await checkPortFree(config.port, config.host);
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  // Refuse now, in one line, what would fail later (a read-only or full data dir) or kill the
+  // process (SIGBUS on an -shm it cannot write); before the lock, whose file a read-only
+  // directory cannot hold either.
+  if (!config.databaseUrl) checkDataDir(config.dataDir, config.sqlitePath);
   const releaseDataDir = config.databaseUrl ? async () => undefined : await lockDataDir(config.dataDir);
   let storage: Storage;
   if (config.databaseUrl) {
@@ -50,9 +54,6 @@ export async function startServer(env: Record<string, string | undefined> = proc
       );
     });
   } else {
-    // Refuse now, in one line, what would fail later (a read-only or full data dir) or kill the
-    // process (SIGBUS on an -shm it cannot write).
-    checkDataDir(config.dataDir, config.sqlitePath);
     storage = openSqliteStorage({ path: config.sqlitePath, synchronous: config.sqliteSync });
   }
   const log = (m: string) => console.error(`[wsync] ${m}`);
