@@ -63,7 +63,8 @@ describe("the sealed snapshot", () => {
     const key = await deviceKey(store);
     await saveSnapshot(store, key, ALICE, data);
     const sealed = store.map.get(SNAPSHOT) as { ct: ArrayBuffer };
-    new Uint8Array(sealed.ct)[5] ^= 1;
+    const bytes = new Uint8Array(sealed.ct);
+    bytes[5] = (bytes[5] as number) ^ 1;
     expect(await loadSnapshot(store, key, ALICE)).toBeNull();
     expect(store.map.has(SNAPSHOT)).toBe(false);
     // Not a snapshot at all.

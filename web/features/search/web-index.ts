@@ -49,6 +49,12 @@ interface Posting {
   text: string;
 }
 
+const intersect = (a: Set<number>, b: Set<number>): Set<number> => {
+  const out = new Set<number>();
+  for (const x of a) if (b.has(x)) out.add(x);
+  return out;
+};
+
 const words = (norm: string) => (norm ? norm.split(" ") : []);
 
 export class WebIndex {
@@ -191,10 +197,10 @@ export class WebIndex {
     for (const w of parts) {
       const found = containing(w);
       const set: Set<number> = found.length ? ids({ queries: found, combineWith: "OR" }, false) : new Set();
-      out = out === null ? set : new Set([...out].filter((id) => set.has(id)));
+      out = out === null ? set : intersect(out, set);
       if (out.size === 0) break;
     }
-    return out ?? new Set();
+    return out ?? new Set<number>();
   }
 
   /** Matching messages, newest first (by signed time, then seq), as core's MemoryIndex answers. */
@@ -205,7 +211,7 @@ export class WebIndex {
       let ids: Set<number> | null = null;
       for (const t of q.terms) {
         const c = this.candidates(t);
-        ids = ids === null ? c : new Set([...ids].filter((id) => c.has(id)));
+        ids = ids === null ? c : intersect(ids, c);
         if (ids.size === 0) break;
       }
       pool = [...(ids ?? [])]
