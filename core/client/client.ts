@@ -570,8 +570,10 @@ export class WsyncClient {
     return this.state.open[channelId];
   }
 
-  async loadMore(channelId: string): Promise<void> {
-    await (await this.parts()).channels.loadPage(channelId, Limits.pageDefault, false);
+  /** The next older page into the view (`limit` records, at most the protocol's page maximum). */
+  async loadMore(channelId: string, limit: number = Limits.pageDefault): Promise<void> {
+    const n = Math.max(1, Math.min(Limits.pageMax, Math.floor(limit)));
+    await (await this.parts()).channels.loadPage(channelId, n, false);
   }
 
   /**
