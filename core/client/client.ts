@@ -570,10 +570,9 @@ export class WsyncClient {
     return this.state.open[channelId];
   }
 
-  /** The next older page into the view (`limit` records, at most the protocol's page maximum). */
+  /** The next older page into the view (`limit` records, at most the protocol's `pageMax`). */
   async loadMore(channelId: string, limit: number = Limits.pageDefault): Promise<void> {
-    const n = Math.max(1, Math.min(Limits.pageMax, Math.floor(limit)));
-    await (await this.parts()).channels.loadPage(channelId, n, false);
+    await (await this.parts()).channels.loadPage(channelId, limit, false);
   }
 
   /**

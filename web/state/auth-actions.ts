@@ -89,7 +89,7 @@ export async function logout(): Promise<void> {
   const did = client.state.auth.user?.did ?? null;
   await client.logout();
   // The search index and its device key go with the account (issue 32, docs/search.md).
-  await (await import("../features/search/search-switch.ts")).wipeSearchIndex();
+  await (await import("../features/search/search-mount.tsx")).wipeSearchIndex();
   // Signing out on purpose leaves no unsent text behind on this browser (a session ended by the
   // server keeps it for the next sign-in: web/state/resume.ts).
   if (did) localStorage.removeItem(keptKey(did));

@@ -1,58 +1,66 @@
-import { useEffect } from "react";
-import { proxy, useSnapshot } from "valtio";
+import { useEffect, useState } from "react";
+import { handleWithoutSuffix } from "../../../core/client/view/display.ts";
+import { displaySafe } from "../../../core/slash-commands/display-safe.ts";
 import { lazyPart } from "../../components/lazy-part.tsx";
-import { engineState } from "../../state/engine.ts";
-import { searchOff, searchUsed } from "./search-switch.ts";
+import { selectChannel } from "../../state/channel.ts";
+import { engineState, loadClient } from "../../state/engine.ts";
 
 /**
- * The one piece of search in the board's first script (issue 32): a button, Ctrl+F while the board
- * has focus, and `openSearch` for the terminal's /wsync/find. The panel, the index and its worker load
- * on first use; on a device where search was used before, indexing resumes once the board is idle.
+ * All of search that is in the board's first script (issue 32): a button, Ctrl+F while the board has
+ * focus, and `openSearch` for the terminal's /wsync/find. The panel, the index and its worker load on
+ * first use (search-mount.tsx); on a device where search was used before, indexing resumes in the
+ * background once signed in.
  */
-export const searchUi = proxy({ open: false, query: "" });
+const load = () =>
+  import("./search-mount.tsx").then((m) => {
+    m.setHost({
+      state: engineState,
+      client: loadClient,
+      select: selectChannel,
+      displaySafe,
+      handleWithoutSuffix,
+    });
+    return m;
+  });
+const Panel = lazyPart(() => load().then((m) => m.SearchPanel), "search");
 
-export function openSearch(query = ""): void {
-  searchUi.query = query;
-  searchUi.open = true;
-}
+let show: ((query: string) => void) | null = null;
 
-const SearchPanel = lazyPart(() => import("./SearchPanel.tsx").then((m) => m.SearchPanel), "search");
+/** Opens the search panel with `query` typed in. */
+export const openSearch = (query = "") => show?.(query);
 
 export function SearchButton() {
-  const ui = useSnapshot(searchUi);
-  const ready = useSnapshot(engineState).auth.keyState === "ready";
+  const [query, setQuery] = useState<string | null>(null);
   useEffect(() => {
+    show = setQuery;
     const onKey = (e: KeyboardEvent) => {
-      if (!(e.ctrlKey || e.metaKey) || e.altKey || e.shiftKey || e.key.toLowerCase() !== "f") return;
-      // Only while the board has focus: a dialog (or anything outside the board) keeps the browser's find.
-      const at = document.activeElement;
-      if (at && at !== document.body && !at.closest('[data-testid="board"]')) return;
-      if (at?.closest("dialog")) return;
-      e.preventDefault();
-      openSearch();
+      // Not over a dialog: there the browser's own find stays.
+      if (
+        (e.ctrlKey || e.metaKey) &&
+        !e.altKey &&
+        !e.shiftKey &&
+        e.key === "f" &&
+        !document.activeElement?.closest("dialog")
+      ) {
+        e.preventDefault();
+        setQuery("");
+      }
     };
-    window.addEventListener("keydown", onKey);
-    return () => window.removeEventListener("keydown", onKey);
+    addEventListener("keydown", onKey);
+    if (localStorage.getItem("wsync-search-used")) void load().then((m) => m.resume());
+    return () => removeEventListener("keydown", onKey);
   }, []);
-  useEffect(() => {
-    if (!ready || !searchUsed() || searchOff()) return;
-    const start = () => void import("./search-client.ts").then((m) => m.startSearch()).catch(() => undefined);
-    const idle = (globalThis as { requestIdleCallback?: (f: () => void) => number }).requestIdleCallback;
-    if (idle) idle(start);
-    else setTimeout(start, 1000);
-  }, [ready]);
   return (
     <>
       <button
         type="button"
         className="sb-search"
-        aria-haspopup="dialog"
         title="Search messages (Ctrl+F)"
-        onClick={() => openSearch()}
+        onClick={() => setQuery("")}
       >
         ⌕ search
       </button>
-      {ui.open ? <SearchPanel /> : null}
+      {query === null ? null : <Panel query={query} onClose={() => setQuery(null)} />}
     </>
   );
 }

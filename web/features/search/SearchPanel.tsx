@@ -1,10 +1,8 @@
 import { useEffect, useRef, useState } from "react";
 import { useSnapshot } from "valtio";
-import { handleWithoutSuffix } from "../../../core/client/view/display.ts";
-import { displaySafe } from "../../../core/slash-commands/display-safe.ts";
 import { Modal } from "../../components/Modal.tsx";
+import { host } from "./host.ts";
 import { openAtMessage } from "./open-at.ts";
-import { searchUi } from "./SearchButton.tsx";
 import {
   runSearch,
   type SearchProgress,
@@ -36,7 +34,7 @@ function statusLine(p: SearchProgress): string {
     case "starting":
       return "Opening the index…";
     case "indexing":
-      return `Indexing ${p.channelsDone + 1}/${p.channelsTotal}${p.current ? ` #${displaySafe(p.current)}` : ""} ${Math.round(p.fraction * 100)}% · ${n}`;
+      return `Indexing ${p.channelsDone + 1}/${p.channelsTotal}${p.current ? ` #${host().displaySafe(p.current)}` : ""} ${Math.round(p.fraction * 100)}% · ${n}`;
     case "paused":
       return `Indexing paused while the tab is hidden · ${n}`;
     case "ready":
@@ -64,7 +62,7 @@ function Marked({ text, ranges }: { text: string; ranges: readonly (readonly [nu
 /** Long texts are cut around the first match so it shows. */
 function excerpt(h: Hit): { text: string; ranges: [number, number][] } {
   const MAX = 240;
-  const flat = displaySafe(h.text).replace(/\s+/g, " ");
+  const flat = host().displaySafe(h.text).replace(/\s+/g, " ");
   if (flat.length !== h.text.length || h.text.length <= MAX) {
     return flat.length === h.text.length
       ? { text: flat, ranges: h.ranges }
@@ -80,17 +78,14 @@ function excerpt(h: Hit): { text: string; ranges: [number, number][] } {
   return { text, ranges };
 }
 
-export function SearchPanel() {
-  const ui = useSnapshot(searchUi);
+export function SearchPanel({ query: initial, onClose }: { query: string; onClose: () => void }) {
   const p = useSnapshot(searchProgress);
-  const [query, setQuery] = useState(ui.query);
+  const [query, setQuery] = useState(initial);
   const [reply, setReply] = useState<SearchReply | null>(null);
   const [at, setAt] = useState(0);
   const [note, setNote] = useState<string | null>(null);
   const asked = useRef(0);
-  const close = () => {
-    searchUi.open = false;
-  };
+  const close = onClose;
   useEffect(() => {
     void startSearch().catch(() => undefined);
   }, []);
@@ -175,8 +170,8 @@ export function SearchPanel() {
                     aria-current={n === at || undefined}
                   >
                     <span className="search-where">
-                      #{displaySafe(h.channelName ?? h.message.channelId)} ·{" "}
-                      {displaySafe(handleWithoutSuffix(h.message.author.handle))} ·{" "}
+                      #{host().displaySafe(h.channelName ?? h.message.channelId)} ·{" "}
+                      {host().displaySafe(host().handleWithoutSuffix(h.message.author.handle))} ·{" "}
                       <time dateTime={new Date(h.message.signedAt).toISOString()}>
                         {new Date(h.message.signedAt).toLocaleString()}
                       </time>

@@ -1,5 +1,4 @@
-import { selectChannel } from "../../state/channel.ts";
-import { engineState, loadClient } from "../../state/engine.ts";
+import { host } from "./host.ts";
 
 /**
  * "Open the channel at this message" (a search result, issue 32): opens the channel, loads older
@@ -21,16 +20,17 @@ const PAGE = 100;
 
 /** Whether the channel's view holds the message now (loading older pages as needed). */
 export async function loadUntil(target: MessageTarget): Promise<boolean> {
-  const client = await loadClient();
+  const { state, client: load } = host();
+  const client = await load();
   for (;;) {
-    const view = engineState.open[target.channelId];
+    const view = state.open[target.channelId];
     if (!view) return false;
     if (view.items.some((i) => i.uri === target.uri)) return true;
     const oldest = view.items.find((i) => i.seq > 0)?.seq ?? 0;
     if (!view.hasMore || (oldest > 0 && oldest < target.seq)) return false;
     const before = view.items.length;
     await client.loadMore(target.channelId, PAGE);
-    if (engineState.open[target.channelId]?.items.length === before) return false;
+    if (state.open[target.channelId]?.items.length === before) return false;
   }
 }
 
@@ -60,8 +60,9 @@ export function revealRow(el: HTMLElement): void {
 
 /** Opens the channel at the message; false when it could not be shown (deleted since, not loadable). */
 export async function openAtMessage(target: MessageTarget): Promise<boolean> {
-  await selectChannel(target.channelId);
-  if (engineState.currentChannelId !== target.channelId) return false;
+  const { state, select } = host();
+  await select(target.channelId);
+  if (state.currentChannelId !== target.channelId) return false;
   if (!(await loadUntil(target))) return false;
   const el = await rowOf(target);
   if (!el) return false;

@@ -1,10 +1,9 @@
 import { proxy } from "valtio";
 import type { TimelineItem, WsyncClient } from "../../../core/client/index.ts";
-import { changeOf, type IndexChange } from "../../../core/search/index.ts";
-import { engineState, loadClient } from "../../state/engine.ts";
+import { host } from "./host.ts";
 import { markSearchUsed, searchOff, setSearchOff, setStopper, wipeSearchIndex } from "./search-switch.ts";
 import type { ChannelProgress } from "./web-index.ts";
-import type { OpenReply, SearchReply, WorkerReply, WorkerRequest } from "./worker-protocol.ts";
+import type { ItemBatch, OpenReply, SearchReply, WorkerReply, WorkerRequest } from "./worker-protocol.ts";
 
 /**
  * The page's side of search (issue 32), loaded on first use: it starts the search worker, feeds it
@@ -80,6 +79,7 @@ interface Session {
 let session: Promise<Session | null> | null = null;
 
 const channelName = (id: string): string | null => {
+  const engineState = host().state;
   const c = engineState.channels.find((x) => x.id === id);
   if (c) return c.value.name;
   const d = engineState.conversations?.find((x) => x.channel.id === id);
@@ -88,6 +88,7 @@ const channelName = (id: string): string | null => {
 
 /** The channels to search: joined channels and accepted direct conversations. */
 function searchableChannels(): string[] {
+  const engineState = host().state;
   const ids = engineState.channels.filter((c) => c.isMember).map((c) => c.id);
   for (const d of engineState.conversations ?? []) if (!d.request) ids.push(d.channel.id);
   return [...new Set(ids)];
@@ -101,7 +102,7 @@ export function startSearch(): Promise<Session | null> {
       return null;
     }
     if (!WORKER_URL) throw new Error("this build has no search worker");
-    const client = await loadClient();
+    const client = await host().client();
     const account = client.state.auth.user?.did;
     if (!account) return null;
     markSearchUsed();
@@ -138,24 +139,23 @@ function hookReceipt(s: Session): () => void {
   const sweep = () => {
     timer = null;
     if (s.stopped || s.client.state.auth.user?.did !== s.account) return;
-    const changes: IndexChange[] = [];
+    const batches: ItemBatch[] = [];
     const channels: [string, string | null][] = [];
-    for (const [id, view] of Object.entries(engineState.open)) {
-      let any = false;
+    for (const [id, view] of Object.entries(s.client.state.open)) {
+      const items: TimelineItem[] = [];
       for (const item of view.items as TimelineItem[]) {
         // The engine replaces an item (never mutates it) when it changes: a new object is news.
         if (seen.has(item)) continue;
         seen.add(item);
-        const c = changeOf(id, item);
-        if (c) {
-          changes.push(c);
-          any = true;
-        }
+        if (item.kind === "message" && !item.sending) items.push(item);
       }
-      if (any) channels.push([id, view.channel.value.name]);
+      if (items.length === 0) continue;
+      // The state's objects are observable proxies, which do not cross to a worker: plain copies do.
+      batches.push({ channelId: id, items: JSON.parse(JSON.stringify(items)) as TimelineItem[] });
+      channels.push([id, view.channel.value.name]);
     }
-    if (changes.length === 0) return;
-    void s.rpc.call<number>({ op: "apply", changes, channels }).then(
+    if (batches.length === 0) return;
+    void s.rpc.call<number>({ op: "apply", batches, channels }).then(
       (n) => {
         searchProgress.indexed = n;
       },
@@ -220,10 +220,9 @@ async function backfill(s: Session, saved: Record<string, ChannelProgress>): Pro
       const seqs = page.items.map((i) => i.seq).filter((n) => Number.isInteger(n) && n > 0);
       if (p.cursor === null) p = { ...p, top: Math.max(0, ...seqs), oldest: Number.MAX_SAFE_INTEGER };
       p.oldest = Math.min(p.oldest, ...seqs);
-      const changes = page.items.map((i) => changeOf(id, i)).filter((c): c is IndexChange => c !== null);
       searchProgress.indexed = await s.rpc.call<number>({
         op: "apply",
-        changes,
+        batches: [{ channelId: id, items: page.items }],
         channels: [[id, channelName(id)]],
       });
       const done = !page.hasMore || !page.cursor || p.oldest <= p.covered;

@@ -1,6 +1,6 @@
 /// <reference lib="webworker" />
 import { createStore, del, get, set } from "idb-keyval";
-import { parseQuery } from "../../../core/search/index.ts";
+import { changeOf, parseQuery } from "../../../core/search/index.ts";
 import { deviceKey, loadSnapshot, type SnapshotStore, saveSnapshot } from "./snapshot.ts";
 import { type IndexSnapshot, WebIndex } from "./web-index.ts";
 import {
@@ -70,7 +70,7 @@ async function handle(req: WorkerRequest): Promise<unknown> {
     }
     case "apply":
       for (const [id, name] of req.channels) index.setChannel(id, name);
-      index.applyAll(req.changes);
+      for (const b of req.batches) for (const item of b.items) index.apply(changeOf(b.channelId, item));
       later();
       return index.size;
     case "progress":
