@@ -7,7 +7,7 @@
 import { expect } from "bun:test";
 import type { Page } from "playwright-core";
 import { MemoryStore, WsyncClient } from "../../core/client/index.ts";
-import { createInDialog, openChannel, sidebarChannel, signUp, WAIT } from "./chat.ts";
+import { createInDialog, openChannel, sidebarChannel, signUp, unlockTerminal, WAIT } from "./chat.ts";
 import { browserTest, e2eServer, PASSWORD, shot } from "./harness.ts";
 
 const t = e2eServer();
@@ -150,6 +150,19 @@ browserTest(
     await result(alice.page, "Zebracorn deploy").waitFor({ timeout: WAIT });
     await panel(alice.page).locator('[data-status="ready"]').waitFor({ timeout: WAIT });
     expect(reads).toEqual([]);
+    await alice.page.keyboard.press("Escape");
+    await panel(alice.page).waitFor({ state: "detached" });
+
+    // The terminal's /find (an alias of /wsync/find) opens the same panel with the query typed in.
+    await alice.page.locator(".sb-nav button", { hasText: "terminal" }).click();
+    await unlockTerminal(alice.page);
+    const command = alice.page.getByRole("textbox", { name: "Command" });
+    await command.fill(`/find from:${w.handle} dawn`);
+    await command.press("Enter");
+    await result(alice.page, "Zebracorn deploy").waitFor({ timeout: WAIT });
+    expect(await panel(alice.page).getByRole("searchbox", { name: "Search messages" }).inputValue()).toBe(
+      `from:${w.handle} dawn`,
+    );
     await alice.page.keyboard.press("Escape");
     await panel(alice.page).waitFor({ state: "detached" });
 
