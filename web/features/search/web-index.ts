@@ -205,8 +205,8 @@ export class WebIndex {
 
   /** Matching messages, newest first (by signed time, then seq), as core's MemoryIndex answers. */
   search(q: SearchQuery, limit = 50): SearchHit[] {
-    let pool: Iterable<IndexedMessage>;
-    if (q.terms.length === 0) pool = this.messages.values();
+    let pool: IndexedMessage[];
+    if (q.terms.length === 0) pool = [...this.messages.values()];
     else {
       let ids: Set<number> | null = null;
       for (const t of q.terms) {
@@ -214,25 +214,31 @@ export class WebIndex {
         ids = ids === null ? c : intersect(ids, c);
         if (ids.size === 0) break;
       }
-      pool = [...(ids ?? [])]
-        .map((id) => this.messages.get(this.uriOf.get(id) ?? ""))
-        .filter((m): m is IndexedMessage => !!m);
+      pool = [];
+      for (const id of ids ?? []) {
+        const m = this.messages.get(this.uriOf.get(id) ?? "");
+        if (m) pool.push(m);
+      }
     }
+    // Newest first, then each candidate checked only until `limit` of them match: a common word
+    // has many candidates, and only the newest are shown.
+    pool.sort((a, b) => b.signedAt - a.signedAt || b.seq - a.seq);
     const hits: SearchHit[] = [];
     for (const m of pool) {
-      const cur = this.current(m);
+      if (hits.length >= limit) break;
       const doc: SearchDoc = {
         channelId: m.channelId,
         channelName: this.channelNames.get(m.channelId) ?? null,
         authorHandle: m.author.handle,
         signedAt: m.signedAt,
         hasFile: m.hasFile,
-        normText: this.postings.get(m.uri)?.text ?? searchBody(cur.text),
+        normText: this.postings.get(m.uri)?.text ?? "",
       };
-      if (docMatches(doc, q)) hits.push({ message: m, ...cur, ranges: matchRanges(cur.text, q.terms) });
+      if (!docMatches(doc, q)) continue;
+      const cur = this.current(m);
+      hits.push({ message: m, ...cur, ranges: matchRanges(cur.text, q.terms) });
     }
-    hits.sort((a, b) => b.message.signedAt - a.message.signedAt || b.message.seq - a.message.seq);
-    return hits.slice(0, limit);
+    return hits;
   }
 
   toSnapshot(): IndexSnapshot {
