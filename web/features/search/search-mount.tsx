@@ -8,7 +8,6 @@ import { searchOff } from "./search-switch.ts";
  */
 export { setHost } from "./host.ts";
 export { SearchPanel } from "./SearchPanel.tsx";
-export { wipeSearchIndex } from "./search-switch.ts";
 
 /** On a device where search is used, keeps the index filling from the moment the keys are ready. */
 export function resume(): void {
