@@ -1,4 +1,5 @@
 import type { WsyncClient } from "../../core/client/index.ts";
+import { parseQuery } from "../../core/search/index.ts";
 import {
   type Command,
   formatChannelList,
@@ -6,6 +7,8 @@ import {
   performSlash,
   searchChannels,
 } from "../../core/slash-commands/index.ts";
+import { receiptOf } from "../search-receipt.ts";
+import { hitLine } from "../subcommands/search.ts";
 
 /** What a slash command did to the CLI's screen (App.tsx applies it). */
 export interface CommandResult {
@@ -63,6 +66,16 @@ export async function perform(client: WsyncClient, cmd: Command): Promise<Comman
           ? [noMatchesText(query)]
           : formatChannelList(matches.map((m) => m.channel)).lines.map((l) => l.text),
       );
+    },
+    findMessages: async (query) => {
+      // The same local index as `wsync search` (docs/search.md), filled as this screen reads.
+      const index = receiptOf(client)?.open();
+      if (!index) {
+        print(["Search is off on this device, or nothing is indexed yet (`wsync search --backfill`)."]);
+        return;
+      }
+      const hits = index.search(parseQuery(query), { limit: 20 });
+      print(hits.length === 0 ? ["No messages found"] : hits.map((h) => hitLine(h, false)));
     },
     opened: (channelId, linkShown) => {
       r.openChannelId = channelId;

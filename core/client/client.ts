@@ -599,6 +599,20 @@ export class WsyncClient {
     await (await this.parts()).channels.loadPage(channelId, n, false);
   }
 
+  /**
+   * A page of a channel's history read without adding it to the channel's view (newest first from
+   * `cursor`): the browser's search backfill reads whole histories this way. Opens the channel in the
+   * background first when it is not open.
+   */
+  async readHistoryPage(
+    channelId: string,
+    cursor: string | null,
+    limit: number = Limits.pageMax,
+  ): Promise<{ items: TimelineItem[]; cursor: string | null; hasMore: boolean }> {
+    if (!this.state.open[channelId]?.keysLoaded) await this.open(channelId, { focus: false, reuse: true });
+    return (await this.parts()).channels.readPage(channelId, cursor, limit);
+  }
+
   async leave(channelId: string): Promise<void> {
     await this.api.call("leaveChannel", { channelUri: channelId });
     delete this.state.open[channelId];

@@ -38,6 +38,8 @@ export interface SlashHost {
   showChannels(): Promise<void>;
   /** The search results for a query (the web's search view; the CLI prints the matching lines). */
   showSearch(query: string): Promise<void>;
+  /** Message search (`/wsync/find`): the web opens its search panel; the CLI prints matching lines. */
+  findMessages(query: string): Promise<void>;
   /** Opens a channel just made; `linkShown` when its secret link was just printed. */
   opened(channelId: string, linkShown: boolean): void | Promise<void>;
   /** /wsync/reset: the web relocks its terminal; the CLI clears its output. */
@@ -60,6 +62,7 @@ export const slashEffects: { [K in CommandName]: Effect<K> } = {
   help: async (cmd, host) => host.print(helpLines(cmd.topic, host.screen ?? "web")),
   list: async (_cmd, host) => host.showChannels(),
   search: async (cmd, host) => host.showSearch(cmd.query),
+  find: async (cmd, host) => host.findMessages(cmd.query),
   status: async (_cmd, host) => host.print(formatStatus(host.status())),
   reset: async (_cmd, host) => host.reset(),
   create: async (cmd, host) => {

@@ -1,5 +1,6 @@
 import { create } from "./create.ts";
 import { commandWord } from "./define.ts";
+import { find } from "./find.ts";
 import { help } from "./help.ts";
 import { join } from "./join.ts";
 import { list } from "./list.ts";
@@ -10,7 +11,18 @@ import { status } from "./status.ts";
 import { COMMAND_PREFIX, type CommandSpec, type ParsedCommand } from "./types.ts";
 
 /** Every command, in the order help lists them (spec §9). */
-export const commands: readonly CommandSpec[] = [list, search, create, join, msg, query, status, help, reset];
+export const commands: readonly CommandSpec[] = [
+  list,
+  search,
+  find,
+  create,
+  join,
+  msg,
+  query,
+  status,
+  help,
+  reset,
+];
 
 /** Splits a line on any run of whitespace, ignoring whitespace at either end. */
 export function tokenize(line: string): string[] {

@@ -10,6 +10,7 @@ export const COMMAND_PREFIX = "/wsync/";
 export const COMMAND_NAMES = [
   "list",
   "search",
+  "find",
   "create",
   "join",
   "msg",
@@ -22,6 +23,8 @@ export type CommandName = (typeof COMMAND_NAMES)[number];
 
 export type ListCommand = { name: "list" };
 export type SearchCommand = { name: "search"; query: string };
+/** Message search (`/wsync/find`, `/find`): the query in core/search's syntax. */
+export type FindCommand = { name: "find"; query: string };
 export type CreateCommand = { name: "create"; channelName: string; channelType: ChannelType };
 export type JoinCommand = { name: "join"; channelId: string; joinToken: string | null };
 /** A direct message (`/msg handle text`) and opening a conversation (`/query handle`). */
@@ -35,6 +38,7 @@ export type ResetCommand = { name: "reset" };
 export type Command =
   | ListCommand
   | SearchCommand
+  | FindCommand
   | CreateCommand
   | JoinCommand
   | MsgCommand

@@ -47,6 +47,24 @@ export const inBinary = import.meta.dir.startsWith("/$bunfs") || import.meta.dir
  * the single binary.
  */
 export async function buildWebAssets(opts: { outdir?: string } = {}): Promise<WebAssets> {
+  const minify = process.env.WSYNC_WEB_DEV !== "1";
+  const nodeEnv = process.env.WSYNC_WEB_DEV === "1" ? '"development"' : '"production"';
+  // The search worker (issue 32) is its own bundle: Bun.build does not follow `new Worker(new URL())`.
+  // Its hashed URL is compiled into the page code that starts it.
+  const worker = await Bun.build({
+    entrypoints: [join(root, "web", "features", "search", "search.worker.ts")],
+    target: "browser",
+    format: "iife",
+    minify,
+    sourcemap: "none",
+    naming: { entry: "[name]-[hash].[ext]" },
+    define: { "process.env.NODE_ENV": nodeEnv },
+    ...(opts.outdir ? { outdir: opts.outdir } : {}),
+  });
+  if (!worker.success) throw new AggregateError(worker.logs, "search worker build failed");
+  const workerOut = worker.outputs[0];
+  if (!workerOut) throw new Error("search worker build made no file");
+  const workerName = workerOut.path.slice(workerOut.path.lastIndexOf("/") + 1);
   const result = await Bun.build({
     entrypoints: [
       ...ENTRIES.map((e) => join(root, "web", "entries", `${e}.tsx`)),
@@ -56,14 +74,18 @@ export async function buildWebAssets(opts: { outdir?: string } = {}): Promise<We
     format: "esm",
     splitting: true,
     // WSYNC_WEB_DEV=1 builds readable React development bundles (full hydration messages).
-    minify: process.env.WSYNC_WEB_DEV !== "1",
+    minify,
     sourcemap: "none",
     naming: { entry: "[name]-[hash].[ext]", chunk: "chunk-[hash].[ext]", asset: "[name]-[hash].[ext]" },
-    define: { "process.env.NODE_ENV": process.env.WSYNC_WEB_DEV === "1" ? '"development"' : '"production"' },
+    define: {
+      "process.env.NODE_ENV": nodeEnv,
+      "process.env.WSYNC_SEARCH_WORKER": JSON.stringify(`/assets/${workerName}`),
+    },
     ...(opts.outdir ? { outdir: opts.outdir } : {}),
   });
   if (!result.success) throw new AggregateError(result.logs, "web build failed");
   const files = new Map<string, Asset>();
+  files.set(`/assets/${workerName}`, asset(workerName, new Uint8Array(await workerOut.arrayBuffer())));
   const entries: Partial<Record<EntryName, string>> = {};
   let css = "";
   for (const out of result.outputs) {

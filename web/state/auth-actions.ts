@@ -87,7 +87,17 @@ export async function confirmNewKeys(backup?: BackupChoice): Promise<boolean> {
 export async function logout(): Promise<void> {
   const client = await loadClient();
   const did = client.state.auth.user?.did ?? null;
-  await client.logout();
+  try {
+    await client.logout();
+  } finally {
+    // The search index and its device key go with the account, even when the server call failed
+    // (issue 32, docs/search.md). A tiny module: it stops a running search worker and deletes the
+    // database; when it cannot load (offline), the database is deleted here.
+    await import("../features/search/search-switch.ts").then(
+      (m) => m.wipeSearchIndex(),
+      () => globalThis.indexedDB?.deleteDatabase("wsync-search"),
+    );
+  }
   // Signing out on purpose leaves no unsent text behind on this browser (a session ended by the
   // server keeps it for the next sign-in: web/state/resume.ts).
   if (did) localStorage.removeItem(keptKey(did));

@@ -210,6 +210,27 @@ export class ChannelEngine {
     }
   }
 
+  /**
+   * One page of history, decrypted and verified as the timeline would, but not placed in the view:
+   * for readers that go through a whole history once (the browser's search backfill), so the open
+   * channel's list does not grow with it. The channel must be open (its keys loaded). Newest first
+   * from `cursor` (null: the newest page).
+   */
+  async readPage(
+    channelId: string,
+    cursor: string | null,
+    limit: number,
+  ): Promise<{ items: TimelineItem[]; cursor: string | null; hasMore: boolean }> {
+    this.requireView(channelId);
+    const page = await this.c.api.call("getMessages", {
+      channelUri: channelId,
+      limit,
+      ...(cursor ? { cursor } : {}),
+    });
+    const decrypted = await Promise.all(page.records.map((r) => this.decryptRecord(channelId, r, false)));
+    return { items: decrypted.map((d) => d.item), cursor: page.cursor, hasMore: page.hasMore };
+  }
+
   private async applyPage(
     view: ChannelView,
     page: { records: TimelineRecord[]; cursor: string | null; hasMore: boolean },

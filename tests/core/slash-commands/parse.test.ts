@@ -192,10 +192,11 @@ describe("plain text is not a command", () => {
 });
 
 describe("registry", () => {
-  test("lists every command once, in spec order (issue 30 adds msg and query after join)", () => {
+  test("lists every command once, in spec order (issue 30 adds msg and query after join, issue 32 find after search)", () => {
     expect(commands.map((c) => c.name)).toEqual([
       "list",
       "search",
+      "find",
       "create",
       "join",
       "msg",
@@ -247,5 +248,21 @@ describe("registry", () => {
     ]) {
       expect(() => parseCommandLine(line)).not.toThrow();
     }
+  });
+});
+
+describe("/wsync/find (issue 32: message search; /wsync/search stays the channel search)", () => {
+  test("takes the rest of the line as the query, by its word or /find", () => {
+    expect(parseCommandLine("/wsync/find deploy  in:#ops from:bob")).toEqual({
+      name: "find",
+      query: "deploy in:#ops from:bob",
+    });
+    expect(parseCommandLine("/find café")).toEqual({ name: "find", query: "café" });
+    expect(parseCommandLine("/wsync/search ops")).toEqual({ name: "search", query: "ops" });
+  });
+  test("without a query it is a usage error", () => {
+    const r = parseCommandLine("/wsync/find");
+    expect("error" in r && r.error).toBe("usage");
+    expect("error" in r && r.message).toContain("Usage: /wsync/find <query>");
   });
 });

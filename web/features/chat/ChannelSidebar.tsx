@@ -8,6 +8,7 @@ import { clearSelection, joinChannel, loadMoreChannels, selectChannel } from "..
 import { engineState, loadClient } from "../../state/engine.ts";
 import { SIDEBAR_DEFAULT, SIDEBAR_MAX, SIDEBAR_MIN, setSidebarWidth, uiState } from "../../state/ui.ts";
 import { KeyImageLink } from "../keys/KeyImageLink.tsx";
+import { SearchButton } from "../search/SearchButton.tsx";
 import { unreadCounts } from "./use-activity.ts";
 
 /** Spec §9: on mobile the drawer closes this long after a join. */
@@ -198,6 +199,7 @@ export function ChannelSidebar({ mobile }: { mobile: boolean }) {
             {v === "terminal" ? ">_ terminal" : "◉ network"}
           </button>
         ))}
+        <SearchButton />
       </nav>
       <div className="sb-keys">
         <KeyImageLink />

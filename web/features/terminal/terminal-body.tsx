@@ -17,6 +17,7 @@ import {
 import { createChannel, joinChannel, selectChannel } from "../../state/channel.ts";
 import { openConversation } from "../../state/direct.ts";
 import { engineState } from "../../state/engine.ts";
+import { openSearch } from "../search/SearchButton.tsx";
 
 /**
  * The unlocked terminal's commands and views (spec §2.8, §2.12, §4.6), loaded when the terminal is
@@ -73,6 +74,7 @@ export function runCommand(cmd: Command, line: string, host: TerminalHost): Prom
       host.setQuery(query);
       host.show("search");
     },
+    findMessages: async (query) => openSearch(query),
     // A secret channel's link is shown here (opening the channel would replace this view).
     opened: (channelId, linkShown) => (linkShown ? undefined : selectChannel(channelId)),
     reset: () => host.relock(),
