@@ -113,6 +113,10 @@ browserTest(
     await result(alice.page, "Zebracorn deploy").click();
     const found = alice.page.locator(".chat-list .msg[data-found]");
     await found.waitFor({ timeout: WAIT });
+    // A message shown for the first time plays its reveal (spec §2.13) before its text settles.
+    await found
+      .locator(".text", { hasText: "The Zebracorn deploy happens at dawn" })
+      .waitFor({ timeout: WAIT });
     expect(await found.locator(".text").textContent()).toBe("The Zebracorn deploy happens at dawn");
     expect(alice.page.url()).toContain(`/sync/c/${encodeURIComponent(channelId)}`);
     const inView = await found.evaluate((el) => {

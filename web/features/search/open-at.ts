@@ -1,3 +1,4 @@
+import { REVEAL_EVENT, type RevealRequest } from "../chat/messages/reveal.ts";
 import { host } from "./host.ts";
 
 /**
@@ -55,7 +56,31 @@ function rowOf(t: MessageTarget, frames = 120): Promise<HTMLElement | null> {
 export function revealRow(el: HTMLElement): void {
   for (const old of document.querySelectorAll("[data-found]")) old.removeAttribute("data-found");
   el.setAttribute("data-found", "");
-  el.scrollIntoView({ block: "center" });
+}
+
+/**
+ * Asks the open message list to bring the message's row into view (it is virtualized: the row may
+ * not be rendered until the list scrolls to it). Falls back to the row by its id when no list answers.
+ */
+function askList(target: MessageTarget): Promise<HTMLElement | null> {
+  return new Promise((resolve) => {
+    let answered = false;
+    const detail: RevealRequest = {
+      channelId: target.channelId,
+      uri: target.uri,
+      done: (row) => {
+        answered = true;
+        resolve(row);
+      },
+    };
+    window.dispatchEvent(new CustomEvent(REVEAL_EVENT, { detail }));
+    if (!answered)
+      void rowOf(target).then((row) => {
+        if (answered) return;
+        row?.scrollIntoView({ block: "center" });
+        resolve(row);
+      });
+  });
 }
 
 /** Opens the channel at the message; false when it could not be shown (deleted since, not loadable). */
@@ -64,7 +89,9 @@ export async function openAtMessage(target: MessageTarget): Promise<boolean> {
   await select(target.channelId);
   if (state.currentChannelId !== target.channelId) return false;
   if (!(await loadUntil(target))) return false;
-  const el = await rowOf(target);
+  // The list draws the new page first (a frame), then finds the row.
+  await new Promise((r) => requestAnimationFrame(() => r(undefined)));
+  const el = await askList(target);
   if (!el) return false;
   revealRow(el);
   return true;

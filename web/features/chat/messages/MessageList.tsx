@@ -20,6 +20,7 @@ import { engineState } from "../../../state/engine.ts";
 import { loadMore, markRead, resendMessage } from "../../../state/message.ts";
 import { buildRows, firstUnread, focusable, type ListRow, readUpTo, UNREAD_KEY } from "./list-rows.ts";
 import { MessageRow, NoticeRow } from "./MessageRow.tsx";
+import { REVEAL_EVENT, type RevealRequest } from "./reveal.ts";
 import { EpochRow, MissingRow } from "./SecurityRows.tsx";
 
 type Row = (p: { item: Snapshot<TimelineItem>; onRetry?: (uri: string) => void }) => ReactNode;
@@ -417,6 +418,30 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
     },
     [sized, virt],
   );
+  // "Open at this message" (a search result, web/features/search/open-at.ts): the list scrolls the
+  // message's row into the middle, rendering it if the virtualizer had not, and marks it.
+  useEffect(() => {
+    const onReveal = (e: Event) => {
+      const d = (e as CustomEvent<RevealRequest>).detail;
+      if (d.channelId !== channelId) return;
+      const n = rowsRef.current.findIndex((r) => r.key === d.uri);
+      if (n < 0) return d.done(null);
+      stick.current = false;
+      if (sized) virt.scrollToIndex(n, { align: "center" });
+      let frames = 0;
+      const look = () => {
+        const el = box.current?.querySelector<HTMLElement>(`.row[data-key="${CSS.escape(d.uri)}"] .msg`);
+        if (el || ++frames > 120) {
+          if (el && !sized) el.scrollIntoView?.({ block: "center" });
+          d.done(el ?? null);
+        } else requestAnimationFrame(look);
+      };
+      requestAnimationFrame(look);
+    };
+    window.addEventListener(REVEAL_EVENT, onReveal);
+    return () => window.removeEventListener(REVEAL_EVENT, onReveal);
+  }, [channelId, sized, virt]);
+
   // A row asked for before it was rendered gets the focus once it is.
   useLayoutEffect(() => {
     const key = focusKey.current;
