@@ -1,5 +1,4 @@
 import { reasonOf } from "../../crypto/errors.ts";
-import { importIdentity } from "../../crypto/identity.ts";
 import type { BackupSecretKind } from "../../crypto/key-backup.ts";
 import { ApiError } from "../../protocol/runtime.ts";
 import type { TrustOrigin } from "../keys/trust.ts";
@@ -84,6 +83,10 @@ export class AuthFlow {
           keySecured: (by) => this.keySecured(by),
           backups: () => this.backups(),
           saveKeyBackup: (input) => this.saveKeyBackup(input),
+          trustBackup: () => this.trustBackup(),
+          securedBy: () => this.securedBy(),
+          installKey: (privateKey, publicKey, origin) => this.installKey(privateKey, publicKey, origin),
+          endLocally: (wipeKeys) => this.endLocally(wipeKeys),
         }),
     );
     return this.setupPart;
@@ -184,7 +187,7 @@ export class AuthFlow {
   }
 
   /** How the current key is secured, as recorded here: "did publicKey how", for this account and key only. */
-  private async securedBy(): Promise<KeySecuredBy | null> {
+  async securedBy(): Promise<KeySecuredBy | null> {
     const user = this.c.state.auth.user;
     const [did, publicKey, by] = ((await this.c.store.get(KEY_SECURED)) ?? "").split(" ");
     return user?.publicKey && did === user.did && publicKey === user.publicKey ? (by as KeySecuredBy) : null;
@@ -256,45 +259,35 @@ export class AuthFlow {
   }
 
   /**
-   * "Restore from backup": the passphrase or recovery code opens the server's blob on this device,
-   * and the trust state beside it (protocol §8) becomes this device's; without one that opens, the
-   * device says its channels are verified from the server's word.
+   * "Restore from backup" (KeySetup.restoreFromBackup): the passphrase or recovery code opens the
+   * server's blob on this device, with the trust state beside it (protocol §8).
    */
   async restoreFromBackup(secret: string): Promise<void> {
-    const opened = await (await this.backups()).open(secret);
-    // The trust state beside the backup goes in before the key (installing the key shows the board,
-    // which opens channels): they start at the heads another device verified.
-    const identity = await importIdentity(opened.privateKey);
-    const restored = await (await this.trustBackup()).restore(identity);
-    await this.installKey(
-      opened.privateKey,
-      opened.publicKey,
-      restored ? { source: "backup", since: restored.createdAt } : undefined,
-    );
+    return (await this.setup()).restoreFromBackup(secret);
   }
 
-  /** The uploader of the key backup's trust state (trust-backup.ts, loaded on first use). */
+  /** The private key from the backup, for an export this device cannot make from its own vault. */
+  async privateKeyFromBackup(secret: string): Promise<string> {
+    return (await this.setup()).privateKeyFromBackup(secret);
+  }
+
+  async deleteKeyBackup(): Promise<void> {
+    return (await this.setup()).deleteKeyBackup();
+  }
+
+  /** Spec §4.1: logout clears the user and removes auth and keys, even when the server call fails. */
+  async logout(): Promise<void> {
+    return (await this.setup()).logout();
+  }
+
   /** Waits for a trust-state upload already scheduled (a short-lived process before it exits). */
   async flushTrustBackup(): Promise<void> {
     if (this.trustUploads) await (await this.trustUploads).flush();
   }
 
-  private trustBackup(): Promise<TrustBackup> {
+  trustBackup(): Promise<TrustBackup> {
     this.trustUploads ??= import("./trust-backup.ts").then(({ TrustBackup }) => new TrustBackup(this.c));
     return this.trustUploads;
-  }
-
-  /** The private key from the backup, for an export this device cannot make from its own vault. */
-  async privateKeyFromBackup(secret: string): Promise<string> {
-    const opened = await (await this.backups()).open(secret);
-    this.mem.keyInMemory = opened.privateKey;
-    return opened.privateKey;
-  }
-
-  async deleteKeyBackup(): Promise<void> {
-    await (await this.backups()).delete();
-    (await this.trustBackup()).backupDeleted();
-    if ((await this.securedBy()) === "backup") await this.c.store.delete(KEY_SECURED);
   }
 
   /**
@@ -304,24 +297,6 @@ export class AuthFlow {
    */
   async exportPrivateKey(): Promise<string | null> {
     return (await this.c.keyring.vault.exportPrivateKey()) ?? this.mem.keyInMemory;
-  }
-
-  /** Spec §4.1: logout clears the user and removes auth and keys, even when the server call fails. */
-  async logout(): Promise<void> {
-    const s = this.c.session.current;
-    // Stop the socket first: the server closes it as "session ended" when the logout lands, which
-    // must not be mistaken for a session ended elsewhere (that path keeps the keys).
-    this.c.realtime.stop();
-    try {
-      if (s && this.c.session.mode === "cookie") {
-        await this.c.api.call("logoutCookie", { did: s.did }, { token: null });
-      } else if (s) {
-        await this.c.api.call("logout", { did: s.did, refreshJwt: s.refreshJwt }, { token: null });
-      }
-    } catch (e) {
-      this.c.log(`logout: ${reasonOf(e)}`);
-    }
-    await this.endLocally(true);
   }
 
   /**

@@ -1,11 +1,13 @@
 import type { BackupSecretKind } from "../../crypto/key-backup.ts";
 import type { Keyring } from "../keys/keyring.ts";
+import type { TrustOrigin } from "../keys/trust.ts";
 import type { ApiClient } from "../net/api.ts";
 import type { Realtime } from "../net/realtime.ts";
 import type { KeyValueStore } from "../store.ts";
 import type { ClientEvents, ClientState } from "../view/state.ts";
 import type { KeyBackupFlow } from "./key-backup-flow.ts";
 import type { SessionStore } from "./session.ts";
+import type { TrustBackup } from "./trust-backup.ts";
 
 /** Where this account's key is known to be kept besides this device (docs/decisions/key-securing.md). */
 export type KeySecuredBy = "backup" | "linked" | "copy";
@@ -51,4 +53,8 @@ export interface SetupHost {
   keySecured(by: KeySecuredBy): Promise<void>;
   backups(): Promise<KeyBackupFlow>;
   saveKeyBackup(input: { kind: BackupSecretKind; secret: string; privateKey?: string }): Promise<unknown>;
+  trustBackup(): Promise<TrustBackup>;
+  securedBy(): Promise<KeySecuredBy | null>;
+  installKey(privateKey: string, publicKey: string, origin?: TrustOrigin): Promise<void>;
+  endLocally(wipeKeys: boolean): Promise<void>;
 }

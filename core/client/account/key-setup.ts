@@ -1,5 +1,10 @@
-import { CryptoText } from "../../crypto/errors.ts";
-import { checkPrivateKey, generateIdentity, PrivateKeyCheckText } from "../../crypto/identity.ts";
+import { CryptoText, reasonOf } from "../../crypto/errors.ts";
+import {
+  checkPrivateKey,
+  generateIdentity,
+  importIdentity,
+  PrivateKeyCheckText,
+} from "../../crypto/identity.ts";
 import type { BackupSecretKind } from "../../crypto/key-backup.ts";
 import { ApiError, type Session } from "../../protocol/runtime.ts";
 import type { TrustOrigin } from "../keys/trust.ts";
@@ -149,5 +154,54 @@ export class KeySetup {
     await this.h.c.keyring.repin(this.h.c.state.auth.user?.did ?? "", keys.publicKey);
     await this.h.afterAuth(keys.publicKey);
     return keys;
+  }
+
+  /**
+   * "Restore from backup": the passphrase or recovery code opens the server's blob on this device,
+   * and the trust state beside it (protocol §8) becomes this device's; without one that opens, the
+   * device says its channels are verified from the server's word.
+   */
+  async restoreFromBackup(secret: string): Promise<void> {
+    const opened = await (await this.h.backups()).open(secret);
+    // The trust state beside the backup goes in before the key (installing the key shows the board,
+    // which opens channels): they start at the heads another device verified.
+    const identity = await importIdentity(opened.privateKey);
+    const restored = await (await this.h.trustBackup()).restore(identity);
+    await this.installKey(
+      opened.privateKey,
+      opened.publicKey,
+      restored ? { source: "backup", since: restored.createdAt } : undefined,
+    );
+  }
+
+  /** The private key from the backup, for an export this device cannot make from its own vault. */
+  async privateKeyFromBackup(secret: string): Promise<string> {
+    const opened = await (await this.h.backups()).open(secret);
+    this.h.mem.keyInMemory = opened.privateKey;
+    return opened.privateKey;
+  }
+
+  async deleteKeyBackup(): Promise<void> {
+    await (await this.h.backups()).delete();
+    (await this.h.trustBackup()).backupDeleted();
+    if ((await this.h.securedBy()) === "backup") await this.h.c.store.delete(KEY_SECURED);
+  }
+
+  /** Spec §4.1: logout clears the user and removes auth and keys, even when the server call fails. */
+  async logout(): Promise<void> {
+    const s = this.h.c.session.current;
+    // Stop the socket first: the server closes it as "session ended" when the logout lands, which
+    // must not be mistaken for a session ended elsewhere (that path keeps the keys).
+    this.h.c.realtime.stop();
+    try {
+      if (s && this.h.c.session.mode === "cookie") {
+        await this.h.c.api.call("logoutCookie", { did: s.did }, { token: null });
+      } else if (s) {
+        await this.h.c.api.call("logout", { did: s.did, refreshJwt: s.refreshJwt }, { token: null });
+      }
+    } catch (e) {
+      this.h.c.log(`logout: ${reasonOf(e)}`);
+    }
+    await this.h.endLocally(true);
   }
 }
