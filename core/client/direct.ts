@@ -115,13 +115,4 @@ export class DirectConversations {
   }
 }
 
-/**
- * How a conversation is called for `myDid`: a group by its name, else by the others' handles; a
- * one-to-one conversation by the other person's handle; notes to self as such.
- */
-export function conversationTitle(c: Conversation, myDid: string | null): string {
-  if (c.kind === "self") return "Notes to self";
-  if (c.kind === "group" && c.channel.value.name) return c.channel.value.name;
-  const others = c.members.filter((m) => m.did !== myDid).map((m) => m.handle);
-  return others.length ? others.join(", ") : "(nobody else)";
-}
+export { conversationTitle } from "./view/conversation-title.ts";

@@ -8,6 +8,7 @@ import { clearSelection, joinChannel, loadMoreChannels, selectChannel } from "..
 import { engineState, loadClient } from "../../state/engine.ts";
 import { SIDEBAR_DEFAULT, SIDEBAR_MAX, SIDEBAR_MIN, setSidebarWidth, uiState } from "../../state/ui.ts";
 import { KeyImageLink } from "../keys/KeyImageLink.tsx";
+import { DirectSection } from "./direct/DirectSection.tsx";
 import { unreadCounts } from "./use-activity.ts";
 
 /** Spec §9: on mobile the drawer closes this long after a join. */
@@ -243,6 +244,7 @@ export function ChannelSidebar({ mobile }: { mobile: boolean }) {
           +
         </button>
       </div>
+      <DirectSection />
       {/* Joined channels first, then public ones to browse; names that repeat say whose they are. */}
       <h3 className="sb-section">Your channels</h3>
       <ul className="sb-list sb-joined">
