@@ -3,7 +3,8 @@
  * the conversation opens for her; Bob, who shares a channel with her, finds it under "Direct
  * messages" with an unread count and gets a notification. A stranger's conversation lands apart, in
  * "Requests", and is accepted; another stranger's is blocked: it is gone, their next message is
- * refused, and it does not come back on reload. Conversations never show among the channels.
+ * refused, and it does not come back on reload. Conversations never show among the channels; "Message"
+ * on a member's row and Ctrl+K reach the same one conversation.
  */
 import { expect } from "bun:test";
 import type { Page } from "playwright-core";
@@ -149,6 +150,20 @@ browserTest(
       .locator(".sb-joined .sb-channel, .sb-browse .sb-channel")
       .allTextContents();
     expect(aliceChannels.every((e) => e.startsWith("#") && e.length > 1)).toBe(true);
+
+    // "Message" on a member's row and Ctrl+K find the same one conversation with a person.
+    await openChannel(alice.page, room);
+    await alice.page.getByRole("button", { name: `Message ${bob.handle}` }).click();
+    await chatTitle(alice.page, bob.handle).waitFor();
+    await expectMessage(alice.page, alice.handle, "hi");
+    await openChannel(bob.page, room);
+    await bob.page.keyboard.press("Control+k");
+    await bob.page.getByRole("dialog", { name: "Switch channel" }).waitFor();
+    await bob.page.keyboard.type(`@${carolName}`);
+    await bob.page.keyboard.press("Enter");
+    await chatTitle(bob.page, carolName).waitFor();
+    await expectMessage(bob.page, carolName, "hello from a stranger");
+    expect(await bob.page.locator(".sb-dms .sb-dm").count()).toBe(2);
 
     carol.client.disconnect();
     dave.client.disconnect();
