@@ -94,13 +94,6 @@ export class DirectConversations {
   async block(did: string): Promise<void> {
     await this.h.api.call("dmBlock", { did });
     await this.refresh();
-    // What they already said in conversations goes from view too (new messages are not placed:
-    // view/blocked.ts); it shows again when the conversation is loaded after an unblock.
-    for (const view of Object.values(this.h.state.open)) {
-      if (view.channel.value.type !== "direct") continue;
-      view.items = view.items.filter((i) => i.kind !== "message" || i.author.did !== did);
-    }
-    this.h.changed();
   }
 
   async unblock(did: string): Promise<void> {

@@ -47,6 +47,12 @@ export const deleteConversation = (channelId: string) =>
 export const blockPerson = (did: string, channelId: string | null) =>
   act("Could not block", async (c) => {
     await c.direct.block(did);
+    // What they already said in conversations goes from view at once (new messages are not placed:
+    // core/client/view/blocked.ts); it shows again when a conversation is loaded after an unblock.
+    for (const view of Object.values(engineState.open)) {
+      if (view.channel.value.type !== "direct") continue;
+      view.items = view.items.filter((i) => i.kind !== "message" || i.author.did !== did);
+    }
     if (channelId) await c.direct.remove(channelId);
     toast.success("Blocked");
   });

@@ -15,7 +15,7 @@ export function DirectSection() {
   const s = useSnapshot(engineState);
   return (
     <>
-      <h3 className="sb-section sb-dm-head">
+      <h3 className="sb-section">
         Direct messages
         <button
           type="button"
