@@ -1,5 +1,5 @@
-import { conversationTitle } from "../core/client/direct-list.ts";
 import type { WsyncClient } from "../core/client/index.ts";
+import { conversationTitle } from "../core/client/view/conversation-title.ts";
 import type { Channel, Conversation } from "../core/protocol/index.ts";
 import { displaySafe } from "../core/slash-commands/display-safe.ts";
 

@@ -24,6 +24,7 @@ import { type IrcResult, parseIrc, performIrc, SCREEN_HELP } from "./screen-comm
 import type { ScreenLogs } from "./screen-log.ts";
 import { perform } from "./slash-host.ts";
 import { useClientState } from "./use-client-state.ts";
+import { screenWindows } from "./windows.ts";
 
 type Pane = "channels" | "messages" | "members" | "input";
 const PANES: Pane[] = ["channels", "messages", "members", "input"];
@@ -100,7 +101,9 @@ export function App({ client, sessionFile, logs, bell: bellProp }: AppProps) {
   const current = state.currentChannelId ? (state.open[state.currentChannelId] ?? null) : null;
   const me = state.auth.user;
   const joined = state.channels.filter((c) => c.isMember);
-  const joinedKey = joined.map((c) => c.id).join(",");
+  // The windows after (status): the channels, then the conversations (query windows).
+  const windows = screenWindows(state);
+  const joinedKey = windows.map((w) => w.id).join(",");
   const currentId = current?.channel.id ?? null;
   const hit = me ? (text: string) => highlights(text, me.handle) : undefined;
 
@@ -180,11 +183,11 @@ export function App({ client, sessionFile, logs, bell: bellProp }: AppProps) {
   // seq read per channel; `marker` where the "new messages" line goes in the current channel.
   const [seen, setSeen] = useState<Record<string, number>>({});
   const [marker, setMarker] = useState<Record<string, number>>({});
-  // biome-ignore lint/correctness/useExhaustiveDependencies: joinedKey stands for the joined list.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: joinedKey stands for the windows.
   useEffect(() => {
     let stop = false;
     void (async () => {
-      for (const c of joined) {
+      for (const c of windows) {
         if (stop) return;
         if (seen[c.id] !== undefined) continue;
         try {
@@ -207,7 +210,7 @@ export function App({ client, sessionFile, logs, bell: bellProp }: AppProps) {
   }, [currentId, currentNewest]);
   const unread: Record<string, Unread> = {};
   if (me)
-    for (const c of joined)
+    for (const c of windows)
       if (c.id !== currentId && seen[c.id] !== undefined)
         unread[c.id] = unreadOf(client.view(c.id), seen[c.id] as number, me, highlights);
   const totalUnread = Object.values(unread).reduce((n, u) => n + u.count, 0);
@@ -225,9 +228,9 @@ export function App({ client, sessionFile, logs, bell: bellProp }: AppProps) {
     } else void openChannel(id);
   };
 
-  /** irssi's windows: 1 the status window, 2… the channels you are in, in the list's order. */
-  const windowCount = joined.length + 1;
-  const currentWindow = currentId ? joined.findIndex((c) => c.id === currentId) + 2 : 1;
+  /** irssi's windows: 1 the status window, 2… the channels you are in, in the list's order, then queries. */
+  const windowCount = windows.length + 1;
+  const currentWindow = currentId ? windows.findIndex((c) => c.id === currentId) + 2 : 1;
   const goWindow = (n: number) => {
     if (n === 1) {
       client.state.currentChannelId = null;
@@ -236,7 +239,7 @@ export function App({ client, sessionFile, logs, bell: bellProp }: AppProps) {
       setStatus({ text: "(status)", error: false });
       return;
     }
-    const target = joined[n - 2];
+    const target = windows[n - 2];
     if (target) switchTo(target.id);
     else setStatus({ text: ScreenText.noWindow(n, windowCount), error: true });
   };
@@ -635,6 +638,7 @@ export function App({ client, sessionFile, logs, bell: bellProp }: AppProps) {
             activeId={state.currentChannelId}
             focused={focus === "channels"}
             unread={unread}
+            direct={windows.filter((w) => w.direct)}
             width={side}
           />
         ) : null}
@@ -650,6 +654,7 @@ export function App({ client, sessionFile, logs, bell: bellProp }: AppProps) {
           newSince={currentId ? marker[currentId] : undefined}
           meDid={me?.did}
           window={currentWindow}
+          name={currentId ? windows.find((w) => w.id === currentId && w.direct)?.label : undefined}
         />
         {showMembers && current ? (
           <MembersPane members={current.members} focused={focus === "members"} width={side} />

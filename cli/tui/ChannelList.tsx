@@ -9,11 +9,21 @@ interface Props {
   focused: boolean;
   /** Unread messages and mentions per channel id (channels not listed have none). */
   unread?: Record<string, { count: number; mentions: number }>;
+  /** The conversations (query windows), by their people's handles. */
+  direct?: { id: string; label: string }[];
   width: number;
 }
 
 /** Spec §2.9: #name, a lock for non-public channels, the active one highlighted. */
-export function ChannelList({ channels, selected, activeId, focused, unread = {}, width }: Props) {
+export function ChannelList({
+  channels,
+  selected,
+  activeId,
+  focused,
+  unread = {},
+  direct = [],
+  width,
+}: Props) {
   return (
     <Box
       flexDirection="column"
@@ -47,6 +57,23 @@ export function ChannelList({ channels, selected, activeId, focused, unread = {}
           </Text>
         );
       })}
+      {direct.length ? (
+        <Text bold color="green">
+          Direct
+        </Text>
+      ) : null}
+      {direct.map((d) => (
+        <Text
+          key={d.id}
+          color={d.id === activeId ? "black" : "cyan"}
+          backgroundColor={d.id === activeId ? "green" : undefined}
+          wrap="truncate"
+        >
+          {" "}
+          {d.label}
+          {unread[d.id]?.count ? <Text color="yellow" bold>{` (${unread[d.id]?.count})`}</Text> : null}
+        </Text>
+      ))}
     </Box>
   );
 }

@@ -57,6 +57,8 @@ interface Props {
   meDid?: string | undefined;
   /** The window's number (irssi: 1 the status window, 2… the channels), shown before the title. */
   window?: number | undefined;
+  /** The window's name when it is not the channel's `#name`: a conversation's people (a query window). */
+  name?: string | undefined;
 }
 
 export const NEW_MESSAGES_LINE = "── new messages ──";
@@ -237,13 +239,16 @@ export function MessagePane({
   newSince,
   meDid,
   window,
+  name: named,
 }: Props) {
   const { pinned, lines } = paneLines(view, output, width, newSince, meDid, notes, highlight);
   const room = scrollRoom(height, Math.min(pinned.length, Math.max(0, height - 4)));
   const shownPinned = pinned.slice(0, Math.max(0, height - 4));
   const end = Math.max(0, lines.length - Math.min(scroll, Math.max(0, lines.length - room)));
   const shown = lines.slice(Math.max(0, end - room), end);
-  const name = view ? `#${displaySafe(view.channel.value.name)} [${view.channel.value.type}]` : "(status)";
+  const name = view
+    ? `${named ?? `#${displaySafe(view.channel.value.name)}`} [${view.channel.value.type}]`
+    : "(status)";
   const title = window === undefined ? name : `${window} ${name}`;
   const above = end - shown.length;
   const below = lines.length - end;

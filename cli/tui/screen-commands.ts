@@ -4,10 +4,11 @@ import { displaySafe } from "../../core/slash-commands/index.ts";
 import { kickMember } from "../actions.ts";
 import { deleteMessageAt, editMessage, messageRef, reactTo, replyTo } from "../message-actions.ts";
 import type { CommandResult } from "./slash-host.ts";
+import { screenWindows } from "./windows.ts";
 
 /**
  * The commands an irssi or weechat user types without thinking, beside the spec's `/wsync/...` set:
- * `/join`, `/part`, `/msg`, `/names`, `/whois`, `/kick`, `/invite`, `/topic`, `/window`, `/last`,
+ * `/join`, `/part`, `/msg`, `/query`, `/names`, `/whois`, `/kick`, `/invite`, `/topic`, `/window`, `/last`,
  * `/log`, `/quit`, `/help`, and for the protocol's replies, reactions, edits and deletions `/reply`,
  * `/react`, `/unreact`, `/edit`, `/delete` (a message named by the number the pane shows, `(42)`).
  * They act through the same engine as everything else. `/me` is refused with a reason: wsync messages
@@ -17,6 +18,7 @@ export type IrcCommand =
   | { name: "join"; ref: string }
   | { name: "part"; ref: string | null }
   | { name: "msg"; ref: string; text: string }
+  | { name: "query"; handle: string }
   | { name: "names" }
   | { name: "whois"; handle: string }
   | { name: "kick"; handle: string }
@@ -38,7 +40,9 @@ export const SCREEN_HELP: readonly string[] = [
   "  /join #name | hash | link      join a channel and open its window",
   "  /part [#name]                  leave the open channel (or the named one)",
   "  /msg #name text                send to another of your channels",
-  "  /window N  (Alt+N)             window 1 is (status), 2… your channels",
+  "  /msg handle text               write to a person (their conversation becomes a window)",
+  "  /query handle                  open your conversation with a person in a window",
+  "  /window N  (Alt+N)             window 1 is (status), 2… your channels, then conversations",
   "  /names  /whois handle          the channel's members; someone's did and safety number",
   "  /kick handle  /invite handle   remove (owners) or invite someone to the open channel",
   "  /topic                         the channel's description",
@@ -81,9 +85,12 @@ export function parseIrc(line: string): IrcCommand | { error: string } | null {
       return { name: "part", ref: first || null };
     case "msg": {
       const text = after(1).trim();
-      if (!first || !text) return { error: "Usage: /msg #channel text" };
+      if (!first || !text) return { error: "Usage: /msg #channel text, or /msg handle text" };
       return { name: "msg", ref: first, text };
     }
+    case "query":
+      if (!first || second) return { error: "Usage: /query handle" };
+      return { name: "query", handle: first.replace(/^@/, "") };
     case "names":
       return { name: "names" };
     case "whois":
@@ -180,6 +187,17 @@ export interface IrcResult extends CommandResult {
   help?: boolean;
 }
 
+/** Whether `/msg`'s target is a person: not `#name`, not a uri, not a channel this user is in. */
+function isPerson(client: WsyncClient, ref: string): boolean {
+  if (ref.startsWith("#") || ref.includes("://")) return false;
+  return !client.state.channels.some((c) => c.isMember && c.id === ref);
+}
+
+/** The window's name of a conversation (as screenWindows calls it), else the handle as typed. */
+function personName(client: WsyncClient, channelId: string, typed: string): string {
+  return screenWindows(client.state).find((w) => w.id === channelId)?.label ?? displaySafe(typed);
+}
+
 function needChannel(currentId: string | null): string {
   if (!currentId) throw new Error("Open a channel first (this is the status window)");
   return currentId;
@@ -209,10 +227,23 @@ export async function performIrc(
       return { status: `Left ${name}`, output: [`Left ${name}`] };
     }
     case "msg": {
+      // irssi's `/msg nick text`: a person (not a #name, a uri, nor the hash of a channel one is in)
+      // gets the text in their one conversation with this user, which becomes a window here.
+      if (isPerson(client, cmd.ref)) {
+        const { conversation } = await client.direct.open([cmd.ref.replace(/^@/, "")], { focus: false });
+        await client.send(conversation.channel.id, cmd.text);
+        return { status: `Sent to ${personName(client, conversation.channel.id, cmd.ref)}` };
+      }
       const channel = findChannel(await client.refreshChannels(), cmd.ref, true);
       if (!client.view(channel.id)) await client.open(channel.id, { focus: false });
       await client.send(channel.id, cmd.text);
       return { status: `Sent to #${channel.value.name}` };
+    }
+    case "query": {
+      // irssi's query window: the conversation opens as a window of its own (the same one each time).
+      const { conversation } = await client.direct.open([cmd.handle], { focus: true });
+      const id = conversation.channel.id;
+      return { openChannelId: id, status: `Query with ${personName(client, id, cmd.handle)}` };
     }
     case "names": {
       const id = needChannel(currentId);

@@ -61,8 +61,9 @@ export function savePrefs(did: string, prefs: Prefs): void {
   }
 }
 
-export function levelOf(did: string, channelId: string): NotifyLevel {
-  return loadPrefs(did).levels[channelId] ?? "mentions";
+/** The level of a channel: as set, else "all" in a direct conversation (issue 30) and "mentions" elsewhere. */
+export function levelOf(did: string, channelId: string, direct = false): NotifyLevel {
+  return loadPrefs(did).levels[channelId] ?? (direct ? "all" : "mentions");
 }
 
 export function setLevel(did: string, channelId: string, level: NotifyLevel): void {
@@ -97,7 +98,9 @@ export function notificationFor(
     content === "name-and-message"
       ? `${m.author}: ${m.text.slice(0, 140)}`
       : NotifyText.newMessageFrom(m.author);
-  return { title: `#${m.channelName}`, options: { body, tag: m.channelName } };
+  // A channel by its #name; a one-to-one conversation (which has no name) by who wrote, as Signal does.
+  const tag = m.channelName || m.author;
+  return { title: m.channelName ? `#${tag}` : tag, options: { body, tag } };
 }
 
 export function notificationsAllowed(): boolean {
@@ -140,6 +143,7 @@ export function shouldNotify(
 /** Shows one (when allowed and the page is not what the user is looking at) and beeps if wanted. */
 export function notify(input: {
   did: string;
+  /** Empty for a one-to-one conversation: the notification is titled by its author. */
   channelName: string;
   author: string;
   text: string;

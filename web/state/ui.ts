@@ -15,6 +15,8 @@ export const uiState = proxy({
   /** Right pane with no channel: the terminal, or the network overview. */
   networkView: "terminal" as "terminal" | "network",
   createDialogOpen: false,
+  /** The Ctrl+K switcher (channels and people); the sidebar's "message someone" opens it too. */
+  switcherOpen: false,
 });
 
 export function setSidebarWidth(px: number): void {

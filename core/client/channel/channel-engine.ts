@@ -23,6 +23,7 @@ import {
 } from "../../protocol/runtime.ts";
 import { AwaitingOwnerKeysError } from "../errors.ts";
 import type { EpochKey } from "../keys/keyring.ts";
+import { hiddenByBlock } from "../view/blocked.ts";
 import { SecurityText } from "../view/security-text.ts";
 import {
   type ChannelView,
@@ -285,6 +286,8 @@ export class ChannelEngine {
         detail: "fork",
       });
     }
+    // A blocked person's message in a conversation is checked like any (above) but not shown.
+    if (hiddenByBlock(this.c.state, view.channel, facts.senderDid)) return null;
     return insertItem(view, checked.item);
   }
 
@@ -434,10 +437,13 @@ export class ChannelEngine {
       if ((n > 1 && numbers[String(n - 1)] === undefined) || view.items.some((i) => i.withheld))
         void this.refreshWithheld(view);
     }
-    if (placed) {
+    // A hidden one (blocked author) still counts as loaded: the records after it are no gap.
+    if (placed || (facts && hiddenByBlock(this.c.state, view.channel, facts.senderDid))) {
       const cov = this.coverage.get(channelId);
       if (fillGaps && cov && record.seq > cov.hi + 1) this.fillGap(channelId, cov.hi);
       else if (cov && record.seq === cov.hi + 1) cov.hi = record.seq;
+    }
+    if (placed) {
       this.c.changed();
       this.c.emit("item", { channelId, item: placed });
     }

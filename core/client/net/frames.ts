@@ -114,6 +114,11 @@ export async function handleFrame(c: FrameContext, f: ServerFrame): Promise<void
     }
     case WsEvent.dmConversation: {
       const { conversation } = f.data as ServerFrame<typeof WsEvent.dmConversation>["data"];
+      // Someone this user knows opened it while this client listened: what it already holds is news
+      // (notifications). A request is not: it waits, silent, until taken in.
+      const id = conversation.channel.id;
+      if (!conversation.request && !c.state.conversations?.some((x) => x.channel.id === id))
+        c.state.arrived = [...(c.state.arrived ?? []), id];
       upsertConversation(c.state, conversation);
       c.emit("conversation", { conversation });
       c.changed();

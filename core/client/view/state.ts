@@ -244,6 +244,11 @@ export interface ClientState {
   /** Direct conversations and requests (core/client/direct.ts), and whom this user blocked. */
   conversations?: Conversation[];
   blocked?: { did: string; handle: string }[];
+  /**
+   * Conversations someone else opened while this client was connected (a `dm:conversation` frame for
+   * one it did not know), by channel id: the messages they hold are as new as live ones.
+   */
+  arrived?: string[];
 }
 
 export function initialState(): ClientState {

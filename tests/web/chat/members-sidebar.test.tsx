@@ -58,9 +58,14 @@ describe("CONNECTED_NODES", () => {
     expect(ui.$("h3")?.textContent).toBe("CONNECTED_NODES [3]");
     const ops = group("OPERATORS");
     const rest = group("MEMBERS");
-    expect(ops.map((r) => r.textContent)).toEqual(["neo (you)OP"]);
+    const line = (r: HTMLElement) => r.querySelector(".member-line")?.textContent;
+    expect(ops.map(line)).toEqual(["neo (you)OP"]);
     expect(ops[0]?.querySelector(".op")?.textContent).toBe("OP");
-    expect(rest.map((r) => r.textContent)).toEqual(["trinity", "morpheus"]);
+    expect(rest.map(line)).toEqual(["trinity", "morpheus"]);
+    // Everyone but oneself can be written to from their row (issue 30).
+    const message = (r: HTMLElement) =>
+      r.querySelector(".member-message")?.getAttribute("aria-label") ?? null;
+    expect([...ops, ...rest].map(message)).toEqual([null, "Message trinity", "Message morpheus"]);
     expect(rest.some((r) => r.querySelector(".op"))).toBe(false);
     const dots = [...ops, ...rest].map((r) => r.querySelector(".dot")?.className);
     expect(dots).toEqual(["dot on", "dot on", "dot off"]);

@@ -26,8 +26,13 @@ const LABEL: Record<NotifyLevel, string> = { mentions: "@ mentions", all: "all m
  * (every channel), what a notification shows (name and message, name only, nothing) and the beep.
  */
 export function NotifySetting({ channelId }: { channelId: string }) {
-  const did = useSnapshot(engineState).auth.user?.did ?? "";
-  const [level, setLevelState] = useState<NotifyLevel>(() => (did ? levelOf(did, channelId) : "mentions"));
+  const snap = useSnapshot(engineState);
+  const did = snap.auth.user?.did ?? "";
+  // A direct conversation notifies for every message unless set otherwise (issue 30).
+  const direct = snap.open[channelId]?.channel.value.type === "direct";
+  const [level, setLevelState] = useState<NotifyLevel>(() =>
+    did ? levelOf(did, channelId, direct) : "mentions",
+  );
   const [sound, setSound] = useState(() => (did ? loadPrefs(did).sound : false));
   const [content, setContentState] = useState<NotifyContent>(() =>
     did ? loadPrefs(did).content : NOTIFY_CONTENT_DEFAULT,
@@ -36,10 +41,10 @@ export function NotifySetting({ channelId }: { channelId: string }) {
   useEffect(() => setAllowed(notificationsAllowed()), []);
   useEffect(() => {
     if (did) {
-      setLevelState(levelOf(did, channelId));
+      setLevelState(levelOf(did, channelId, direct));
       setContentState(loadPrefs(did).content);
     }
-  }, [did, channelId]);
+  }, [did, channelId, direct]);
   if (!did) return null;
   return (
     <span className="notify-setting">

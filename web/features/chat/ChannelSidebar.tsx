@@ -9,6 +9,7 @@ import { engineState, loadClient } from "../../state/engine.ts";
 import { SIDEBAR_DEFAULT, SIDEBAR_MAX, SIDEBAR_MIN, setSidebarWidth, uiState } from "../../state/ui.ts";
 import { KeyImageLink } from "../keys/KeyImageLink.tsx";
 import { SearchButton } from "../search/SearchButton.tsx";
+import { DirectSection } from "./direct/DirectSection.tsx";
 import { unreadCounts } from "./use-activity.ts";
 
 /** Spec §9: on mobile the drawer closes this long after a join. */
@@ -245,6 +246,7 @@ export function ChannelSidebar({ mobile }: { mobile: boolean }) {
           +
         </button>
       </div>
+      <DirectSection />
       {/* Joined channels first, then public ones to browse; names that repeat say whose they are. */}
       <h3 className="sb-section">Your channels</h3>
       <ul className="sb-list sb-joined">

@@ -1,10 +1,12 @@
 import { useEffect } from "react";
 import { useSnapshot } from "valtio";
 import { leaveChannel } from "../../state/channel.ts";
+import { deleteConversation } from "../../state/direct.ts";
 import { display, loadDisplay } from "../../state/display.ts";
 import { engineState } from "../../state/engine.ts";
 import { NotifySetting, TypingLine } from "./ChannelActivity.tsx";
 import { ConnectionState } from "./ConnectionState.tsx";
+import { channelTitle } from "./direct/title.ts";
 import { Composer } from "./messages/Composer.tsx";
 import { MessageList } from "./messages/MessageList.tsx";
 import { SecurityWarnings } from "./SecurityWarnings.tsx";
@@ -23,17 +25,21 @@ function loadDisplayOnce(): void {
  * input. Everything shown comes from the engine's view of the channel; actions go through the slices.
  */
 export function ChatView({ channelId, mobile }: { channelId: string; mobile: boolean }) {
-  const view = useSnapshot(engineState).open[channelId];
+  const snap = useSnapshot(engineState);
+  const view = snap.open[channelId];
   const { fontSize } = useSnapshot(display);
   // This browser's display settings (web/state/display.ts), read once the chat first opens.
   useEffect(loadDisplayOnce, []);
   if (!view) return null;
   const c = view.channel.value;
+  // A direct conversation is named by its people; LEAVE deletes it from the list (a pair comes back
+  // with the next message, a group is left).
+  const direct = c.type === "direct";
   return (
     <section className="chat" data-testid="chat-view" data-font-size={fontSize}>
       <header className="chat-head">
         <div className="chat-title">
-          <h2>#{c.name}</h2>
+          <h2>{channelTitle(snap, channelId)}</h2>
           <span className="chat-type">
             [{c.type}
             {FLAG[c.type]}]
@@ -47,9 +53,11 @@ export function ChatView({ channelId, mobile }: { channelId: string; mobile: boo
           <button
             type="button"
             className="danger"
-            onClick={() => void leaveChannel(channelId).catch(() => {})}
+            onClick={() =>
+              void (direct ? deleteConversation(channelId) : leaveChannel(channelId).catch(() => {}))
+            }
           >
-            LEAVE
+            {direct ? "DELETE" : "LEAVE"}
           </button>
         </div>
       </header>

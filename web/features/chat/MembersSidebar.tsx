@@ -70,7 +70,11 @@ export function MembersSidebar({ channelId, mobile }: { channelId: string; mobil
             "MEMBERS",
             members.filter((m) => !m.isOwner),
           )}
-          {view.channel.value.type === "public" ? null : <InvitePanel channelId={channelId} />}
+          {/* A public channel needs no invite; a one-to-one conversation (or notes to self) never grows. */}
+          {view.channel.value.type === "public" ||
+          s.conversations?.some((c) => c.channel.id === channelId && c.kind !== "group") ? null : (
+            <InvitePanel channelId={channelId} />
+          )}
         </>
       )}
       {mobile && !info ? null : <InfoPanel channelId={channelId} mobile={mobile} />}

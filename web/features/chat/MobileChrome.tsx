@@ -6,6 +6,7 @@ import { formatStatus } from "../../../core/slash-commands/status.ts";
 import { Modal } from "../../components/Modal.tsx";
 import { engineState } from "../../state/engine.ts";
 import { uiState } from "../../state/ui.ts";
+import { channelTitle } from "./direct/title.ts";
 import { clearInput, panel } from "./members/panel.ts";
 
 /** Spec §3 storage key and §9 delay of the one-time fullscreen prompt. */
@@ -78,7 +79,7 @@ export function MobileChrome() {
         {/* Short of room, the prompt gives way before the channel's name does. */}
         <span className="m-title">
           <span className="m-prompt">root@wsync:</span>
-          <b>{channel ? `#${channel.value.name}` : "~"}</b>$
+          <b>{channel && id ? channelTitle(s, id) : "~"}</b>$
         </span>
         <button
           type="button"

@@ -1,6 +1,8 @@
-import { useEffect, useState } from "react";
+import { useEffect } from "react";
+import { useSnapshot } from "valtio";
 import { selectChannel } from "../../state/channel.ts";
 import { engineState } from "../../state/engine.ts";
+import { uiState } from "../../state/ui.ts";
 
 /**
  * Ctrl+K (⌘K): a list of channels filtered as you type, your channels first; ↑/↓ choose, Enter
@@ -8,12 +10,12 @@ import { engineState } from "../../state/engine.ts";
  * channels. Shift+Esc marks every channel read.
  */
 export function useBoardKeys(): { switcherOpen: boolean; closeSwitcher: () => void } {
-  const [open, setOpen] = useState(false);
+  const open = useSnapshot(uiState).switcherOpen;
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if ((e.ctrlKey || e.metaKey) && !e.altKey && e.key.toLowerCase() === "k") {
         e.preventDefault();
-        setOpen((o) => !o);
+        uiState.switcherOpen = !uiState.switcherOpen;
         return;
       }
       // Shift+Esc (as in Slack): every channel read. Its code loads on first use.
@@ -36,5 +38,8 @@ export function useBoardKeys(): { switcherOpen: boolean; closeSwitcher: () => vo
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
   }, []);
-  return { switcherOpen: open, closeSwitcher: () => setOpen(false) };
+  const closeSwitcher = () => {
+    uiState.switcherOpen = false;
+  };
+  return { switcherOpen: open, closeSwitcher };
 }

@@ -10,7 +10,16 @@ import { levelOf, notify, shouldNotify } from "../../state/notify.ts";
 export const LIVE_CHANNELS_MAX = 30;
 const TITLE = "wsync";
 
-/** Unread counts and mentions per joined channel (none for the one being read), and the totals. */
+/**
+ * The channels kept live: direct conversations (not requests: a stranger's stays unread until taken
+ * in) first, then joined channels.
+ */
+export function liveIds(snap: Snapshot<ClientState>): string[] {
+  const dms = (snap.conversations ?? []).filter((c) => !c.request).map((c) => c.channel.id);
+  return [...dms, ...snap.channels.filter((c) => c.isMember).map((c) => c.id)];
+}
+
+/** Unread counts and mentions per joined channel and conversation (none for the one being read), and the totals. */
 export function unreadCounts(snap: Snapshot<ClientState>): {
   byChannel: Record<string, Unread>;
   total: number;
@@ -23,12 +32,11 @@ export function unreadCounts(snap: Snapshot<ClientState>): {
   let total = 0;
   let mentions = 0;
   if (!me) return { byChannel, total, mentions };
-  for (const c of s.channels) {
-    if (!c.isMember || c.id === s.currentChannelId) continue;
-    const view = s.open[c.id];
-    if (!view) continue;
-    const u = unreadOf(view, s.readMarkers[c.id] ?? 0, me);
-    byChannel[c.id] = u;
+  for (const id of liveIds(s)) {
+    const view = s.open[id];
+    if (!view || id === s.currentChannelId) continue;
+    const u = unreadOf(view, s.readMarkers[id] ?? 0, me);
+    byChannel[id] = u;
     total += u.count;
     mentions += u.mentions;
   }
@@ -41,10 +49,7 @@ export function unreadCounts(snap: Snapshot<ClientState>): {
  */
 export function useActivity(): void {
   const s = useSnapshot(engineState);
-  const joinedKey = s.channels
-    .filter((c) => c.isMember)
-    .map((c) => c.id)
-    .join(",");
+  const joinedKey = liveIds(s).join(",");
   const authed = s.auth.isAuthenticated;
 
   useEffect(() => {
@@ -61,7 +66,8 @@ export function useActivity(): void {
     document.title = total ? `(${total}${mentions ? ` · @${mentions}` : ""}) ${TITLE}` : TITLE;
   }, [total, mentions]);
 
-  // New live messages notify once each; what was loaded (history) never does.
+  // New live messages notify once each; what was loaded (history) never does (but see
+  // direct/DirectList.tsx for a conversation that arrived while the board was open).
   const notified = useRef<Record<string, number>>({});
   useEffect(() => {
     const me = engineState.auth.user;
@@ -73,7 +79,7 @@ export function useActivity(): void {
       if (last === undefined) continue;
       for (const i of view.items) {
         if (i.kind !== "message" || !i.isNew || i.seq <= last || i.author.did === me.did) continue;
-        if (!shouldNotify(levelOf(me.did, id), i, me.handle)) continue;
+        if (!shouldNotify(levelOf(me.did, id, view.channel.value.type === "direct"), i, me.handle)) continue;
         notify({
           did: me.did,
           channelName: view.channel.value.name,

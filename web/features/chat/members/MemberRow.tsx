@@ -4,6 +4,7 @@ import { handleWithoutSuffix } from "../../../../core/client/view/display.ts";
 import type { Member } from "../../../../core/protocol/runtime.ts";
 import { toast } from "../../../components/toast.ts";
 import { kickMember } from "../../../state/channel.ts";
+import { openConversation } from "../../../state/direct.ts";
 import { engineState } from "../../../state/engine.ts";
 import { acceptKey, safetyNumbers } from "../../../state/epoch.ts";
 import { panel } from "./panel.ts";
@@ -143,6 +144,18 @@ export function MemberRow({
           </span>
         ) : null}
       </button>
+      {/* Issue 30: a person's name is a way to write to them (their one conversation with this user). */}
+      {m.did === me ? null : (
+        <button
+          type="button"
+          className="member-message"
+          aria-label={`Message ${handleWithoutSuffix(m.handle)}`}
+          title="Message"
+          onClick={() => void openConversation(m.handle, null).catch(() => undefined)}
+        >
+          Message
+        </button>
+      )}
       {open ? (
         <KeyCheck m={m} self={m.did === me} warned={warned} keyChanged={keyChanged} kick={kick} />
       ) : null}
