@@ -1,4 +1,5 @@
 import type { Config } from "../config.ts";
+import type { Logger } from "../ops/log.ts";
 import type { Metrics } from "../ops/metrics.ts";
 import type { Bus } from "../realtime/bus.ts";
 import type { Hub } from "../realtime/hub.ts";
@@ -27,7 +28,10 @@ export interface Services {
   hub: Hub;
   presence: Presence;
   clock: Clock;
+  /** Operational messages at warning level (a shorthand for `logger.warn`). */
   log: (message: string) => void;
+  /** The process's logger (server/ops/log.ts): levels, JSON or text, never a secret. */
+  logger: Logger;
   auth: AuthService;
   /** Bot accounts and their tokens (docs/decisions/bot-tokens.md). */
   bots: BotService;
