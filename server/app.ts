@@ -20,6 +20,7 @@ import { readJsonBody } from "./http/body.ts";
 import { mapError } from "./http/errors.ts";
 import { handlers } from "./http/handlers.ts";
 import { clearedRefreshCookie, refreshCookie, wantsCookie } from "./http/session-cookie.ts";
+import { AccountWatch } from "./ops/account-watch.ts";
 import { acceptedRequestId, createLogger, type Logger, loggerToFunction, newRequestId } from "./ops/log.ts";
 import { METRICS_CONTENT_TYPE, Metrics, metricsTokenMatches, scrape, tally } from "./ops/metrics.ts";
 import { type Bus, LocalBus } from "./realtime/bus.ts";
@@ -126,9 +127,10 @@ export function createServices(deps: AppDeps): Services {
     onSessionEnded: async (sessionId) => bus.publish({ kind: "end-session", sessionId }),
     leave: async (ctx, channelUri) => void (await channels.leave(ctx, { channelUri })),
   });
-  return {
+  const services: Services = {
     config: deps.config,
     storage: deps.storage,
+    accountWatch: new AccountWatch(() => services),
     bots,
     bus,
     hub,
@@ -160,6 +162,7 @@ export function createServices(deps: AppDeps): Services {
       log,
     }),
   };
+  return services;
 }
 
 /**

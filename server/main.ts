@@ -153,6 +153,9 @@ export async function startServer(env: Record<string, string | undefined> = proc
     services.deviceLinks.sweep().catch((e) => logger.error(`device link sweep failed: ${String(e)}`));
   const linkTimer = setInterval(sweepLinks, 60 * 1000);
   linkTimer.unref();
+  // Accounts the operator disabled or that were deleted (`wsync admin`, from another process): their
+  // sockets here close within a poll (server/ops/account-watch.ts).
+  services.accountWatch.start();
   // SIGTERM/SIGINT: stop accepting, close every socket with 1001 so clients reconnect elsewhere,
   // let in-flight requests finish, close the database (a WAL checkpoint), exit 0 — within 5 s
   // whoever is connected. A second signal, or the deadline, exits at once.
@@ -163,6 +166,7 @@ export async function startServer(env: Record<string, string | undefined> = proc
     setTimeout(() => process.exit(0), SHUTDOWN_DEADLINE_MS).unref();
     clearInterval(purgeTimer);
     clearInterval(linkTimer);
+    services.accountWatch.stop();
     services.hub.closeAll(1001, "server shutting down");
     metricsServer?.stop(true);
     await app.stop(true).catch(() => undefined);

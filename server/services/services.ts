@@ -46,6 +46,8 @@ export interface Services {
   weather: ReturnType<typeof createWeatherService>;
   /** Per-user write limits shared by HTTP and WebSocket (services/rate-limit.ts). */
   limits: RateLimiter;
+  /** Closes the sockets of accounts disabled or deleted, from the database (server/ops/account-watch.ts). */
+  accountWatch: { start(): void; stop(): void; tick(): Promise<void> };
   /** Counters for /metrics (server/ops/metrics.ts): plain numbers the hot path adds to. */
   metrics: Metrics;
 }

@@ -19,6 +19,8 @@ export const MIGRATION_NAMES: readonly { readonly version: number; readonly name
   { version: 8, name: "trust states (sealed, versioned, beside the key backup)" },
   { version: 9, name: "bot accounts (owner, token hash, channels; docs/decisions/bot-tokens.md)" },
   { version: 10, name: "direct conversations (unique per pair), message request states, blocks" },
+  // Numbered 12: the encrypted-files branch adds 11 (its blobs table); this one lands after it.
+  { version: 12, name: "accounts disabled or deleted by the operator (wsync admin, account deletion)" },
 ];
 
 /**

@@ -15,7 +15,7 @@ import { mapError } from "../http/errors.ts";
 import { tally } from "../ops/metrics.ts";
 import { frame } from "../realtime/bus.ts";
 import { type Connection, channelTopic } from "../realtime/hub.ts";
-import { type AuthContext, SessionEndedError } from "../services/auth-service.ts";
+import { AccountClosedError, type AuthContext, SessionEndedError } from "../services/auth-service.ts";
 import { checkBotFrame } from "../services/bot-service.ts";
 import type { ChannelRef } from "../services/message-service.ts";
 import { WRITE_KINDS } from "../services/rate-limit.ts";
@@ -262,6 +262,8 @@ export class SocketSession implements Connection {
     } catch (e) {
       // A revoked session's token is refused for good (4403: do not retry with it); a bad or expired
       // token is 4401 (the client refreshes and tries again).
+      if (e instanceof AccountClosedError)
+        return this.end(e.why === "disabled" ? WsClose.accountDisabled : WsClose.accountDeleted, e.message);
       if (e instanceof SessionEndedError) return this.end(WsClose.sessionEnded, "Session ended");
       return this.end(WsClose.unauthorized, "Invalid or expired token");
     }
