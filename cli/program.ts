@@ -4,6 +4,8 @@ import { settleClients } from "./context.ts";
 import { describeError, ExitCode, errorJson, usageError } from "./errors.ts";
 import { lifetime } from "./lifetime.ts";
 import { io } from "./prompt.ts";
+import { registerAccountCommands } from "./subcommands/account.ts";
+import { registerAdminCommands } from "./subcommands/admin.ts";
 import { registerApiCommand } from "./subcommands/api.ts";
 import { registerAuthCommands } from "./subcommands/auth.ts";
 import { registerBackupCommands } from "./subcommands/backup.ts";
@@ -72,6 +74,8 @@ export function buildProgram(): Command {
   registerSearchCommand(program);
   registerExportCommand(program);
   registerBackupCommands(program);
+  registerAdminCommands(program);
+  registerAccountCommands(program);
   // Set only now, so no subcommand inherits it: an extra argument to any command is a usage error
   // (exit 2), never silently ignored (issue 29 defect 4). The root takes words only to report them
   // as an unknown command.

@@ -21,6 +21,8 @@ import { readJsonBody } from "./http/body.ts";
 import { mapError } from "./http/errors.ts";
 import { handlers } from "./http/handlers.ts";
 import { clearedRefreshCookie, refreshCookie, wantsCookie } from "./http/session-cookie.ts";
+import { AccountWatch } from "./ops/account-watch.ts";
+import { acceptedRequestId, createLogger, type Logger, loggerToFunction, newRequestId } from "./ops/log.ts";
 import { METRICS_CONTENT_TYPE, Metrics, metricsTokenMatches, scrape, tally } from "./ops/metrics.ts";
 import { type Bus, LocalBus } from "./realtime/bus.ts";
 import { Hub } from "./realtime/hub.ts";
@@ -62,6 +64,11 @@ export interface AppDeps {
   sharedLogins?: SharedLoginAttempts;
   /** Where operational messages go; never passed secrets, tokens or bodies. */
   log?: (message: string) => void;
+  /**
+   * The process's logger (server/ops/log.ts, from WSYNC_LOG and WSYNC_LOG_LEVEL in main.ts). Without
+   * it: `log` gets the warnings and errors (tests), or text lines go to standard error.
+   */
+  logger?: Logger;
   /** Test hook for the weather source. */
   fetch?: typeof fetch;
   /**
@@ -81,7 +88,8 @@ export function createServices(deps: AppDeps): Services {
   bus.subscribe((event) => hub.deliver(event));
   const presence =
     deps.presence?.((did) => hub.isOnline(did)) ?? new LocalPresence((did) => hub.isOnline(did));
-  const log = deps.log ?? ((m: string) => console.error(`[wsync] ${m}`));
+  const logger = deps.logger ?? (deps.log ? loggerToFunction(deps.log) : createLogger());
+  const log = deps.log ?? ((m: string) => logger.warn(m));
   // Full or failing storage answers 503 Unavailable and is logged once per change (storage/faults.ts).
   deps = { ...deps, storage: guardStorage(deps.storage, log) };
   const notices = new Notices(deps.storage, bus, clock);
@@ -121,15 +129,17 @@ export function createServices(deps: AppDeps): Services {
     leave: async (ctx, channelUri) => void (await channels.leave(ctx, { channelUri })),
   });
   const blobs = createBlobService(deps.storage, clock, deps.config);
-  return {
+  const services: Services = {
     config: deps.config,
     storage: deps.storage,
+    accountWatch: new AccountWatch(() => services),
     bots,
     bus,
     hub,
     presence,
     clock,
     log,
+    logger,
     auth,
     channels,
     direct: new DirectService({
@@ -155,6 +165,7 @@ export function createServices(deps: AppDeps): Services {
       log,
     }),
   };
+  return services;
 }
 
 /**
@@ -250,6 +261,8 @@ export function clientAddressResolver(trustProxy: boolean) {
 /** The whole HTTP + WebSocket server as one Elysia app (not yet listening). */
 export function createApp(deps: AppDeps) {
   const s = createServices(deps);
+  /** Each request's id and start (onRequest to onAfterResponse); a WeakMap, so nothing leaks. */
+  const requests = new WeakMap<Request, { id: string; t0: number }>();
   const resolveAddress = clientAddressResolver(deps.config.trustProxy);
   const addressOf = (request: Request, server: AddressSource | null) =>
     deps.clientAddress ? deps.clientAddress(request) : resolveAddress(request, server);
@@ -266,11 +279,35 @@ export function createApp(deps: AppDeps) {
       closeOnBackpressureLimit: true,
     },
   })
-    .onRequest(({ set }) => {
+    .onRequest(({ request, set }) => {
       Object.assign(set.headers, SECURITY_HEADERS);
+      // One id per request, in the answer's X-Request-Id and on every line logged for it (behind a
+      // trusted proxy, the id it set is kept so both logs name the same request).
+      const incoming = deps.config.trustProxy ? acceptedRequestId(request.headers.get("x-request-id")) : null;
+      const id = incoming ?? newRequestId();
+      requests.set(request, { id, t0: performance.now() });
+      set.headers["x-request-id"] = id;
     })
-    .onError(({ code, error, set }) => {
-      const mapped = mapError(code, error, s.log);
+    .onAfterResponse(({ request, set }) => {
+      const r = requests.get(request);
+      if (!r) return;
+      requests.delete(request);
+      // The path only: never the query string (nothing secret belongs there, but a client may err).
+      const path = new URL(request.url).pathname;
+      const status = typeof set.status === "number" ? set.status : 200;
+      // Pages and assets are debug; API calls info (their bodies are never read here).
+      const line = path.startsWith(API_BASE) ? s.logger.info : s.logger.debug;
+      line("request", {
+        requestId: r.id,
+        method: request.method,
+        path: path.length > 200 ? `${path.slice(0, 200)}…` : path,
+        status,
+        ms: Math.round((performance.now() - r.t0) * 10) / 10,
+      });
+    })
+    .onError(({ code, error, set, request }) => {
+      const requestId = requests.get(request)?.id;
+      const mapped = mapError(code, error, deps.log ?? ((m) => s.logger.error(m, { requestId })));
       set.status = mapped.status;
       Object.assign(set.headers, SECURITY_HEADERS, mapped.headers, { "cache-control": "no-store" });
       return mapped.body;
@@ -361,7 +398,8 @@ export function createApp(deps: AppDeps) {
   app.get(WS_PATH, ({ request, server }) => {
     const bun = server as (AddressSource & BunUpgrade) | null;
     const address = addressOf(request, bun) ?? peerAddress(request, bun);
-    if (bun?.upgrade(request, { data: sockets.session(address) })) return;
+    const id = requests.get(request)?.id ?? newRequestId();
+    if (bun?.upgrade(request, { data: sockets.session(address, id) })) return;
     throw new ApiError("InvalidRequest", "Expected a WebSocket upgrade");
   });
   app.onStart(({ server }) => {

@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { createApp, metricsText } from "./app.ts";
 import { loadConfig } from "./config.ts";
+import { loggerFromEnv } from "./ops/log.ts";
 import { serveMetrics } from "./ops/metrics.ts";
 import { RedisBus, RedisPresence, withTimeout } from "./realtime/redis-bus.ts";
 import { RedisBuckets, RedisLoginAttempts } from "./realtime/redis-limits.ts";
@@ -27,6 +28,8 @@ export function describeDatabaseUrl(url: string): string {
 /** Starts the server from the environment (protocol §2) and prints where it listens. */
 export async function startServer(env: Record<string, string | undefined> = process.env) {
   const config = loadConfig(env);
+  // WSYNC_LOG=json|text and WSYNC_LOG_LEVEL (server/ops/log.ts): every line below goes through it.
+  const logger = loggerFromEnv(env);
   // Everything the server writes (database, WAL, secret) is readable by its owner only.
   process.umask(0o077);
   // Several processes behind a load balancer must sign and check the same tokens: with PostgreSQL
@@ -56,7 +59,7 @@ export async function startServer(env: Record<string, string | undefined> = proc
   } else {
     storage = openSqliteStorage({ path: config.sqlitePath, synchronous: config.sqliteSync });
   }
-  const log = (m: string) => console.error(`[wsync] ${m}`);
+  const log = (m: string) => logger.warn(m);
   // Redis: events, presence and limits shared with the other processes (docs/decisions/redis-fanout.md).
   let bus: RedisBus | undefined;
   let presence: RedisPresence | undefined;
@@ -68,7 +71,7 @@ export async function startServer(env: Record<string, string | undefined> = proc
     // within seconds, not silence.
     const where = describeDatabaseUrl(config.redisUrl);
     const seconds = config.redis.connectTimeoutMs / 1000;
-    log(`connecting to Redis at ${where} (giving up after ${seconds} s)`);
+    logger.info(`connecting to Redis at ${where} (giving up after ${seconds} s)`);
     const url = config.redisUrl;
     const connect = async () => {
       bus = await RedisBus.connect(url, config.redis.prefix, log);
@@ -93,7 +96,7 @@ export async function startServer(env: Record<string, string | undefined> = proc
     config,
     storage,
     jwtSecret: loadJwtSecret(config.dataDir, env),
-    log,
+    logger,
     ...(bus ? { bus } : {}),
     ...(buckets ? { sharedLimits: buckets } : {}),
     ...(logins ? { sharedLogins: logins } : {}),
@@ -132,25 +135,23 @@ export async function startServer(env: Record<string, string | undefined> = proc
     config.metrics.port !== null
       ? serveMetrics(config.metrics.port, config.host, () => metricsText(services))
       : null;
-  if (metricsServer) console.log(`wsync metrics on http://${config.host}:${metricsServer.port}/metrics`);
+  if (metricsServer) logger.announce(`wsync metrics on http://${config.host}:${metricsServer.port}/metrics`);
   // PORT=0 picks a free port: links then name the port actually listened on.
   if (config.publicUrlFromPort && config.port === 0) config.publicUrl = `http://localhost:${port}`;
-  console.log(
+  logger.announce(
     `wsync listening on http://${config.host}:${port} (public URL ${config.publicUrl}, data ${config.databaseUrl ? describeDatabaseUrl(config.databaseUrl) : config.dataDir})`,
   );
   // Expired and revoked sessions are only history: drop them hourly (and once at start).
   const purge = () =>
     services.storage.sessions
       .purge(Date.now())
-      .catch((e) => console.error(`[wsync] session purge failed: ${String(e)}`));
+      .catch((e) => logger.error(`session purge failed: ${String(e)}`));
   purge();
   const purgeTimer = setInterval(purge, 60 * 60 * 1000);
   purgeTimer.unref();
   // Device-link slots live 10 minutes; expired ones are never served, and swept every minute.
   const sweepLinks = () =>
-    services.deviceLinks
-      .sweep()
-      .catch((e) => console.error(`[wsync] device link sweep failed: ${String(e)}`));
+    services.deviceLinks.sweep().catch((e) => logger.error(`device link sweep failed: ${String(e)}`));
   const linkTimer = setInterval(sweepLinks, 60 * 1000);
   linkTimer.unref();
   // Uploads no message holds after 24 h are collected hourly (server/blobs/blob-service.ts).
@@ -158,6 +159,9 @@ export async function startServer(env: Record<string, string | undefined> = proc
     () => services.blobs.collect().catch((e) => log(`file collection failed: ${String(e)}`)),
     3_600_000,
   ).unref();
+  // Accounts the operator disabled or that were deleted (`wsync admin`, from another process): their
+  // sockets here close within a poll (server/ops/account-watch.ts).
+  services.accountWatch.start();
   // SIGTERM/SIGINT: stop accepting, close every socket with 1001 so clients reconnect elsewhere,
   // let in-flight requests finish, close the database (a WAL checkpoint), exit 0 — within 5 s
   // whoever is connected. A second signal, or the deadline, exits at once.
@@ -168,6 +172,7 @@ export async function startServer(env: Record<string, string | undefined> = proc
     setTimeout(() => process.exit(0), SHUTDOWN_DEADLINE_MS).unref();
     clearInterval(purgeTimer);
     clearInterval(linkTimer);
+    services.accountWatch.stop();
     services.hub.closeAll(1001, "server shutting down");
     metricsServer?.stop(true);
     await app.stop(true).catch(() => undefined);
@@ -175,7 +180,8 @@ export async function startServer(env: Record<string, string | undefined> = proc
     buckets?.close();
     logins?.close();
     await services.bus.close().catch(() => undefined);
-    await storage.close().catch((e) => console.error(`[wsync] closing the database: ${String(e)}`));
+    logger.info("shutting down: closing sockets with 1001");
+    await storage.close().catch((e) => logger.error(`closing the database: ${String(e)}`));
     await releaseDataDir();
     process.exit(0);
   };
@@ -186,7 +192,14 @@ export async function startServer(env: Record<string, string | undefined> = proc
 
 if (import.meta.main) {
   startServer().catch((e) => {
-    console.error(`wsync: ${e instanceof Error ? e.message : String(e)}`);
+    const message = `wsync: ${e instanceof Error ? e.message : String(e)}`;
+    // As a JSON line under WSYNC_LOG=json; otherwise the one plain line people read.
+    try {
+      if (process.env.WSYNC_LOG !== "json") throw new Error("text");
+      loggerFromEnv(process.env).error(message);
+    } catch {
+      console.error(message);
+    }
     process.exit(1);
   });
 }

@@ -6,6 +6,7 @@ import { allChannels, type GlobalOptions, memberChannel, signedInClient } from "
 import { conversationJson } from "../direct-format.ts";
 import { CliError, ExitCode, errorJson, usageError } from "../errors.ts";
 import { channelJson, itemJson, memberJson, sendBlockedText } from "../format.ts";
+import { sessionEndedText } from "../session-end.ts";
 import { openDm, parseDmTarget } from "./dm.ts";
 import { connected, LISTEN_RESCAN_MS, Listener, parseSince, untilSignal } from "./listen.ts";
 
@@ -251,8 +252,8 @@ export function registerApiCommand(program: Command): void {
         ? new Listener(client, { json: true, self: o.self !== false, since, tail, write })
         : null;
       listener?.attach();
-      client.events.on("session-ended", () => {
-        process.stderr.write("wsync: the session ended (run `wsync login`)\n");
+      client.events.on("session-ended", ({ reason }) => {
+        process.stderr.write(`${sessionEndedText(reason)}\n`);
         process.exit(ExitCode.auth);
       });
       client.connect();

@@ -17,6 +17,7 @@ import {
   warningLine,
 } from "../format.ts";
 import { SeqOrder } from "../seq-order.ts";
+import { sessionEndedText } from "../session-end.ts";
 
 interface Opts extends GlobalOptions {
   json?: boolean;
@@ -313,9 +314,9 @@ export function registerListenCommand(program: Command): void {
       });
       listener.attach();
       let ended = false;
-      client.events.on("session-ended", () => {
+      client.events.on("session-ended", ({ reason }) => {
         ended = true;
-        process.stderr.write("wsync: the session ended (run `wsync login`)\n");
+        process.stderr.write(`${sessionEndedText(reason)}\n`);
         process.exit(ExitCode.auth);
       });
       client.connect();

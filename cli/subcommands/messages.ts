@@ -17,6 +17,7 @@ import {
 } from "../format.ts";
 import { textFromStdin } from "../prompt.ts";
 import { SeqOrder } from "../seq-order.ts";
+import { sessionEndedText } from "../session-end.ts";
 import { sendFileCommand } from "./files.ts";
 
 interface Opts extends GlobalOptions {
@@ -118,8 +119,8 @@ export function registerMessageCommands(program: Command): void {
         if (channelId === ch.id && !item.sending) order.push(channelId, item);
       });
       client.events.on("security-warning", warn);
-      client.events.on("session-ended", () => {
-        process.stderr.write("wsync: the session ended (run `wsync login`)\n");
+      client.events.on("session-ended", ({ reason }) => {
+        process.stderr.write(`${sessionEndedText(reason)}\n`);
         process.exit(ExitCode.auth);
       });
       // Kicked (or left from elsewhere): say so, then end with its own code instead of waiting forever.

@@ -11,6 +11,7 @@ Limits (environment; defaults in brackets):
   WSYNC_RATE_LIMIT_SCALE          multiplies every per-user write limit; 0 turns them off [1]
   WSYNC_MAX_OWNED_CHANNELS        channels one account may own [100]
 
+Logs: WSYNC_LOG=json|text [text], WSYNC_LOG_LEVEL=debug|info|warn|error [info]; X-Request-Id per request.
 Health: GET /api/health (alive), GET /api/ready (storage and Redis answer within 1 s, else 503).
 Operators: docs/operators.md (systemd, TLS proxy, backups with \`wsync backup\`, upgrades).
 `;

@@ -6,6 +6,7 @@ import { handleWithoutSuffix, type TimelineItem, type WsyncClient } from "../../
 import { displaySafe, helpLines, parseCommandLine } from "../../core/slash-commands/index.ts";
 import { ConnectionText, followConnection } from "../connection-notes.ts";
 import { itemLine, removedText, sendBlockedText } from "../format.ts";
+import { sessionEndedText } from "../session-end.ts";
 import { ChannelList } from "./ChannelList.tsx";
 import { InputLine } from "./InputLine.tsx";
 import {
@@ -349,9 +350,11 @@ export function App({ client, sessionFile, logs, bell: bellProp }: AppProps) {
   // biome-ignore lint/correctness/useExhaustiveDependencies: print only closes over setters.
   useEffect(() => {
     let timer: ReturnType<typeof setInterval> | null = null;
-    const off = client.events.on("session-ended", () => {
-      setStatus({ text: ScreenText.sessionEnded, error: true });
-      print([ScreenText.sessionEnded], "red", false);
+    const off = client.events.on("session-ended", ({ reason }) => {
+      // Disabled by the operator or deleted: said as such (signing in again will not help).
+      const text = reason ? sessionEndedText(reason).replace(/^wsync: /, "") : ScreenText.sessionEnded;
+      setStatus({ text, error: true });
+      print([text], "red", false);
       bell();
       if (!sessionFile || timer) return;
       const version = () => {

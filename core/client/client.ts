@@ -129,8 +129,10 @@ export class WsyncClient {
         this.changed();
       },
       onConnected: () => this.onConnected(),
-      onSessionEnded: () =>
-        void this.auth.endLocally(false).then(() => this.events.emit("session-ended", {})),
+      onSessionEnded: (reason) =>
+        void this.auth
+          .endLocally(false)
+          .then(() => this.events.emit("session-ended", reason ? { reason } : {})),
       onTokenRefused: () => this.auth.refreshTokens(),
     });
     const shared = {

@@ -36,4 +36,8 @@ export const WsClose = {
   badFrame: 4400,
   /** Too many sockets for this user, or connections from this address: close some and retry later. */
   tooManyConnections: 4429,
+  /** The server's operator disabled this account (`wsync admin disable`): do not retry. */
+  accountDisabled: 4423,
+  /** The account was deleted (by its owner or the operator): do not retry. */
+  accountDeleted: 4410,
 } as const;

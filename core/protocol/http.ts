@@ -128,6 +128,19 @@ export const Routes = {
     body: Empty,
     response: Type.Object({ success: Type.Literal(true), revoked: Type.Integer() }),
   }),
+  accountDelete: route({
+    ...RouteMeta.accountDelete,
+    body: Type.Object(
+      { password: Type.String({ minLength: 1, maxLength: Limits.passwordMaxLength }) },
+      strict,
+    ),
+    response: Type.Object({
+      success: Type.Literal(true),
+      /** Channels and conversations it left, and the messages made tombstones. */
+      channels: Type.Integer(),
+      messages: Type.Integer(),
+    }),
+  }),
   savePublicKey: route({
     ...RouteMeta.savePublicKey,
     body: Type.Object({ publicKey: Base64(120), replace: Type.Optional(Type.Boolean()) }, strict),

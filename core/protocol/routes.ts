@@ -94,6 +94,11 @@ export const RouteMeta = {
   listSessions: { method: "GET", path: "/auth/sessions", auth: "access" },
   revokeSession: { method: "POST", path: "/auth/sessions/revoke", auth: "access" },
   revokeOtherSessions: { method: "POST", path: "/auth/sessions/revoke-others", auth: "access" },
+  /**
+   * Extension: deletes the caller's own account, with its password (docs/protocol-extensions.md
+   * "Account deletion"); the same as the operator's `wsync admin delete`.
+   */
+  accountDelete: { method: "POST", path: "/auth/account/delete", auth: "access" },
   savePublicKey: { method: "POST", path: "/auth/save-public-key", auth: "access" },
   getKeys: { method: "POST", path: "/users/get-keys", auth: "access" },
   resolveUser: { method: "POST", path: "/users/resolve", auth: "access" },

@@ -1,5 +1,6 @@
 import type { RouteBody, RouteName, RouteResponse } from "../../core/protocol/index.ts";
 import { checkReady } from "../ops/health.ts";
+import { selfDelete } from "../services/account-deletion.ts";
 import type { AuthContext } from "../services/auth-service.ts";
 import type { Services } from "../services/services.ts";
 import { VERSION } from "../version.ts";
@@ -43,6 +44,7 @@ export const handlers: { [N in RouteName]: Handler<N> } = {
   },
   listSessions: (s, a) => s.auth.listSessions(caller(a)),
   revokeSession: (s, a) => s.auth.revokeSession(caller(a), a.body),
+  accountDelete: (s, a) => selfDelete(s, caller(a), a.body),
   revokeOtherSessions: (s, a) => s.auth.revokeOtherSessions(caller(a)),
   keyBackupPut: (s, a) => s.keyBackups.put(caller(a), a.body),
   keyBackupGet: (s, a) => s.keyBackups.get(caller(a)),

@@ -74,6 +74,13 @@ export class Hub {
     return n;
   }
 
+  /** Closes every socket of `did` here with `code` (its account was disabled or deleted); how many. */
+  endUser(did: string, code: number, reason: string): number {
+    const conns = [...(this.byDid.get(did) ?? [])];
+    for (const conn of conns) conn.end(code, reason);
+    return conns.length;
+  }
+
   /** Returns true when that was the user's last socket here (they went offline). */
   remove(conn: Connection): boolean {
     const set = this.byDid.get(conn.did);

@@ -59,6 +59,21 @@ export class SessionEndedError extends ApiError {
   }
 }
 
+/** What a disabled account's login is told (docs/operators.md "Admin tasks"). */
+export const ACCOUNT_DISABLED_MESSAGE = "This account is disabled by the server's operator";
+
+/**
+ * A token of an account the operator disabled or that was deleted: refused like an ended session
+ * (the client must not retry), and its socket is closed with the code that says which
+ * (WsClose.accountDisabled, WsClose.accountDeleted) rather than 4403.
+ */
+export class AccountClosedError extends SessionEndedError {
+  constructor(readonly why: "disabled" | "deleted") {
+    super();
+    this.message = why === "disabled" ? ACCOUNT_DISABLED_MESSAGE : "This account was deleted";
+  }
+}
+
 export class AuthService {
   constructor(private readonly d: AuthDeps) {}
 
@@ -141,7 +156,9 @@ export class AuthService {
 
   /** `address` is the client's (app.ts); throttling is per address and account, never per account alone. */
   async login(body: RouteBody<"login">, address: string | null = null): Promise<Session> {
-    const account = await this.findByIdentifier(body.identifier);
+    const found = await this.findByIdentifier(body.identifier);
+    // A deleted account is a stub without a password: it signs in as an unknown one would not.
+    const account = found?.deletedAt != null ? null : found;
     // One counter per account however it is named; unknown identifiers are counted by their text.
     const key = account?.did ?? `id:${body.identifier.trim().toLowerCase()}`;
     const attempt = await this.d.throttle.begin(key, address);
@@ -155,6 +172,8 @@ export class AuthService {
       throw new ApiError("InvalidCredentials", "Invalid credentials");
     }
     await attempt.succeed();
+    // Said only to whoever knows the password, so it tells a guesser nothing.
+    if (account.disabledAt != null) throw new ApiError("Forbidden", ACCOUNT_DISABLED_MESSAGE);
     return this.issueSession(account);
   }
 
@@ -177,6 +196,8 @@ export class AuthService {
     }
     const account = await this.d.storage.accounts.byDid(claims.did);
     if (!account) throw new SessionEndedError();
+    if (account.deletedAt != null) throw new AccountClosedError("deleted");
+    if (account.disabledAt != null) throw new AccountClosedError("disabled");
     return { did: account.did, handle: account.handle, sessionId: session.id };
   }
 
@@ -240,7 +261,9 @@ export class AuthService {
     lim: number | undefined,
   ): Promise<Session> {
     const account = await this.d.storage.accounts.byDid(did);
-    if (!account) throw new ApiError("Unauthorized", "Session is no longer valid");
+    if (!account || account.deletedAt != null)
+      throw new ApiError("Unauthorized", "Session is no longer valid");
+    if (account.disabledAt != null) throw new ApiError("Unauthorized", ACCOUNT_DISABLED_MESSAGE);
     return {
       did: account.did,
       handle: account.handle,
@@ -386,7 +409,7 @@ export class AuthService {
   async resolveUser(body: RouteBody<"resolveUser">): Promise<PublicKeyRecord> {
     const handle = this.normalizeHandle(body.handle);
     const account = handle ? await this.d.storage.accounts.byHandle(handle) : null;
-    if (!account) throw new ApiError("NotFound", "No user with that handle");
+    if (!account || account.deletedAt != null) throw new ApiError("NotFound", "No user with that handle");
     return {
       did: account.did,
       handle: account.handle,

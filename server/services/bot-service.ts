@@ -270,7 +270,10 @@ export class BotService {
     )
       throw invalid();
     const account = await this.d.storage.accounts.byDid(bot.did);
-    if (!account) throw invalid();
+    if (!account || account.disabledAt != null) throw invalid();
+    // A bot acts for its owner: while the operator has the owner disabled, its bots are refused too.
+    const owner = await this.d.storage.accounts.byDid(bot.ownerDid);
+    if (!owner || owner.disabledAt != null) throw invalid();
     return {
       did: account.did,
       handle: account.handle,

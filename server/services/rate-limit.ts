@@ -191,6 +191,7 @@ export const WRITE_KINDS: Readonly<Record<string, WriteKind>> = {
   botRevoke: "bot",
   revokeSession: "session",
   revokeOtherSessions: "session",
+  accountDelete: "session",
   dmOpen: "dm",
   dmAccept: "dm",
   dmBlock: "dm",

@@ -1,5 +1,6 @@
 import type { BlobService } from "../blobs/blob-service.ts";
 import type { Config } from "../config.ts";
+import type { Logger } from "../ops/log.ts";
 import type { Metrics } from "../ops/metrics.ts";
 import type { Bus } from "../realtime/bus.ts";
 import type { Hub } from "../realtime/hub.ts";
@@ -28,7 +29,10 @@ export interface Services {
   hub: Hub;
   presence: Presence;
   clock: Clock;
+  /** Operational messages at warning level (a shorthand for `logger.warn`). */
   log: (message: string) => void;
+  /** The process's logger (server/ops/log.ts): levels, JSON or text, never a secret. */
+  logger: Logger;
   auth: AuthService;
   /** Bot accounts and their tokens (docs/decisions/bot-tokens.md). */
   bots: BotService;
@@ -43,6 +47,8 @@ export interface Services {
   weather: ReturnType<typeof createWeatherService>;
   /** Per-user write limits shared by HTTP and WebSocket (services/rate-limit.ts). */
   limits: RateLimiter;
+  /** Closes the sockets of accounts disabled or deleted, from the database (server/ops/account-watch.ts). */
+  accountWatch: { start(): void; stop(): void; tick(): Promise<void> };
   /** Counters for /metrics (server/ops/metrics.ts): plain numbers the hot path adds to. */
   metrics: Metrics;
   /** Encrypted files (server/blobs/). */

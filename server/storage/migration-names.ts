@@ -20,6 +20,7 @@ export const MIGRATION_NAMES: readonly { readonly version: number; readonly name
   { version: 9, name: "bot accounts (owner, token hash, channels; docs/decisions/bot-tokens.md)" },
   { version: 10, name: "direct conversations (unique per pair), message request states, blocks" },
   { version: 11, name: "encrypted files (blob records: channel, uploader, message, size)" },
+  { version: 12, name: "accounts disabled or deleted by the operator (wsync admin, account deletion)" },
 ];
 
 /**

@@ -54,6 +54,9 @@ export interface AccountColumns {
   public_key: string | null;
   fingerprint: string | null;
   created_at: Int8;
+  /** Migration 12 (absent in a row read before it). */
+  disabled_at?: Int8 | null;
+  deleted_at?: Int8 | null;
 }
 
 export const toAccount = (r: AccountColumns): AccountRow => ({
@@ -64,6 +67,9 @@ export const toAccount = (r: AccountColumns): AccountRow => ({
   publicKey: r.public_key,
   fingerprint: r.fingerprint,
   createdAt: num(r.created_at),
+  // Only when set, so an ordinary account reads as it did before migration 12.
+  ...(r.disabled_at != null ? { disabledAt: num(r.disabled_at) } : {}),
+  ...(r.deleted_at != null ? { deletedAt: num(r.deleted_at) } : {}),
 });
 
 export interface PreviousKeyColumns {

@@ -11,6 +11,7 @@ import type {
   SignedReadMarker,
   WrappedEpochKey,
 } from "../../core/protocol/index.ts";
+import type { AdminStore } from "./admin-types.ts";
 import type { BlobStore } from "./blob-types.ts";
 import type { DirectStore } from "./direct-types.ts";
 
@@ -29,6 +30,10 @@ export interface AccountRow {
   publicKey: string | null;
   fingerprint: string | null;
   createdAt: number;
+  /** When the operator disabled it (`wsync admin disable`); null or absent while it is enabled. */
+  disabledAt?: number | null;
+  /** When it was deleted (`wsync admin delete`, `wsync account delete`): a stub is all that is left. */
+  deletedAt?: number | null;
 }
 
 /** A public key an account replaced (kept so what it signed stays checkable). */
@@ -461,6 +466,8 @@ export interface Storage {
   direct: DirectStore;
   /** Encrypted files' records (blob-types.ts; migration 11). */
   blobs: BlobStore;
+  /** The operator's views and actions (admin-types.ts: wsync admin, account deletion). */
+  admin: AdminStore;
   close(): Promise<void>;
 }
 

@@ -15,7 +15,7 @@ import { mapError } from "../http/errors.ts";
 import { tally } from "../ops/metrics.ts";
 import { frame } from "../realtime/bus.ts";
 import { type Connection, channelTopic } from "../realtime/hub.ts";
-import { type AuthContext, SessionEndedError } from "../services/auth-service.ts";
+import { AccountClosedError, type AuthContext, SessionEndedError } from "../services/auth-service.ts";
 import { checkBotFrame } from "../services/bot-service.ts";
 import type { ChannelRef } from "../services/message-service.ts";
 import { WRITE_KINDS } from "../services/rate-limit.ts";
@@ -104,6 +104,8 @@ export class SocketSession implements Connection {
   constructor(
     private readonly shared: Shared,
     private readonly address: string | null,
+    /** The upgrade request's id (X-Request-Id), on every line logged for this socket. */
+    readonly socketId: string = "",
   ) {}
 
   get did(): string {
@@ -125,6 +127,13 @@ export class SocketSession implements Connection {
   }
 
   end(code: number, reason: string): void {
+    if (!this.closed)
+      this.shared.s.logger.info("socket closed by the server", {
+        socketId: this.socketId,
+        did: this.auth?.did,
+        code,
+        reason,
+      });
     closeSocket(this.ws, code, reason);
   }
 
@@ -155,9 +164,10 @@ export class SocketSession implements Connection {
     void this.run(message);
   }
 
-  close(_ws: RawSocket): void {
+  close(_ws: RawSocket, code?: number): void {
     if (this.closed) return;
     this.closed = true;
+    this.shared.s.logger.debug("socket closed", { socketId: this.socketId, did: this.auth?.did, code });
     this.pending = null;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
@@ -171,7 +181,7 @@ export class SocketSession implements Connection {
       s.presence
         .disconnected(ctx.did)
         .then((offline) => (offline ? setPresence(s, ctx.did, false) : undefined))
-        .catch((e) => s.log(`presence update failed: ${String(e)}`));
+        .catch((e) => s.logger.warn(`presence update failed: ${String(e)}`, { socketId: this.socketId }));
     }
   }
 
@@ -183,7 +193,7 @@ export class SocketSession implements Connection {
       try {
         await this.onFrame(message);
       } catch (e) {
-        this.shared.s.log(`ws frame failed: ${String(e)}`);
+        this.shared.s.logger.error(`ws frame failed: ${String(e)}`, { socketId: this.socketId });
       }
       if (this.closed || !this.pending || this.pending.length === 0) break;
       message = this.pending.shift();
@@ -233,7 +243,8 @@ export class SocketSession implements Connection {
   }
 
   private sendError(f: Frame, e: unknown): void {
-    const mapped = mapError("UNKNOWN", e, this.shared.s.log);
+    const { s } = this.shared;
+    const mapped = mapError("UNKNOWN", e, (m) => s.logger.error(m, { socketId: this.socketId }));
     // RateLimited carries retryAfter (seconds), as HTTP's Retry-After header does.
     const data =
       e instanceof ApiError && e.retryAfter ? { ...mapped.body, retryAfter: e.retryAfter } : mapped.body;
@@ -251,6 +262,8 @@ export class SocketSession implements Connection {
     } catch (e) {
       // A revoked session's token is refused for good (4403: do not retry with it); a bad or expired
       // token is 4401 (the client refreshes and tries again).
+      if (e instanceof AccountClosedError)
+        return this.end(e.why === "disabled" ? WsClose.accountDisabled : WsClose.accountDeleted, e.message);
       if (e instanceof SessionEndedError) return this.end(WsClose.sessionEnded, "Session ended");
       return this.end(WsClose.unauthorized, "Invalid or expired token");
     }
@@ -263,6 +276,11 @@ export class SocketSession implements Connection {
     }
     count(perUser, ctx.did, 1);
     this.auth = ctx;
+    s.logger.debug("socket authenticated", {
+      socketId: this.socketId,
+      did: ctx.did,
+      bot: ctx.bot ? true : undefined,
+    });
     // authenticate() just read the session row and found it valid.
     this.sessionOkUntil = s.clock.now() + SocketLimits.sessionRecheckMs;
     const first = s.hub.add(this);
@@ -397,7 +415,9 @@ export async function setPresence(
 /** The sockets of one server: `session(address)` is a new socket's `ws.data` (see SocketSession). */
 export function socketEndpoint(s: Services) {
   const shared: Shared = { s, perAddress: new Map(), perUser: new Map() };
-  return { session: (address: string | null) => new SocketSession(shared, address) };
+  return {
+    session: (address: string | null, id = "") => new SocketSession(shared, address, id),
+  };
 }
 
 /** The refusal reason /metrics counts: the error's code, or "Internal". */

@@ -207,6 +207,7 @@ export const MUTATING = new Set<RouteName>([
   "botCreate",
   "botRevoke",
   "revokeSession",
+  "accountDelete",
   // Not revokeOtherSessions: its only valid body is {}, and the fuzzer has no other session to end.
 ]);
 
@@ -346,6 +347,8 @@ export function baseBodies(w: World): Record<BodyRoute, Record<string, unknown>>
     logoutCookie: { did: w.fuzzer.session.did },
     revokeSession: { sessionId: "A".repeat(22) },
     revokeOtherSessions: {},
+    // Not the fuzzer's password: a valid body that deletes nothing.
+    accountDelete: { password: "not the fuzzer's password" },
     // Any value passes the schema; the server's own check (parseKeyBackup) refuses this one.
     keyBackupPut: { backup: { v: 1 } },
     // Likewise for the trust state (parseTrustStateBlob).

@@ -11,6 +11,9 @@ import {
 } from "../../protocol/runtime.ts";
 
 /** The standard WebSocket surface the engine needs (browser, Bun and Node all provide it). */
+/** Why the server ended the session, when it is more than a sign-out (WsClose 4423, 4410). */
+export type SessionEndReason = "account-disabled" | "account-deleted";
+
 export interface SocketLike {
   readonly readyState: number;
   send(data: string): void;
@@ -31,7 +34,7 @@ export interface RealtimeOptions {
   /** After each successful (re)connection: re-subscribe and fill gaps. */
   onConnected(): void | Promise<void>;
   /** The server ended the session (logout elsewhere, revocation): stop for good. */
-  onSessionEnded(): void;
+  onSessionEnded(reason?: SessionEndReason): void;
   /**
    * The server refused the token (4401) though it looked valid here: get a new one before the next
    * try, so a refused token is not presented forever (a refresh the server refuses ends the session).
@@ -211,6 +214,12 @@ export class Realtime {
       if (ev.code === WsClose.sessionEnded) {
         this.running = false;
         this.o.onSessionEnded();
+        return;
+      }
+      // The operator disabled the account, or it was deleted: ended for good, and the client says why.
+      if (ev.code === WsClose.accountDisabled || ev.code === WsClose.accountDeleted) {
+        this.running = false;
+        this.o.onSessionEnded(ev.code === WsClose.accountDisabled ? "account-disabled" : "account-deleted");
         return;
       }
       if (ev.code === WsClose.unauthorized && this.o.onTokenRefused) {

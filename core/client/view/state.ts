@@ -292,8 +292,11 @@ export interface ClientEvents {
   "security-warning": SecurityWarning;
   /** Something the user should see (a toast in the web client, the status line in the CLI). */
   error: { message: string };
-  /** The server ended this session. */
-  "session-ended": Record<string, never>;
+  /**
+   * The server ended this session; `reason` when the operator disabled the account or it was deleted
+   * (the socket's close code said so).
+   */
+  "session-ended": { reason?: "account-disabled" | "account-deleted" };
   /**
    * This user is no longer in a channel: kicked by its owner, or left (from another process or device).
    * `by`: who kicked, when the server says (an optional extension of member-left; null otherwise).

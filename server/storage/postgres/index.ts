@@ -1,6 +1,7 @@
 import { SQL } from "bun";
 import type { Storage } from "../types.ts";
 import { PostgresAccounts } from "./accounts.ts";
+import { PostgresAdmin } from "./admin.ts";
 import { PostgresBlobs } from "./blobs.ts";
 import { PostgresBots } from "./bots.ts";
 import { PostgresChannels } from "./channels.ts";
@@ -44,6 +45,7 @@ export async function openPostgresStorage(opts: PostgresOptions): Promise<Storag
     channels: new PostgresChannels(db),
     epochs: new PostgresEpochs(db),
     deviceLinks: new PostgresDeviceLinks(db),
+    admin: new PostgresAdmin(db),
     direct: new PostgresDirect(db),
     blobs: new PostgresBlobs(db),
     timeline: new PostgresTimeline(db),

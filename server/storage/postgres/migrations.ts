@@ -269,6 +269,17 @@ export const migrations: { version: number; sql: string }[] = [
       CREATE INDEX blobs_created ON blobs(created_at);
     `,
   },
+  {
+    // The operator's admin: as SQLite's migration 12.
+    version: 12,
+    sql: `
+      ALTER TABLE accounts ADD COLUMN disabled_at BIGINT;
+      ALTER TABLE accounts ADD COLUMN deleted_at BIGINT;
+      CREATE INDEX accounts_disabled_at ON accounts(disabled_at);
+      CREATE INDEX accounts_deleted_at ON accounts(deleted_at);
+      CREATE INDEX timeline_author ON timeline(author_did);
+    `,
+  },
 ];
 
 /**

@@ -1,6 +1,7 @@
 import { Database } from "bun:sqlite";
 import type { Storage } from "../types.ts";
 import { SqliteAccounts } from "./accounts.ts";
+import { SqliteAdmin } from "./admin.ts";
 import { SqliteBlobs } from "./blobs.ts";
 import { SqliteBots } from "./bots.ts";
 import { SqliteChannels } from "./channels.ts";
@@ -58,6 +59,7 @@ export function openSqliteStorage(opts: SqliteOptions): Storage {
     channels: new SqliteChannels(db),
     epochs: new SqliteEpochs(db),
     deviceLinks: new SqliteDeviceLinks(db),
+    admin: new SqliteAdmin(db),
     direct: new SqliteDirect(db),
     blobs: new SqliteBlobs(db),
     timeline,

@@ -268,6 +268,19 @@ export const migrations: { version: number; sql: string }[] = [
       CREATE INDEX blobs_created ON blobs(created_at);
     `,
   },
+  {
+    // The operator's admin (docs/decisions/admin.md): an account disabled (logins and tokens refused,
+    // sockets closed) or deleted (kept as a stub so its did and handle are never reused, public key
+    // kept so what it signed stays checkable), each with when, indexed for the servers' poll.
+    version: 12,
+    sql: `
+      ALTER TABLE accounts ADD COLUMN disabled_at INTEGER;
+      ALTER TABLE accounts ADD COLUMN deleted_at INTEGER;
+      CREATE INDEX accounts_disabled_at ON accounts(disabled_at);
+      CREATE INDEX accounts_deleted_at ON accounts(deleted_at);
+      CREATE INDEX timeline_author ON timeline(author_did);
+    `,
+  },
 ];
 
 const userVersion = (db: Database) =>
