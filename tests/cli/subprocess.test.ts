@@ -53,6 +53,7 @@ const ITEM_KEYS = [
   "deleted",
   "epoch",
   "error",
+  "file",
   "kind",
   "missing",
   "notes",
