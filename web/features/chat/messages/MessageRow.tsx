@@ -16,6 +16,7 @@ import { toast } from "../../../components/toast.ts";
 import { compose, toggleReaction } from "../../../state/compose.ts";
 import { engineState } from "../../../state/engine.ts";
 import { deleteMessage } from "../../../state/message.ts";
+import { Files } from "../files/lazy.tsx";
 import { MessageText } from "./MessageText.tsx";
 import { Deleted, hasWarningNote, Notes } from "./SecurityRows.tsx";
 
@@ -255,6 +256,7 @@ export function MessageRow({
       </span>
       <span className="text">
         {i.deleted ? <Deleted d={i.deleted} /> : <Body item={i} text={text} />}
+        {i.file && <Files item={i} />}
         {presented?.edited ? <small className="edited"> (edited)</small> : null}
         {presented?.editConflict ? <small className="edited"> (edit conflict)</small> : null}
         {i.sending ? (
