@@ -9,7 +9,11 @@ import { Files } from "./lazy.tsx";
 export function AttachButton({ channelId }: { channelId: string }) {
   const [files, setFiles] = useState<File[] | null>(null);
   const input = useRef<HTMLInputElement>(null);
-  const add = (list?: FileList | null) => list?.length && setFiles((f) => [...(f ?? []), ...list]);
+  // Copied at once: an input's FileList empties when the input is reset.
+  const add = (list?: FileList | null) => {
+    const picked = [...(list ?? [])];
+    if (picked.length) setFiles((f) => [...(f ?? []), ...picked]);
+  };
   // biome-ignore lint/correctness/useExhaustiveDependencies: `add` only calls the stable setFiles.
   useEffect(() => {
     const view = input.current?.closest("section");

@@ -146,20 +146,22 @@ function FileCard({ file }: { file: File }) {
     }
   };
   return (
-    <span className="file-attachment file-card">
-      <span className="file-icon" aria-hidden="true">
-        📄
+    <span className="file-attachment">
+      <span className="file-card">
+        <span className="file-icon" aria-hidden="true">
+          📄
+        </span>
+        <span className="file-name">{file.name}</span>
+        <span className="file-size">{sizeText(file.size)}</span>
+        <button
+          type="button"
+          aria-label={`Download ${file.name}`}
+          disabled={progress !== null}
+          onClick={() => void download()}
+        >
+          {progress === null ? "Download" : `${progress}%`}
+        </button>
       </span>
-      <span className="file-name">{file.name}</span>
-      <span className="file-size">{sizeText(file.size)}</span>
-      <button
-        type="button"
-        aria-label={`Download ${file.name}`}
-        disabled={progress !== null}
-        onClick={() => void download()}
-      >
-        {progress === null ? "Download" : `${progress}%`}
-      </button>
       {error ? (
         <span className="file-error" role="alert">
           {FileText.failed}: {error}
@@ -178,8 +180,10 @@ export function FileAttachment({ item }: { item: Item }) {
   if (!f || item.deleted) return null;
   if (!item.verified || hasWarningNote(item.notes) || item.state !== "success")
     return (
-      <span className="file-attachment file-card unverified">
-        📄 <span className="file-name">{f.name}</span> {FileText.unverified}
+      <span className="file-attachment">
+        <span className="file-card unverified">
+          📄 <span className="file-name">{f.name}</span> {FileText.unverified}
+        </span>
       </span>
     );
   if (f.thumb && isInlineImage(f.mime)) return <ImageAttachment file={f} />;

@@ -256,7 +256,6 @@ export function MessageRow({
       </span>
       <span className="text">
         {i.deleted ? <Deleted d={i.deleted} /> : <Body item={i} text={text} />}
-        {i.file && <Files item={i} />}
         {presented?.edited ? <small className="edited"> (edited)</small> : null}
         {presented?.editConflict ? <small className="edited"> (edit conflict)</small> : null}
         {i.sending ? (
@@ -270,6 +269,7 @@ export function MessageRow({
           </button>
         ) : null}
       </span>
+      {i.file && <Files item={i} />}
       {i.notes?.length ? <Notes notes={i.notes} /> : null}
       {presented?.reactions.length && channelId ? (
         <span className="reactions">
