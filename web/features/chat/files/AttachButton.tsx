@@ -31,7 +31,12 @@ export function AttachButton({ channelId }: { channelId: string }) {
   return (
     <>
       {files && <Files channelId={channelId} files={files} onClose={() => setFiles(null)} />}
-      <button type="button" className="attach" title="Attach a file" onClick={() => input.current?.click()}>
+      <button
+        type="button"
+        className="attach"
+        aria-label="Attach a file"
+        onClick={() => input.current?.click()}
+      >
         📎
       </button>
       <input
