@@ -45,7 +45,7 @@ afterEach(async () => {
 
 const rows = () => ui.$$(".chat-list .row > div");
 const input = () => ui.$<HTMLTextAreaElement>(".composer textarea") as HTMLTextAreaElement;
-const sendButton = () => ui.$<HTMLButtonElement>(".composer button") as HTMLButtonElement;
+const sendButton = () => ui.$<HTMLButtonElement>('.composer button[type="submit"]') as HTMLButtonElement;
 const daysAgo = (d: number, h = 12) => {
   const t = new Date();
   t.setDate(t.getDate() - d);

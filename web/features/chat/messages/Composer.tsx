@@ -10,6 +10,7 @@ import { compose, lastEditable, sendEdit, sendReply } from "../../../state/compo
 import { engineState } from "../../../state/engine.ts";
 import { sendMessage, sendTyping } from "../../../state/message.ts";
 import { getDraft, setDraft } from "../../../state/resume.ts";
+import { AttachButton } from "../files/AttachButton.tsx";
 import { onClearInput } from "../members/panel.ts";
 import { useCompletion } from "./Completion.tsx";
 
@@ -201,6 +202,7 @@ export function Composer({ channelId, mobile }: { channelId: string; mobile: boo
       {completion.popup}
       <div className="composer-row">
         <span className="prompt">&gt;</span>
+        <AttachButton channelId={channelId} />
         <textarea
           ref={input}
           value={text}

@@ -16,6 +16,7 @@ import { toast } from "../../../components/toast.ts";
 import { compose, toggleReaction } from "../../../state/compose.ts";
 import { engineState } from "../../../state/engine.ts";
 import { deleteMessage } from "../../../state/message.ts";
+import { Files } from "../files/lazy.tsx";
 import { MessageText } from "./MessageText.tsx";
 import { Deleted, hasWarningNote, Notes } from "./SecurityRows.tsx";
 
@@ -268,6 +269,7 @@ export function MessageRow({
           </button>
         ) : null}
       </span>
+      {i.file && <Files item={i} />}
       {i.notes?.length ? <Notes notes={i.notes} /> : null}
       {presented?.reactions.length && channelId ? (
         <span className="reactions">
