@@ -43,6 +43,7 @@ export const LOAD_AHEAD_PX = 600;
 export const SCROLL_PAGE = Limits.pageMax;
 /** A row's height before it is measured (one line of text). */
 const ESTIMATE_PX = 26;
+const estimateSize = () => ESTIMATE_PX;
 
 const INTERACTIVE = "button, a[href], input, textarea, select, [tabindex]";
 
@@ -217,11 +218,15 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
   const activeIndex = activeKey ? rows.findIndex((r) => r.key === activeKey) : -1;
   const focusKey = useRef<string | null>(null);
 
+  // Stable functions: the virtualizer recomputes every row's position when they change (its
+  // measurements are memoized on them), which made each render cost the whole list.
+  const getItemKey = useCallback((n: number) => rowsRef.current[n]?.key ?? n, []);
+  const getScrollElement = useCallback(() => box.current, []);
   const virt = useVirtualizer({
     count: rows.length,
-    getScrollElement: () => box.current,
-    estimateSize: () => ESTIMATE_PX,
-    getItemKey: (n) => rowsRef.current[n]?.key ?? n,
+    getScrollElement,
+    estimateSize,
+    getItemKey,
     overscan: 10,
     paddingStart: 8,
     paddingEnd: 8,
