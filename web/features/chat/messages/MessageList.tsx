@@ -218,9 +218,10 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
   const activeIndex = activeKey ? rows.findIndex((r) => r.key === activeKey) : -1;
   const focusKey = useRef<string | null>(null);
 
-  // Stable functions: the virtualizer recomputes every row's position when they change (its
-  // measurements are memoized on them), which made each render cost the whole list.
-  const getItemKey = useCallback((n: number) => rowsRef.current[n]?.key ?? n, []);
+  // The virtualizer recomputes every row's position when its key function changes (its measurements
+  // are memoized on it): it changes with the rows, not on every render (each row measured renders
+  // the list again, which cost a walk of the whole list per row).
+  const getItemKey = useCallback((n: number) => rows[n]?.key ?? n, [rows]);
   const getScrollElement = useCallback(() => box.current, []);
   const virt = useVirtualizer({
     count: rows.length,
