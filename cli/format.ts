@@ -399,7 +399,7 @@ export function presentedLine(p: PresentedItem): string {
 
 /** What `read` prints: the items, then the channel's warnings and whether sending is refused. */
 export function viewLines(
-  items: TimelineItem[],
+  items: readonly TimelineItem[],
   view: Pick<ChannelView, "warnings" | "sendBlocked">,
 ): string[] {
   const lines = presentTimeline(items, null).map(presentedLine);

@@ -30,6 +30,7 @@ import {
   type ClientState,
   Emitter,
   initialState,
+  setItems,
   type TimelineItem,
 } from "./view/state.ts";
 
@@ -762,7 +763,10 @@ export class WsyncClient {
     const item = view?.items[idx];
     if (!view || !item || item.state !== "failed" || !item.clientMsgId || item.text === null)
       throw new Error("Only a message of yours that failed to send can be sent again");
-    view.items.splice(idx, 1);
+    setItems(
+      view,
+      view.items.filter((_, n) => n !== idx),
+    );
     this.changed();
     return (await this.parts()).channels.send(channelId, item.text, { clientMsgId: item.clientMsgId });
   }

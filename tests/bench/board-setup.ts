@@ -5,7 +5,7 @@
  * page signed in as the first person (auth, token and keys in localStorage, moved into the vault on
  * the first load, as in web-open-channel.ts).
  */
-import type { Browser, Page } from "playwright-core";
+import type { Browser, CDPSession, Page } from "playwright-core";
 import { launchChromium } from "../e2e/browser.ts";
 import { NO_WRITE_LIMITS, ok, startTestServer, type TestServer } from "../server/harness.ts";
 import { createChannel, type Person, person } from "../server/people.ts";
@@ -180,4 +180,58 @@ export function stats(xs: number[]) {
   const s = [...xs].sort((a, b) => a - b);
   const at = (q: number) => s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)] as number;
   return { min: s[0] as number, median: at(0.5), max: s[s.length - 1] as number };
+}
+
+const ms = (n: number) => `${n.toFixed(0)} ms`;
+
+/** A CPU profile of the page from now (BENCH_PROFILE), printed by printProfile. */
+export async function startProfile(page: Page): Promise<CDPSession> {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send("Profiler.enable");
+  await cdp.send("Profiler.setSamplingInterval", { interval: 200 });
+  await cdp.send("Profiler.start");
+  return cdp;
+}
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  hitCount?: number;
+  children?: number[];
+}
+
+export async function printProfile(cdp: CDPSession, what: string): Promise<void> {
+  const { profile } = (await cdp.send("Profiler.stop")) as unknown as {
+    profile: { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };
+  };
+  const self = new Map<string, number>();
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  profile.samples.forEach((id, k) => {
+    const n = byId.get(id);
+    if (!n) return;
+    const f = n.callFrame;
+    const name = `${f.functionName || "(anonymous)"} ${f.url.split("/").pop()}:${f.lineNumber}`;
+    self.set(name, (self.get(name) ?? 0) + (profile.timeDeltas[k] ?? 0) / 1000);
+  });
+  // Inclusive time: each sample counts once for every function on its stack.
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const incl = new Map<string, number>();
+  profile.samples.forEach((id, k) => {
+    const names = new Set<string>();
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const f = byId.get(at)?.callFrame;
+      if (f?.url) names.add(`${f.functionName || "(anonymous)"} ${f.url.split("/").pop()}:${f.lineNumber}`);
+    }
+    for (const name of names) incl.set(name, (incl.get(name) ?? 0) + (profile.timeDeltas[k] ?? 0) / 1000);
+  });
+  console.log(`profile of ${what}: most inclusive time:`);
+  for (const [name, t] of [...incl.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, Number(process.env.BENCH_PROFILE_TOP ?? 30)))
+    console.log(`  ${ms(t).padStart(8)}  ${name}`);
+  const total = [...self.values()].reduce((a, b) => a + b, 0);
+  console.log(`profile of ${what}: ${ms(total)} sampled; most self time:`);
+  for (const [name, t] of [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 25))
+    console.log(`  ${ms(t).padStart(8)}  ${name}`);
 }

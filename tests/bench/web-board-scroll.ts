@@ -11,10 +11,19 @@
  * Targets (issue 28): no frame over 50 ms, heap under 150 MB.
  *
  * Usage: bun tests/bench/web-board-scroll.ts [count=10000]
+ *   BENCH_PROFILE=1 also prints a CPU profile of the way to the top (WSYNC_WEB_DEV=1 for readable names).
  */
 import { loadavg } from "node:os";
 import type { Page } from "playwright-core";
-import { loadAllHistory, openBoardChannel, signedInPage, startBoard, stats } from "./board-setup.ts";
+import {
+  loadAllHistory,
+  openBoardChannel,
+  printProfile,
+  signedInPage,
+  startBoard,
+  startProfile,
+  stats,
+} from "./board-setup.ts";
 
 const count = Number(process.argv[2] ?? 10_000);
 const CHANNEL = "bench-scroll";
@@ -64,10 +73,12 @@ try {
   await openBoardChannel(page, CHANNEL);
   // 1. To the top.
   await recordFrames(page);
+  const profile = process.env.BENCH_PROFILE === "1" ? await startProfile(page) : null;
   const started = performance.now();
   const loads = await loadAllHistory(page, 1_800_000);
   const took = performance.now() - started;
   const toTop = await stopFrames(page);
+  if (profile) await printProfile(profile, "the way to the top");
   const first = await page.locator(".chat-list .text", { hasText: /^seeded message 1$/ }).count();
   console.log(
     `web-board-scroll: to the top: ${loads} page loads, ${(took / 1000).toFixed(1)} s; first message in the list: ${first === 1 ? "yes" : "NO"}`,

@@ -16,7 +16,15 @@
  */
 import { loadavg } from "node:os";
 import type { CDPSession, Page } from "playwright-core";
-import { loadAllHistory, openBoardChannel, signedInPage, startBoard, stats } from "./board-setup.ts";
+import {
+  loadAllHistory,
+  openBoardChannel,
+  printProfile,
+  signedInPage,
+  startBoard,
+  startProfile,
+  stats,
+} from "./board-setup.ts";
 
 const big = Number(process.argv[2] ?? 1000);
 const samples = Number(process.argv[3] ?? 7);
@@ -95,57 +103,6 @@ async function mainThreadMs(cdp: CDPSession): Promise<number> {
   return (metrics.find((m) => m.name === "TaskDuration")?.value ?? 0) * 1000;
 }
 
-async function startProfile(page: Page): Promise<CDPSession> {
-  const cdp = await page.context().newCDPSession(page);
-  await cdp.send("Profiler.enable");
-  await cdp.send("Profiler.setSamplingInterval", { interval: 200 });
-  await cdp.send("Profiler.start");
-  return cdp;
-}
-
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  hitCount?: number;
-  children?: number[];
-}
-
-async function printProfile(cdp: CDPSession, at: number): Promise<void> {
-  const { profile } = (await cdp.send("Profiler.stop")) as unknown as {
-    profile: { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };
-  };
-  const self = new Map<string, number>();
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  profile.samples.forEach((id, k) => {
-    const n = byId.get(id);
-    if (!n) return;
-    const f = n.callFrame;
-    const name = `${f.functionName || "(anonymous)"} ${f.url.split("/").pop()}:${f.lineNumber}`;
-    self.set(name, (self.get(name) ?? 0) + (profile.timeDeltas[k] ?? 0) / 1000);
-  });
-  // Inclusive time: each sample counts once for every function on its stack.
-  const parent = new Map<number, number>();
-  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-  const incl = new Map<string, number>();
-  profile.samples.forEach((id, k) => {
-    const names = new Set<string>();
-    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
-      const f = byId.get(at)?.callFrame;
-      if (f?.url) names.add(`${f.functionName || "(anonymous)"} ${f.url.split("/").pop()}:${f.lineNumber}`);
-    }
-    for (const name of names) incl.set(name, (incl.get(name) ?? 0) + (profile.timeDeltas[k] ?? 0) / 1000);
-  });
-  console.log("web-board-send: most inclusive time:");
-  for (const [name, t] of [...incl.entries()]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, Number(process.env.BENCH_PROFILE_TOP ?? 30)))
-    console.log(`  ${ms(t).padStart(8)}  ${name}`);
-  const total = [...self.values()].reduce((a, b) => a + b, 0);
-  console.log(`web-board-send: profile of the sends at ${at}: ${ms(total)} sampled; most self time:`);
-  for (const [name, t] of [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 25))
-    console.log(`  ${ms(t).padStart(8)}  ${name}`);
-}
-
 const board = await startBoard(CHANNEL);
 try {
   console.log(
@@ -163,7 +120,7 @@ try {
   // One send first (its epoch keys, code paths and chain numbers warm), not counted.
   await timedSend(page, "warm-up send", did, metrics);
   for (let k = 0; k < samples; k++) at10.push(await timedSend(page, `small ${k}`, did, metrics));
-  if (cdpSmall) await printProfile(cdpSmall, small);
+  if (cdpSmall) await printProfile(cdpSmall, `the sends at ${small}`);
   const sentHere = 1 + samples;
   // ---- the 1,000th message ----------------------------------------------------------------------
   await page.goto("about:blank");
@@ -176,7 +133,7 @@ try {
   const cdp = process.env.BENCH_PROFILE === "1" ? await startProfile(page) : null;
   const atBig: { wall: number; cpu: number }[] = [];
   for (let k = 0; k < samples; k++) atBig.push(await timedSend(page, `big ${k}`, did, metrics2));
-  if (cdp) await printProfile(cdp, big);
+  if (cdp) await printProfile(cdp, `the sends at ${big}`);
   const a = stats(at10.map((x) => x.wall));
   const b = stats(atBig.map((x) => x.wall));
   const ac = stats(at10.map((x) => x.cpu));

@@ -1,7 +1,14 @@
-import { proxy } from "valtio";
+import { proxy, ref } from "valtio";
 import type { WebSocketCtor, WsyncClient } from "../../core/client/index.ts";
-import { type ClientState, initialState } from "../../core/client/view/state.ts";
+import { type ClientState, initialState, storeItemListsAs } from "../../core/client/view/state.ts";
 import { BrowserStore, hasLegacyStorage } from "./browser-store.ts";
+
+/*
+ * A channel's item list is kept out of valtio's deep proxying (`ref`): the engine never changes a
+ * list in place but assigns a new one (core/client/view/state.ts `setItems`), so a change costs one
+ * assignment, not a proxy per item and a copy of every item's snapshot (issue 28).
+ */
+storeItemListsAs(ref);
 
 /**
  * The engine's own state object is a valtio proxy: every mutation the engine makes is observed by

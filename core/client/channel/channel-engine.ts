@@ -30,6 +30,7 @@ import {
   type EpochChange,
   emptyChannelView,
   type IntegrityNote,
+  setItems,
   type TimelineItem,
 } from "../view/state.ts";
 import type { SeenState } from "./chain.ts";
@@ -44,13 +45,37 @@ import {
   withheldRuns,
 } from "./integrity.ts";
 import { Outbox } from "./outbox.ts";
-import { insertItem, itemFromRecord, richOf } from "./timeline.ts";
+import {
+  commitDraft,
+  draftOf,
+  hasUri,
+  type ItemsDraft,
+  insertIntoView,
+  insertItem,
+  itemFromRecord,
+  replaceItem,
+  richOf,
+} from "./timeline.ts";
 
 export type { EngineContext } from "./engine-context.ts";
 
 export { OFFLINE_QUEUE_MS } from "./outbox.ts";
 
 const HEX32 = /^[0-9a-f]{32}$/;
+
+/** Records of a page decrypted and verified side by side before the page gets a turn. */
+const DECRYPT_BATCH = 10;
+
+/**
+ * Lets a browser page draw and handle input between batches of work (`scheduler.yield` where there
+ * is one, else a macrotask). Elsewhere (the CLI, tests) there are no frames to keep: nothing waits.
+ */
+function yieldToPage(): Promise<void> {
+  const g = globalThis as { scheduler?: { yield?: () => Promise<void> }; document?: unknown };
+  if (typeof g.scheduler?.yield === "function") return g.scheduler.yield();
+  if (g.document === undefined) return Promise.resolve();
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
 
 /** The epoch key imported into WebCrypto once, on first use. */
 function importedKey(k: EpochKey): Promise<CryptoKey> {
@@ -239,19 +264,25 @@ export class ChannelEngine {
   ): Promise<void> {
     const channelId = view.channel.id;
     if (reset) {
-      view.items = [];
+      setItems(view, []);
       this.coverage.delete(channelId);
     }
-    const decrypted = await Promise.all(page.records.map((r) => this.decryptRecord(channelId, r, false)));
+    // Decrypted and verified in batches with a turn for the page in between: a page of 100 older
+    // records is many short tasks, not one long one that stalls scrolling (issue 28).
+    const decrypted: Awaited<ReturnType<ChannelEngine["decryptRecord"]>>[] = [];
+    for (let at = 0; at < page.records.length; at += DECRYPT_BATCH) {
+      if (at > 0) await yieldToPage();
+      const batch = page.records.slice(at, at + DECRYPT_BATCH);
+      decrypted.push(...(await Promise.all(batch.map((r) => this.decryptRecord(channelId, r, false)))));
+    }
+    await yieldToPage();
     const ordered = decrypted.sort((a, b) => a.item.seq - b.item.seq);
     const seen = await this.c.keyring.chains.seenState(channelId);
-    // The page is placed into a plain copy of the list that goes back in one assignment: in the
-    // browser the list is observable (valtio), where each record spliced into it would shift and
-    // re-notify every item after it (a page of older records: the whole list, per record).
-    const staged = { ...view, items: view.items.slice() } as ChannelView;
-    for (const d of ordered) this.place(staged, seen, d.item, d.facts);
-    view.items = staged.items;
-    view.lastSeq = staged.lastSeq;
+    // The page is placed into a copy of the list that goes back in one assignment (one change to
+    // draw, and the list in the view is never changed in place: ChannelView.items).
+    const draft = draftOf(view, true);
+    for (const d of ordered) this.place(draft, channelId, seen, d.item, d.facts);
+    commitDraft(view, draft);
     view.cursor = page.cursor;
     view.hasMore = page.hasMore;
     // The page answers for every seq from its oldest record (or seq 1 when nothing is older) up to
@@ -269,26 +300,28 @@ export class ChannelEngine {
 
   /** Places a decrypted item, with the replay and order checks for messages. */
   private place(
-    view: ChannelView,
+    draft: ItemsDraft,
+    channelId: string,
     seen: SeenState,
     item: TimelineItem,
     facts: MessageFacts | null,
   ): TimelineItem | null {
-    if (view.items.some((i) => i.uri === item.uri)) return null;
-    if (!facts) return insertItem(view, item);
-    const checked = checkReplayAndOrder(view, seen, item, facts);
+    if (hasUri(draft, item.uri)) return null;
+    if (!facts) return insertItem(draft, item);
+    const checked = checkReplayAndOrder(draft, seen, item, facts);
     // Only a change is written back (one write per page or burst, see ChainStore).
-    if (checked.seenChanged) this.c.keyring.chains.markSeenDirty(view.channel.id);
+    if (checked.seenChanged) this.c.keyring.chains.markSeenDirty(channelId);
     if (checked.item.notes?.includes("fork")) {
-      this.epochs.warn(view.channel.id, "withheld", {
+      this.epochs.warn(channelId, "withheld", {
         did: facts.senderDid,
         handle: this.epochs.handleOf(facts.senderDid),
         detail: "fork",
       });
     }
     // A blocked person's message in a conversation is checked like any (above) but not shown.
-    if (hiddenByBlock(this.c.state, view.channel, facts.senderDid)) return null;
-    return insertItem(view, checked.item);
+    const channel = this.c.state.open[channelId]?.channel;
+    if (channel && hiddenByBlock(this.c.state, channel, facts.senderDid)) return null;
+    return insertItem(draft, checked.item);
   }
 
   private refreshMissing(view: ChannelView): void {
@@ -347,7 +380,10 @@ export class ChannelEngine {
 
   /** The timeline rows of membership changes, from the verified commits this client persisted. */
   private async rebuildEpochItems(view: ChannelView): Promise<void> {
-    view.items = view.items.filter((i) => i.kind !== "epoch");
+    setItems(
+      view,
+      view.items.filter((i) => i.kind !== "epoch"),
+    );
     const chain = await this.epochs.chain(view.channel.id);
     for (const e of Object.values(chain.epochs)) {
       if (e.change && !e.anchor) this.placeEpochItem(view, e.change, e.createdAt);
@@ -364,7 +400,7 @@ export class ChannelEngine {
       const t = Date.parse(i.signedAt ?? i.createdAt);
       if (!Number.isNaN(t) && t <= createdAt && i.seq > after) after = i.seq;
     }
-    insertItem(view, {
+    insertIntoView(view, {
       uri,
       seq: after + 0.25,
       kind: "epoch",
@@ -428,7 +464,9 @@ export class ChannelEngine {
     if (!view || view.items.some((i) => i.uri === record.uri)) return null;
     const { item, facts } = await this.decryptRecord(channelId, record, isNew);
     const seen = await this.c.keyring.chains.seenState(channelId);
-    const placed = this.place(view, seen, item, facts);
+    const draft = draftOf(view);
+    const placed = this.place(draft, channelId, seen, item, facts);
+    if (placed) commitDraft(view, draft);
     // A live message that continues its sender's chain changes nothing withheld: the rows are worked
     // out again only for a number that skips, or while a withheld row is shown (it may fill it).
     if (placed && facts?.chain) {
@@ -473,9 +511,11 @@ export class ChannelEngine {
       ? { senderDid: item.author.did, clientMsgId: item.clientMsgId, seq: item.seq, chain: item.chain }
       : null;
     const deleted = await this.checkDeletion(view, uri, item.author.did, signed, pair);
-    view.items[idx] = deleted.signed
-      ? { ...item, text: null, verified: false, state: "success", error: null, deleted }
-      : { ...item, deleted };
+    replaceItem(view, uri, (current) =>
+      deleted.signed
+        ? { ...current, text: null, verified: false, state: "success", error: null, deleted }
+        : { ...current, deleted },
+    );
     this.c.changed();
   }
 
@@ -731,7 +771,7 @@ export class ChannelEngine {
       sending: true,
       ...(opts.body ? richOf(opts.body) : {}),
     };
-    insertItem(view, pending);
+    insertIntoView(view, pending);
     this.c.changed();
     const sent = await this.outbox.deliver({
       view,
@@ -782,16 +822,16 @@ export class ChannelEngine {
       ...(chain ? { chain } : {}),
     };
     const seen = await this.c.keyring.chains.seenState(channelId);
-    const placed =
-      this.place(view, seen, item, {
-        senderDid: me.did,
-        clientMsgId,
-        epochNumber: head.epochNumber,
-        timestamp: enc.content.timestamp,
-        ...(chain ? { chain } : {}),
-      }) ??
-      view.items.find((i) => i.uri === record.uri) ??
-      item;
+    const draft = draftOf(view);
+    const placedNow = this.place(draft, channelId, seen, item, {
+      senderDid: me.did,
+      clientMsgId,
+      epochNumber: head.epochNumber,
+      timestamp: enc.content.timestamp,
+      ...(chain ? { chain } : {}),
+    });
+    if (placedNow) commitDraft(view, draft);
+    const placed = placedNow ?? view.items.find((i) => i.uri === record.uri) ?? item;
     const cov = this.coverage.get(channelId);
     if (cov && record.seq > cov.hi + 1) this.fillGap(channelId, cov.hi);
     else if (cov && record.seq === cov.hi + 1) cov.hi = record.seq;

@@ -1,5 +1,5 @@
 import { Limits } from "../../protocol/runtime.ts";
-import type { ChannelView, IntegrityNote, TimelineItem } from "../view/state.ts";
+import { type ChannelView, type IntegrityNote, setItems, type TimelineItem } from "../view/state.ts";
 import type { SeenState } from "./chain.ts";
 
 // Protocol §7 replay and order checks that need more than one record: a (sender, clientMsgId) seen
@@ -38,7 +38,8 @@ const signedMs = (i: TimelineItem) => (i.signedAt ? Date.parse(i.signedAt) : nul
  * twin of a replayed pair) and updates `seen` (the caller persists it).
  */
 export function checkReplayAndOrder(
-  view: ChannelView,
+  /** The list being changed (timeline.ts `ItemsDraft`): neighbours it rewrites are replaced in it. */
+  view: { items: TimelineItem[] },
   seen: SeenState,
   item: TimelineItem,
   facts: MessageFacts,
@@ -122,11 +123,14 @@ function neighbour(items: TimelineItem[], seq: number, dir: -1 | 1): TimelineIte
  * claim to be complete) with no record is one the server withheld (protocol §7).
  */
 export function markMissing(view: ChannelView, lo: number, hi: number, text: string): void {
-  view.items = view.items.filter((i) => i.kind !== "missing" || i.withheld !== undefined);
-  if (hi < lo) return;
+  const items = view.items.filter((i) => i.kind !== "missing" || i.withheld !== undefined);
+  const before = view.items;
+  if (hi < lo) {
+    if (items.length !== before.length) setItems(view, items);
+    return;
+  }
   const present = new Set<number>();
-  for (const i of view.items)
-    if (Number.isInteger(i.seq) && i.seq > 0 && i.kind !== "epoch") present.add(i.seq);
+  for (const i of items) if (Number.isInteger(i.seq) && i.seq > 0 && i.kind !== "epoch") present.add(i.seq);
   const runs: { from: number; to: number }[] = [];
   for (let s = lo; s <= hi; s++) {
     if (present.has(s)) continue;
@@ -147,14 +151,28 @@ export function markMissing(view: ChannelView, lo: number, hi: number, text: str
       error: text,
       missing: r,
     };
-    let at = view.items.length;
+    let at = items.length;
     while (
       at > 0 &&
-      ((view.items[at - 1] as TimelineItem).seq === 0 || (view.items[at - 1] as TimelineItem).seq > item.seq)
+      ((items[at - 1] as TimelineItem).seq === 0 || (items[at - 1] as TimelineItem).seq > item.seq)
     )
       at--;
-    view.items.splice(at, 0, item);
+    items.splice(at, 0, item);
   }
+  // Unchanged rows keep the list as it was (nothing to draw again).
+  if (!sameItems(items, before)) setItems(view, items);
+}
+
+/** Whether two lists hold the same items in the same order, or the same rows by uri. */
+function sameItems(a: readonly TimelineItem[], b: readonly TimelineItem[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let n = 0; n < a.length; n++) {
+    const x = a[n] as TimelineItem;
+    const y = b[n] as TimelineItem;
+    if (x !== y && !(x.kind === "missing" && y.kind === "missing" && x.uri === y.uri && x.text === y.text))
+      return false;
+  }
+  return true;
 }
 
 /** The numbers seen of one sender chain, n → `${clientMsgId}@${seq}@${epochNumber}` (made on first use). */
@@ -172,7 +190,7 @@ export function chainNumbers(seen: SeenState, did: string, device: string): Reco
  * is a fork: the item already shown is marked too, and neither is verified.
  */
 function recordChain(
-  view: ChannelView,
+  view: { items: TimelineItem[] },
   seen: SeenState,
   facts: MessageFacts,
   seq: number,
@@ -256,8 +274,9 @@ export function markWithheld(
   handleOf: (did: string) => string,
   text: (count: number, handle: string) => string,
 ): void {
-  view.items = view.items.filter((i) => !(i.kind === "missing" && i.withheld));
-  const lastSeq = view.items.reduce((m, i) => (Number.isInteger(i.seq) && i.seq > m ? i.seq : m), 0);
+  const before = view.items;
+  const items = view.items.filter((i) => !(i.kind === "missing" && i.withheld));
+  const lastSeq = items.reduce((m, i) => (Number.isInteger(i.seq) && i.seq > m ? i.seq : m), 0);
   for (const r of runs) {
     const handle = handleOf(r.did);
     const count = r.to - r.from + 1;
@@ -275,13 +294,13 @@ export function markWithheld(
       error: line,
       withheld: { did: r.did, handle, device: r.device, from: r.from, to: r.to },
     };
-    let idx = view.items.length;
+    let idx = items.length;
     while (
       idx > 0 &&
-      ((view.items[idx - 1] as TimelineItem).seq === 0 ||
-        (view.items[idx - 1] as TimelineItem).seq > item.seq)
+      ((items[idx - 1] as TimelineItem).seq === 0 || (items[idx - 1] as TimelineItem).seq > item.seq)
     )
       idx--;
-    view.items.splice(idx, 0, item);
+    items.splice(idx, 0, item);
   }
+  if (!sameItems(items, before)) setItems(view, items);
 }

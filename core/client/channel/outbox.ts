@@ -3,6 +3,7 @@ import { ApiError, type MessageRecord, WsEvent } from "../../protocol/runtime.ts
 import { NetworkError } from "../net/api.ts";
 import type { ChannelView, TimelineItem } from "../view/state.ts";
 import type { EngineContext } from "./engine-context.ts";
+import { replaceItem } from "./timeline.ts";
 
 const MAX_SEND_ATTEMPTS = 4;
 /** How long a message written offline waits for the connection before it fails (✗, retry). */
@@ -63,10 +64,9 @@ export class Outbox {
     const { view, pending } = o;
     const clientMsgId = pending.clientMsgId as string;
     const setQueued = (queued: boolean) => {
-      const idx = view.items.findIndex((i) => i.uri === pending.uri);
-      const cur = view.items[idx];
-      if (idx < 0 || !cur || Boolean(cur.queued) === queued) return;
-      view.items[idx] = { ...cur, queued };
+      const cur = view.items.find((i) => i.uri === pending.uri);
+      if (!cur || Boolean(cur.queued) === queued) return;
+      replaceItem(view, pending.uri, (i) => ({ ...i, queued }));
       this.c.changed();
     };
     const offlineUntil = this.c.now() + OFFLINE_QUEUE_MS;
@@ -106,8 +106,12 @@ export class Outbox {
         this.positions.delete(clientMsgId);
         await this.c.keyring.senderChains.giveBack(o.publicKey, o.channelId, taken).catch(() => undefined);
       }
-      const idx = view.items.findIndex((i) => i.uri === pending.uri);
-      if (idx >= 0) view.items[idx] = { ...pending, sending: false, state: "failed", error: reasonOf(e) };
+      replaceItem(view, pending.uri, () => ({
+        ...pending,
+        sending: false,
+        state: "failed",
+        error: reasonOf(e),
+      }));
       this.c.changed();
       throw e;
     }

@@ -1,6 +1,6 @@
 import type { Plaintext } from "../../crypto/index.ts";
 import type { TimelineRecord } from "../../protocol/runtime.ts";
-import type { ChannelView, TimelineItem } from "../view/state.ts";
+import { type ChannelView, setItems, type TimelineItem } from "../view/state.ts";
 
 /** A record as an item before decryption (notifications need none). */
 export function itemFromRecord(record: TimelineRecord, isNew = false): TimelineItem {
@@ -35,19 +35,74 @@ export function itemFromRecord(record: TimelineRecord, isNew = false): TimelineI
 }
 
 /**
- * Puts an item into the view in seq order, unless its uri is already there (spec §4.5: no record is
- * shown twice). An own message still being sent (same clientMsgId) is replaced by its record.
- * Returns the item now in the view, or null when it was a duplicate.
+ * A view's items being changed: a copy of its list (and its newest seq), put back in one assignment
+ * by `commitDraft`. Many changes (a page of records) cost one copy of the list, and the list in the
+ * view is never changed in place (see ChannelView.items).
  */
-export function insertItem(view: ChannelView, item: TimelineItem): TimelineItem | null {
-  if (view.items.some((i) => i.uri === item.uri)) return null;
+export interface ItemsDraft {
+  items: TimelineItem[];
+  lastSeq: number;
+  /** The uris in `items`, when the caller places many records (kept up to date by insertItem). */
+  uris?: Set<string>;
+}
+
+export function draftOf(view: ChannelView, indexUris = false): ItemsDraft {
+  const items = view.items.slice();
+  return { items, lastSeq: view.lastSeq, ...(indexUris ? { uris: new Set(items.map((i) => i.uri)) } : {}) };
+}
+
+export function commitDraft(view: ChannelView, d: ItemsDraft): void {
+  setItems(view, d.items);
+  view.lastSeq = d.lastSeq;
+}
+
+export const hasUri = (d: ItemsDraft, uri: string): boolean =>
+  d.uris ? d.uris.has(uri) : d.items.some((i) => i.uri === uri);
+
+/**
+ * Puts an item into the draft in seq order, unless its uri is already there (spec §4.5: no record is
+ * shown twice). An own message still being sent (same clientMsgId) is replaced by its record.
+ * Returns the item now in the list, or null when it was a duplicate.
+ */
+export function insertItem(d: ItemsDraft, item: TimelineItem): TimelineItem | null {
+  if (hasUri(d, item.uri)) return null;
   if (item.clientMsgId) {
-    const idx = view.items.findIndex((i) => i.sending && i.clientMsgId === item.clientMsgId);
-    if (idx >= 0) view.items.splice(idx, 1);
+    // Own unsent messages (seq 0) are only ever at the end.
+    for (let idx = d.items.length - 1; idx >= 0 && (d.items[idx] as TimelineItem).seq === 0; idx--) {
+      const i = d.items[idx] as TimelineItem;
+      if (i.sending && i.clientMsgId === item.clientMsgId) {
+        d.items.splice(idx, 1);
+        d.uris?.delete(i.uri);
+        break;
+      }
+    }
   }
-  if (item.seq > view.lastSeq) view.lastSeq = item.seq;
-  view.items.splice(insertionIndex(view.items, item.seq), 0, item);
+  if (item.seq > d.lastSeq) d.lastSeq = item.seq;
+  d.items.splice(insertionIndex(d.items, item.seq), 0, item);
+  d.uris?.add(item.uri);
   return item;
+}
+
+/** Puts one item into the view (one new list). */
+export function insertIntoView(view: ChannelView, item: TimelineItem): TimelineItem | null {
+  const d = draftOf(view);
+  const placed = insertItem(d, item);
+  if (placed) commitDraft(view, d);
+  return placed;
+}
+
+/** Replaces the item with `uri` (a new list with the new item); false when it is not there. */
+export function replaceItem(
+  view: ChannelView,
+  uri: string,
+  next: (current: TimelineItem) => TimelineItem,
+): boolean {
+  const idx = view.items.findIndex((i) => i.uri === uri);
+  if (idx < 0) return false;
+  const items = view.items.slice();
+  items[idx] = next(items[idx] as TimelineItem);
+  setItems(view, items);
+  return true;
 }
 
 /**
@@ -72,7 +127,10 @@ export function insertionIndex(items: readonly TimelineItem[], seq: number): num
 export function removeItem(view: ChannelView, uri: string): boolean {
   const idx = view.items.findIndex((i) => i.uri === uri);
   if (idx < 0) return false;
-  view.items.splice(idx, 1);
+  setItems(
+    view,
+    view.items.filter((_, n) => n !== idx),
+  );
   return true;
 }
 

@@ -180,8 +180,12 @@ export interface TimelineItem {
 export interface ChannelView {
   channel: Channel;
   members: Member[];
-  /** Oldest first, unique by uri, ordered by seq. */
-  items: TimelineItem[];
+  /**
+   * Oldest first, unique by uri, ordered by seq. Never changed in place: a change is a new array
+   * (`setItems`), and an item that changes is a new object, so a view holding the old array (a
+   * snapshot, a memoized row) sees exactly what it saw, and comparing by identity tells what changed.
+   */
+  items: readonly TimelineItem[];
   hasMore: boolean;
   cursor: string | null;
   loading: boolean;
@@ -202,12 +206,30 @@ export interface ChannelView {
   link: string | null;
 }
 
+/**
+ * How a list of items goes into the state. The web's state is observable (valtio), which would
+ * otherwise wrap every item of every list in a proxy of its own and copy the whole list on each
+ * change; it passes valtio's `ref` here, so a list is stored as it is and a change is the one
+ * assignment of a new list (`setItems`). Identity elsewhere (the CLI, tests).
+ */
+let asStoredList: <T extends object>(list: T) => T = (list) => list;
+
+/** The web's observable state keeps item lists as they are (docs/decisions/message-list.md). */
+export function storeItemListsAs(mark: <T extends object>(list: T) => T): void {
+  asStoredList = mark;
+}
+
+/** Replaces a view's items with a new list (never changed in place after this). */
+export function setItems(view: ChannelView, items: TimelineItem[]): void {
+  view.items = asStoredList(items);
+}
+
 /** A channel's view before anything is loaded (keys not loaded, nothing shown yet). */
 export function emptyChannelView(channel: Channel): ChannelView {
   return {
     channel,
     members: [],
-    items: [],
+    items: asStoredList([] as TimelineItem[]),
     hasMore: false,
     cursor: null,
     loading: false,

@@ -2,6 +2,7 @@ import "../dom.ts";
 import { afterEach, beforeEach, describe, expect, jest, test } from "bun:test";
 import { act } from "react";
 import { AUTHOR_COLORS, authorColor, dayLabel } from "../../../core/client/view/display.ts";
+import { setItems } from "../../../core/client/view/state.ts";
 import { FORWARD_SECRECY_TEXT } from "../../../core/crypto/errors.ts";
 import { Toasts } from "../../../web/components/Toasts.tsx";
 import { ChatView } from "../../../web/features/chat/ChatView.tsx";
@@ -20,6 +21,7 @@ import {
   typeInto,
 } from "../harness.ts";
 import {
+  addItems,
   item,
   ME,
   MORPHEUS,
@@ -316,7 +318,8 @@ describe("message input", () => {
     const id = openChannel();
     let release: (v: unknown) => void = () => {};
     fake.impl.send = (_id, text) => {
-      view(id).items.push(
+      addItems(
+        view(id),
         item({
           author: { did: ME, handle: "neo.wsync.local" },
           text: String(text),
@@ -339,11 +342,10 @@ describe("message input", () => {
     await key(input(), "Enter");
     expect(callsOf(fake, "send")).toHaveLength(1);
     // The record comes back: the engine replaces the pending item, the send resolves.
-    view(id).items.splice(
-      0,
-      1,
+    setItems(view(id), [
       item({ author: { did: ME, handle: "neo.wsync.local" }, text: "knock knock" }),
-    );
+      ...view(id).items.slice(1),
+    ]);
     await settle();
     expect(input().disabled).toBe(true); // the call is still in flight
     await act(async () => release(undefined));
@@ -418,12 +420,12 @@ describe("scrolling", () => {
     geometry(list, () => h);
     await scrollTo(list, 695); // 5 px from the bottom: still following
     h = 1100;
-    view(id).items.push(item());
+    addItems(view(id), item());
     await settle();
     expect(list.scrollTop).toBe(1100);
     await scrollTo(list, 780); // 20 px up: stays put
     h = 1200;
-    view(id).items.push(item());
+    addItems(view(id), item());
     await settle();
     expect(list.scrollTop).toBe(780);
   });
@@ -440,14 +442,14 @@ describe("scrolling", () => {
     expect(ui.$(".to-bottom")).not.toBeNull();
     expect(ui.$(".to-bottom .badge")).toBeNull();
     h = 1200;
-    view(id).items.push(item(), item());
+    addItems(view(id), item(), item());
     await settle();
     expect(ui.$(".to-bottom .badge")?.textContent).toBe("2");
     await click(ui.$(".to-bottom"));
     expect(list.scrollTop).toBe(1200);
     await scrollTo(list, 900);
     expect(ui.$(".to-bottom")).toBeNull();
-    view(id).items.push(item());
+    addItems(view(id), item());
     await settle();
     expect(ui.$(".to-bottom")).toBeNull();
   });
@@ -463,7 +465,7 @@ describe("scrolling", () => {
     await scrollTo(list, 0);
     expect(ui.$(".to-bottom")?.textContent).toBe("↓");
     h = 1100;
-    view(id).items.push(item(), item());
+    addItems(view(id), item(), item());
     await settle();
     expect(ui.$(".to-bottom")?.textContent).toBe("↓ new messages2");
     expect(ui.$(".to-bottom .badge")?.textContent).toBe("2");

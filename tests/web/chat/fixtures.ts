@@ -9,6 +9,7 @@ import {
   emptyChannelView,
   type SecurityCheck,
   type SecurityWarning,
+  setItems,
   type TimelineItem,
 } from "../../../core/client/view/state.ts";
 import type { ChannelType, Member } from "../../../core/protocol/runtime.ts";
@@ -54,6 +55,11 @@ export function member(did: string, handle: string, extra: Partial<Member> = {})
   };
 }
 
+/** Adds items at the end of a view's list, as the engine does (a new list, ChannelView.items). */
+export function addItems(view: ChannelView, ...items: TimelineItem[]): void {
+  setItems(view, [...view.items, ...items]);
+}
+
 /** Opens a channel in engineState (current channel) and returns its id. */
 export function openChannel(extra: Partial<ChannelView> = {}, type: ChannelType = "invite"): string {
   const c = channel("mainframe", type, {});
@@ -64,6 +70,9 @@ export function openChannel(extra: Partial<ChannelView> = {}, type: ChannelType 
     keysLoaded: true,
     ...extra,
   };
+  // Stored as the engine stores a list (setItems), never changed in place.
+  const v = engineState.open[c.id] as ChannelView;
+  if (Array.isArray(v.items)) setItems(v, [...v.items]);
   engineState.channels = [c];
   engineState.currentChannelId = c.id;
   return c.id;

@@ -7,7 +7,7 @@
  */
 import { afterAll, afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { act } from "react";
-import { emptyChannelView } from "../../../core/client/view/state.ts";
+import { type ChannelView, emptyChannelView } from "../../../core/client/view/state.ts";
 import { NotifySetting } from "../../../web/features/chat/ChannelActivity.tsx";
 import { useActivity } from "../../../web/features/chat/use-activity.ts";
 import { engineState } from "../../../web/state/engine.ts";
@@ -22,7 +22,7 @@ import {
 } from "../../../web/state/notify.ts";
 import { win } from "../dom.ts";
 import { channel, installFakeClient, type Mounted, mount, resetState, settle } from "../harness.ts";
-import { item, ME, member, openChannel, TRINITY } from "./fixtures.ts";
+import { addItems, item, ME, member, openChannel, TRINITY } from "./fixtures.ts";
 
 interface Shown {
   title: string;
@@ -184,7 +184,7 @@ describe("a new message on the board notifies under the setting chosen in the he
       expect(shown).toEqual([]);
 
       await act(async () => {
-        engineState.open[other.id]?.items.push(item({ text: SECRET, isNew: true }));
+        addItems(engineState.open[other.id] as ChannelView, item({ text: SECRET, isNew: true }));
       });
       await settle(10);
       expect(shown).toEqual([expected]);

@@ -21,7 +21,7 @@ import {
   settle,
   typeInto,
 } from "../harness.ts";
-import { item, ME, MORPHEUS, openChannel, resetChat, TRINITY, view, warning } from "./fixtures.ts";
+import { addItems, item, ME, MORPHEUS, openChannel, resetChat, TRINITY, view, warning } from "./fixtures.ts";
 
 let ui: Mounted;
 let fake: FakeClient;
@@ -123,7 +123,8 @@ describe("sending blocked", () => {
     const id = openChannel({ sendBlocked: true, warnings: [w] });
     fake.impl.send = async (_id, text) => {
       // As the engine does: the pending item becomes a failed one with the reason, then it throws.
-      view(id).items.push(
+      addItems(
+        view(id),
         item({
           author: { did: ME, handle: "neo.wsync.local" },
           uri: "pending:blocked",

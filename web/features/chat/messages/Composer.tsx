@@ -202,7 +202,6 @@ export function Composer({ channelId, mobile }: { channelId: string; mobile: boo
       {completion.popup}
       <div className="composer-row">
         <span className="prompt">&gt;</span>
-        <AttachButton channelId={channelId} />
         <textarea
           ref={input}
           value={text}
@@ -244,6 +243,8 @@ export function Composer({ channelId, mobile }: { channelId: string; mobile: boo
             }
           }}
         />
+        {/* After the input: Tab goes from the message list straight to the input (issue 28). */}
+        <AttachButton channelId={channelId} />
         <button type="submit" className="primary" disabled={busy}>
           {busy ? "TRANSMITTING" : "SEND"}
         </button>

@@ -44,6 +44,7 @@ export const LOAD_AHEAD_PX = 600;
 export const SCROLL_PAGE = Limits.pageMax;
 /** A row's height before it is measured (one line of text). */
 const ESTIMATE_PX = 26;
+const estimateSize = () => ESTIMATE_PX;
 
 const INTERACTIVE = "button, a[href], input, textarea, select, [tabindex]";
 
@@ -218,11 +219,16 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
   const activeIndex = activeKey ? rows.findIndex((r) => r.key === activeKey) : -1;
   const focusKey = useRef<string | null>(null);
 
+  // The virtualizer recomputes every row's position when its key function changes (its measurements
+  // are memoized on it): it changes with the rows, not on every render (each row measured renders
+  // the list again, which cost a walk of the whole list per row).
+  const getItemKey = useCallback((n: number) => rows[n]?.key ?? n, [rows]);
+  const getScrollElement = useCallback(() => box.current, []);
   const virt = useVirtualizer({
     count: rows.length,
-    getScrollElement: () => box.current,
-    estimateSize: () => ESTIMATE_PX,
-    getItemKey: (n) => rowsRef.current[n]?.key ?? n,
+    getScrollElement,
+    estimateSize,
+    getItemKey,
     overscan: 10,
     paddingStart: 8,
     paddingEnd: 8,

@@ -58,6 +58,22 @@ export function firstUnread(
 }
 
 /**
+ * The calendar day of an item's time, parsed once per item: an item is never changed in place
+ * (ChannelView.items), so its day is kept with it, and the rows of a long channel are built again
+ * without parsing thousands of dates.
+ */
+const dayKeys = new WeakMap<object, string>();
+function dayKeyOf(i: Item, iso: string): string {
+  let k = dayKeys.get(i);
+  if (k === undefined) {
+    const t = new Date(iso);
+    k = `${t.getFullYear()}-${t.getMonth()}-${t.getDate()}`;
+    dayKeys.set(i, k);
+  }
+  return k;
+}
+
+/**
  * The list's rows, oldest first: the LOAD_MORE_DATA button while older records exist, a day divider
  * where the day changes, a run of history a newcomer cannot read as one line, the "new messages"
  * divider before `unreadUri`, and one row per record that has a line of its own.
@@ -77,9 +93,9 @@ export function buildRows(
   // One label per calendar day, not a date formatting per message.
   const now = new Date();
   const labels = new Map<string, string>();
-  const dayOf = (iso: string) => {
-    const t = new Date(iso);
-    const k = `${t.getFullYear()}-${t.getMonth()}-${t.getDate()}`;
+  const dayOf = (i: Item) => {
+    const iso = shownTime(i);
+    const k = dayKeyOf(i, iso);
     let label = labels.get(k);
     if (label === undefined) {
       label = dayLabel(iso, now);
@@ -95,7 +111,7 @@ export function buildRows(
     const i = shown[n] as Item;
     if (!hasRow(i)) continue;
     // A run of missing records has no time of its own: it never starts a day.
-    const d = i.kind === "missing" ? day : dayOf(shownTime(i));
+    const d = i.kind === "missing" ? day : dayOf(i);
     if (d !== day) {
       day = d;
       rows.push({ type: "day", key: `d${i.uri}`, label: d });
