@@ -5,7 +5,6 @@
  * Prints numbers, asserts nothing. Usage: bun tests/bench/web-search.ts [messages=100000]
  */
 import { heapStats } from "bun:jsc";
-import type { TimelineItem } from "../../core/client/index.ts";
 import { changeOf, parseQuery } from "../../core/search/index.ts";
 import {
   deviceKey,
@@ -14,45 +13,10 @@ import {
   saveSnapshot,
 } from "../../web/features/search/snapshot.ts";
 import { type IndexSnapshot, WebIndex } from "../../web/features/search/web-index.ts";
+import { channels, item, pct, queries } from "./search-corpus.ts";
 
 const N = Number(process.argv[2] ?? 100_000);
 
-// A deterministic vocabulary with accents and several scripts; Zipf-like word choice.
-const VOCAB = [
-  ..."the a to of and in is it you that for on was with he as deploy release server café naïve über straße résumé meeting tuesday lunch kubernetes cluster error timeout retry rollback grommet sprocket invoice budget 日本語 テスト привет мир".split(
-    " ",
-  ),
-  ...Array.from({ length: 2000 }, (_, i) => `w${(i * 2654435761) % 1_000_003}`),
-];
-let seed = 42;
-const rand = () => {
-  seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-  return seed / 0x7fffffff;
-};
-const word = () => VOCAB[Math.floor(VOCAB.length * rand() ** 3)] as string;
-const people = Array.from({ length: 20 }, (_, i) => ({
-  did: `did:plc:${String(i).padStart(24, "a")}`,
-  handle: `user${i}.example.com`,
-}));
-
-function item(i: number): TimelineItem {
-  const at = new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString();
-  return {
-    uri: `at://x/chat.wsync.message/m${i}`,
-    seq: i + 1,
-    kind: "message",
-    author: people[i % people.length] as TimelineItem["author"],
-    createdAt: at,
-    signedAt: at,
-    text: Array.from({ length: 4 + Math.floor(rand() * 16) }, word).join(" "),
-    state: "success",
-    verified: true,
-    error: null,
-    clientMsgId: i.toString(16).padStart(32, "0"),
-  };
-}
-
-const channels = ["c1", "c2", "c3", "c4"];
 Bun.gc(true);
 const heapBefore = heapStats().heapSize;
 const index = new WebIndex();
@@ -77,22 +41,6 @@ for (let k = 0; k < 200; k++) {
   one.push(performance.now() - s);
 }
 
-const pct = (xs: number[], p: number) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] as number;
-const queries = [
-  "deploy",
-  "dep",
-  "ploy",
-  "cafe",
-  "uber strasse",
-  "kubernetes cluster",
-  '"rollback timeout"',
-  "日本",
-  "meeting in:#chan-c2",
-  "from:user3 error",
-  "after:2026-02-01 before:2026-02-15 budget",
-  "w12",
-];
 const times: number[] = [];
 const per: string[] = [];
 for (const q of queries) {

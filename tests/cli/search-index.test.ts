@@ -9,44 +9,10 @@ import { join } from "node:path";
 import { deleteSearchIndex, SearchIndex } from "../../cli/search-index.ts";
 import type { TimelineItem } from "../../core/client/index.ts";
 import { changeOf, MemoryIndex, parseQuery, utcDayStart } from "../../core/search/index.ts";
+import { ALICE, BOB, deleted, edit, msg } from "../support/search-items.ts";
 import { cleanupTempDirs, tempDir } from "./cli-harness.ts";
 
 afterAll(cleanupTempDirs);
-
-const ALICE = { did: "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa", handle: "alice.example.com" };
-const BOB = { did: "did:plc:bbbbbbbbbbbbbbbbbbbbbbbb", handle: "bob.example.com" };
-let n = 0;
-
-function msg(text: string | null, over: Partial<TimelineItem> = {}): TimelineItem {
-  const seq = ++n;
-  return {
-    uri: `at://x/m${seq}`,
-    seq,
-    kind: "message",
-    author: ALICE,
-    createdAt: "2026-10-05T12:00:00.000Z",
-    signedAt: new Date(Date.UTC(2026, 9, 1) + seq * 3_600_000).toISOString(),
-    text,
-    state: "success",
-    verified: true,
-    error: null,
-    clientMsgId: seq.toString(16).padStart(32, "0"),
-    ...over,
-  };
-}
-
-const edit = (of: TimelineItem, text: string, prev: string | null) =>
-  msg(text, {
-    rich: { type: "edit", to: { did: of.author.did, clientMsgId: of.clientMsgId as string }, prev },
-  });
-
-const deleted = (i: TimelineItem, signed: boolean): TimelineItem => ({
-  ...i,
-  text: signed ? null : i.text,
-  deleted: signed
-    ? { did: ALICE.did, handle: ALICE.handle, signed }
-    : { did: "", handle: "the server", signed },
-});
 
 function fresh(): SearchIndex {
   return new SearchIndex(join(tempDir("wsync-search-"), "localhost_3000.search.sqlite"));

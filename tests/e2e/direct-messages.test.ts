@@ -13,6 +13,7 @@ import {
   createInDialog,
   expectMessage,
   openChannel,
+  send,
   sidebarChannel,
   signUp,
   unlockTerminal,
@@ -156,6 +157,17 @@ browserTest(
     await alice.page.getByRole("button", { name: `Message ${bob.handle}` }).click();
     await chatTitle(alice.page, bob.handle).waitFor();
     await expectMessage(alice.page, alice.handle, "hi");
+    // So does a person's name on their message.
+    await openChannel(bob.page, room);
+    await send(bob.page, "anyone for lunch?");
+    await openChannel(alice.page, room);
+    await alice.page
+      .locator(".chat-list .msg", { hasText: "anyone for lunch?" })
+      .locator("button.who")
+      .click();
+    await chatTitle(alice.page, bob.handle).waitFor();
+    await expectMessage(alice.page, alice.handle, "hi");
+    expect(await alice.page.locator(".sb-dms .sb-dm").count()).toBe(1);
     await openChannel(bob.page, room);
     await bob.page.keyboard.press("Control+k");
     await bob.page.getByRole("dialog", { name: "Switch channel" }).waitFor();

@@ -5,7 +5,14 @@ import type { EpochKey } from "../keys/keyring.ts";
 import { SignerKeys } from "../keys/signer-keys.ts";
 import { trustDate } from "../keys/trust.ts";
 import { SecurityText } from "../view/security-text.ts";
-import type { ChannelView, EpochChange, SecurityCheck, SecurityWarning } from "../view/state.ts";
+import {
+  type ChannelView,
+  type EpochChange,
+  type SecurityCheck,
+  type SecurityWarning,
+  setItems,
+  type TimelineItem,
+} from "../view/state.ts";
 import { type ChainState, membersOf, type VerifiedEpoch } from "./chain.ts";
 import type { EngineContext } from "./engine-context.ts";
 import { type EpochCandidate, previousVerified, type VerifyContext, verifyEpoch } from "./epoch-verify.ts";
@@ -127,12 +134,44 @@ export class EpochManager {
   /** Pins handles on first sight; a changed handle, or one pinned to someone else, is a warning. */
   async pinHandles(channelId: string | null, entries: { did: string; handle: string }[]): Promise<void> {
     const problems = await this.c.keyring.pinHandles(entries);
+    await this.nameShownRows(entries);
     if (!channelId) return;
     for (const p of problems) {
       const detail =
         p.problem === "changed" ? `now called ${p.handle}` : `${p.handle} already belongs to someone else`;
       this.warn(channelId, "handle", { did: p.did, handle: p.pinned, detail });
     }
+  }
+
+  /**
+   * Rows drawn before their author's name was pinned ("did… (unverified name)": a message that came in
+   * before the commit naming its author, as right after a join) take the name a verified commit
+   * signed, in every open channel.
+   */
+  private async nameShownRows(entries: { did: string }[]): Promise<void> {
+    const names = new Map<string, string>();
+    for (const { did } of entries) {
+      const pinned = await this.c.keyring.pinnedHandle(did);
+      if (pinned) names.set(did, pinned);
+    }
+    if (names.size === 0) return;
+    let changed = false;
+    for (const view of Object.values(this.c.state.open)) {
+      if (!view || !Array.isArray(view.items)) continue;
+      let items: TimelineItem[] | null = null;
+      view.items.forEach((i, n) => {
+        const name = names.get(i.author.did);
+        if (name && i.author.handle === SecurityText.unverifiedName(i.author.did)) {
+          items ??= [...view.items];
+          items[n] = { ...i, author: { did: i.author.did, handle: name } };
+        }
+      });
+      if (items) {
+        setItems(view, items);
+        changed = true;
+      }
+    }
+    if (changed) this.c.changed();
   }
 
   /**

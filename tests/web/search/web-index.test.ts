@@ -6,41 +6,7 @@ import { describe, expect, test } from "bun:test";
 import type { TimelineItem } from "../../../core/client/index.ts";
 import { changeOf, MemoryIndex, parseQuery, utcDayStart } from "../../../core/search/index.ts";
 import { WebIndex } from "../../../web/features/search/web-index.ts";
-
-const ALICE = { did: "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa", handle: "alice.example.com" };
-const BOB = { did: "did:plc:bbbbbbbbbbbbbbbbbbbbbbbb", handle: "bob.example.com" };
-let n = 0;
-
-function msg(text: string | null, over: Partial<TimelineItem> = {}): TimelineItem {
-  const seq = ++n;
-  return {
-    uri: `at://x/m${seq}`,
-    seq,
-    kind: "message",
-    author: ALICE,
-    createdAt: "2026-10-05T12:00:00.000Z",
-    signedAt: new Date(Date.UTC(2026, 9, 1) + seq * 3_600_000).toISOString(),
-    text,
-    state: "success",
-    verified: true,
-    error: null,
-    clientMsgId: seq.toString(16).padStart(32, "0"),
-    ...over,
-  };
-}
-
-const edit = (of: TimelineItem, text: string, prev: string | null) =>
-  msg(text, {
-    rich: { type: "edit", to: { did: of.author.did, clientMsgId: of.clientMsgId as string }, prev },
-  });
-
-const deleted = (i: TimelineItem, signed: boolean): TimelineItem => ({
-  ...i,
-  text: signed ? null : i.text,
-  deleted: signed
-    ? { did: ALICE.did, handle: ALICE.handle, signed }
-    : { did: "", handle: "the server", signed },
-});
+import { ALICE, BOB, deleted, edit, msg } from "../../support/search-items.ts";
 
 const texts = (ix: WebIndex, q: string) => ix.search(parseQuery(q, utcDayStart)).map((h) => h.text);
 

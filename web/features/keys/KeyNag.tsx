@@ -14,6 +14,18 @@ const T = KeyNagText;
 /** "Not now" hides the reminder until this tab's session ends (sessionStorage), like Element's. */
 const dismissedKey = () => `wsync-key-nag:${authState.user?.did}`;
 
+/** The reminder pushes the board down: toasts (fixed below the chat header) move down with it. */
+function measure(el: HTMLElement | null) {
+  if (!el) return;
+  const root = document.documentElement.style;
+  const watch = new ResizeObserver(() => root.setProperty("--key-nag-height", `${el.offsetHeight}px`));
+  watch.observe(el);
+  return () => {
+    watch.disconnect();
+    root.removeProperty("--key-nag-height");
+  };
+}
+
 /**
  * Part of the board's first script (small, and a chunk of its own would cost more than it saves).
  * The board's reminder while the account's key is kept nowhere but this browser: no key backup on the
@@ -24,7 +36,7 @@ export function KeyNag() {
   const [hidden, setHidden] = useState(() => !!sessionStorage.getItem(dismissedKey()));
   if (hidden) return null;
   return (
-    <section className="key-nag" aria-label={T.lead} data-testid="key-nag">
+    <section ref={measure} className="key-nag" aria-label={T.lead} data-testid="key-nag">
       <p>
         <strong>{T.lead}</strong> {T.why}
       </p>

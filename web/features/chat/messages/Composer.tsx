@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useLayoutEffect, useRef, useState } from "react";
 import { useSnapshot } from "valtio";
 import { presentTimeline } from "../../../../core/client/channel/rich.ts";
 import { handleWithoutSuffix } from "../../../../core/client/view/display.ts";
@@ -97,8 +97,9 @@ export function Composer({ channelId, mobile }: { channelId: string; mobile: boo
   const editing = mode.editing?.channelId === channelId ? mode.editing.uri : null;
   const target = (uri: string | null) => (uri ? view?.items.find((i) => i.uri === uri) : undefined);
   const editingItem = target(editing);
+  // Before the paint: the input shows the text being edited in the same frame as "Editing your message".
   // biome-ignore lint/correctness/useExhaustiveDependencies: only when editing starts.
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (!editing) return;
     // The text being edited as its author wrote it (the Markdown source, not the drawn text), in its
     // newest edit, if any.

@@ -14,6 +14,7 @@ import { lazyPart } from "../../../components/lazy-part.tsx";
 import { Modal } from "../../../components/Modal.tsx";
 import { toast } from "../../../components/toast.ts";
 import { compose, toggleReaction } from "../../../state/compose.ts";
+import { openConversation } from "../../../state/direct.ts";
 import { engineState } from "../../../state/engine.ts";
 import { deleteMessage } from "../../../state/message.ts";
 import { Files } from "../files/lazy.tsx";
@@ -248,9 +249,23 @@ export function MessageRow({
     >
       {i.rich?.type === "reply" ? <ReplyQuote to={i.rich.to} target={presented?.replyTo ?? null} /> : null}
       <time dateTime={at}>{clockTime(at)}</time>
-      <b className="who" style={{ color: authorColor(i.author.did) }}>
-        {handleWithoutSuffix(i.author.handle)}
-      </b>
+      {/* Issue 30: another person's (signed) name is a way to write to them; a name only the
+          server vouches for ("did:… (unverified name)") is not. */}
+      {channelId && me && i.author.did && i.author.did !== me && !i.author.handle.startsWith("did:") ? (
+        <button
+          type="button"
+          className="who"
+          style={{ color: authorColor(i.author.did) }}
+          title={`Message ${handleWithoutSuffix(i.author.handle)}`}
+          onClick={() => void openConversation(i.author.handle, null).catch(() => undefined)}
+        >
+          {handleWithoutSuffix(i.author.handle)}
+        </button>
+      ) : (
+        <b className="who" style={{ color: authorColor(i.author.did) }}>
+          {handleWithoutSuffix(i.author.handle)}
+        </b>
+      )}
       <span className={`mark${verified ? " ok" : ""}`} title={verified ? "verified" : "unverified"}>
         {mark}
       </span>
