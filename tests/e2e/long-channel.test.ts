@@ -251,10 +251,21 @@ browserTest(
       return r.top >= b.top - 1 && r.bottom <= b.bottom + 1;
     });
     // Enter: the message's own buttons (Reply first); Esc back to the message.
+    // End moves the focus once the newest row is rendered: wait for that row, not just any row.
     await page.keyboard.press("End");
-    await page.waitForFunction(() => document.activeElement?.classList.contains("row"));
+    await page.waitForFunction(() => {
+      const a = document.activeElement as HTMLElement | null;
+      const rows = [...document.querySelectorAll<HTMLElement>(".chat-list .row[data-index]")].filter((r) =>
+        r.querySelector(".msg"),
+      );
+      return !!a?.classList.contains("row") && rows[rows.length - 1] === a;
+    });
+    const endKey = await page.evaluate(() => document.activeElement?.getAttribute("data-key"));
     await page.keyboard.press("ArrowUp");
-    await page.waitForFunction(() => document.activeElement?.classList.contains("row"));
+    await page.waitForFunction((k) => {
+      const a = document.activeElement as HTMLElement | null;
+      return !!a?.classList.contains("row") && a.getAttribute("data-key") !== k && !!a.querySelector(".msg");
+    }, endKey);
     await page.keyboard.press("Enter");
     await page.waitForFunction(() => document.activeElement?.getAttribute("aria-label") === "Reply");
     await page.keyboard.press("Escape");

@@ -556,8 +556,10 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
       case "ArrowRight":
       case "F2":
         if (rowEl) {
-          const first = rowEl.querySelector<HTMLElement>(INTERACTIVE);
-          if (first && first !== rowEl) {
+          // The message's own actions first (Reply), not its author's name (which opens a conversation).
+          const controls = [...rowEl.querySelectorAll<HTMLElement>(INTERACTIVE)].filter((c) => c !== rowEl);
+          const first = controls.find((c) => !c.classList.contains("who")) ?? controls[0];
+          if (first) {
             e.preventDefault();
             first.focus();
           }
