@@ -32,13 +32,37 @@ export interface FrameContext {
 }
 
 /** One frame the server pushed over the WebSocket, applied to the client's state. */
+/** Per client and channel, the tail of the live records being taken in (see channelMessage). */
+const turns = new WeakMap<FrameContext, Map<string, Promise<void>>>();
+
+function inTurn(c: FrameContext, channelId: string, fn: () => Promise<void>): Promise<void> {
+  let queue = turns.get(c);
+  if (!queue) {
+    queue = new Map();
+    turns.set(c, queue);
+  }
+  const run = (queue.get(channelId) ?? Promise.resolve()).then(fn);
+  const tail = run.catch(() => undefined);
+  queue.set(channelId, tail);
+  void tail.then(() => {
+    if (queue?.get(channelId) === tail) queue.delete(channelId);
+  });
+  return run;
+}
+
 export async function handleFrame(c: FrameContext, f: ServerFrame): Promise<void> {
   const idOf = (uri: string) => channelIdFromUri(uri) ?? "";
   switch (f.type) {
     case WsEvent.channelMessage: {
       const { record } = f.data as ServerFrame<typeof WsEvent.channelMessage>["data"];
-      if (!c.state.open[idOf(record.channelUri)]) return;
-      await (await c.parts()).channels.receive(idOf(record.channelUri), record, true);
+      const channelId = idOf(record.channelUri);
+      if (!c.state.open[channelId]) return;
+      // One channel's live records are taken in the order they arrive (the server's seq order), each
+      // after the one before: decrypting runs async, and two at once could finish, and be announced
+      // as `item`s, out of order.
+      await inTurn(c, channelId, async () => {
+        await (await c.parts()).channels.receive(channelId, record, true);
+      });
       return;
     }
     case WsEvent.notifyJoined: {
