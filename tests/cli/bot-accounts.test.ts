@@ -11,7 +11,15 @@ import type { Subprocess } from "bun";
 import type { ChannelJson, ItemJson, MemberJson } from "../../cli/format.ts";
 import type { ChannelInfo, Item, MemberInfo } from "../../packages/bot/index.ts";
 import { ManualClock, NO_WRITE_LIMITS, startTestServer, type TestServer } from "../server/harness.ts";
-import { type CliUser, cleanupTempDirs, LineReader, REPO_ROOT, registerCli, tempDir } from "./cli-harness.ts";
+import {
+  Cli,
+  type CliUser,
+  cleanupTempDirs,
+  LineReader,
+  REPO_ROOT,
+  registerCli,
+  tempDir,
+} from "./cli-harness.ts";
 
 // The package's types are the CLI's JSON (checked by the typechecker, as part of the suite).
 export const sameShapes: [
@@ -31,15 +39,9 @@ const json = (line: string) => JSON.parse(line) as Record<string, unknown>;
 
 /** A long-running wsync of `home`'s device with standard input to write to. */
 function start(home: string, args: string[], env: Record<string, string> = {}) {
-  const proc = Bun.spawn([process.execPath, "cli/main.ts", ...args], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, WSYNC_PASSWORD: undefined, XDG_CONFIG_HOME: home, WSYNC_SERVER: t.url, ...env },
-    stdin: "pipe",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  procs.push(proc);
-  return { proc, out: new LineReader(proc.stdout), err: new LineReader(proc.stderr) };
+  const started = new Cli(t.url, { configHome: home }).start(args, { env });
+  procs.push(started.proc);
+  return started;
 }
 
 const asBot = () => ({ env: { WSYNC_BOT_TOKEN: token, XDG_CONFIG_HOME: botHome } });

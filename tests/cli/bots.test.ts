@@ -9,14 +9,7 @@ import { existsSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { startTestServer, type TestServer } from "../server/harness.ts";
-import {
-  type Cli,
-  type CliUser,
-  cleanupTempDirs,
-  LineReader,
-  REPO_ROOT,
-  registerCli,
-} from "./cli-harness.ts";
+import { type Cli, type CliUser, cleanupTempDirs, type LineReader, registerCli } from "./cli-harness.ts";
 
 let t: TestServer;
 let alice: CliUser;
@@ -37,22 +30,11 @@ afterAll(async () => {
   cleanupTempDirs();
 });
 
-/** A long-running command of `cli` with standard input to write to. */
+/** A long-running command of `cli` with standard input to write to (killed after the file). */
 function start(cli: Cli, args: string[]) {
-  const proc = Bun.spawn([process.execPath, "cli/main.ts", ...args], {
-    cwd: REPO_ROOT,
-    env: {
-      ...process.env,
-      WSYNC_PASSWORD: undefined,
-      XDG_CONFIG_HOME: cli.configHome,
-      WSYNC_SERVER: cli.server,
-    },
-    stdin: "pipe",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  procs.push(proc);
-  return { proc, out: new LineReader(proc.stdout), err: new LineReader(proc.stderr) };
+  const started = cli.start(args);
+  procs.push(started.proc);
+  return started;
 }
 
 const json = (line: string) => JSON.parse(line) as Record<string, unknown>;

@@ -146,6 +146,18 @@ export class Cli {
       stderr: "pipe",
     });
   }
+
+  /** Starts a long-running command (listen, api) with standard input to write to, its output read by line. */
+  start(args: string[], opts: RunOptions = {}) {
+    const proc = Bun.spawn(this.command(args), {
+      cwd: opts.cwd ?? this.cwd,
+      env: this.environment(opts.env),
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    return { proc, out: new LineReader(proc.stdout), err: new LineReader(proc.stderr) };
+  }
 }
 
 let n = 0;
