@@ -7,9 +7,12 @@ import { engineState, loadClient } from "./engine.ts";
  * channels. The data is the engine's (engineState.channels, .currentChannelId); views read it with
  * useSnapshot(engineState) and call these actions. Failures become the spec's texts (§8).
  */
+/** What a failed action says: the error's own message, else `text`. */
+export const failureText = (text: string, e: unknown): string =>
+  e instanceof Error && e.message ? e.message : text;
+
 function fail(text: string, e: unknown): never {
-  const detail = e instanceof Error && e.message ? e.message : text;
-  toast.error(detail);
+  toast.error(failureText(text, e));
   throw e instanceof Error ? e : new Error(text);
 }
 

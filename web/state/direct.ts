@@ -1,8 +1,8 @@
 import type { WsyncClient } from "../../core/client/index.ts";
+import { setItems } from "../../core/client/view/state.ts";
 import { toast } from "../components/toast.ts";
+import { failureText } from "./channel.ts";
 import { engineState, loadClient } from "./engine.ts";
-
-const why = (e: unknown, text: string) => (e instanceof Error && e.message ? e.message : text);
 
 /**
  * Direct conversations on the board (`/msg handle text`, `/query handle` in the terminal, "Message"
@@ -16,7 +16,7 @@ export async function openConversation(handle: string, text: string | null): Pro
     const { conversation } = await client.direct.open([handle], { focus: true });
     if (text) await client.send(conversation.channel.id, text);
   } catch (e) {
-    toast.error(why(e, "Could not open the conversation"));
+    toast.error(failureText("Could not open the conversation", e));
     throw e;
   }
 }
@@ -25,7 +25,7 @@ async function act(text: string, f: (c: WsyncClient) => Promise<void>): Promise<
   try {
     await f(await loadClient());
   } catch (e) {
-    toast.error(why(e, text));
+    toast.error(failureText(text, e));
   }
 }
 
@@ -49,9 +49,11 @@ export const blockPerson = (did: string, channelId: string | null) =>
     await c.direct.block(did);
     // What they already said in conversations goes from view at once (new messages are not placed:
     // core/client/view/blocked.ts); it shows again when a conversation is loaded after an unblock.
+    // A list is replaced through setItems, never assigned (ChannelView.items).
     for (const view of Object.values(engineState.open)) {
       if (view.channel.value.type !== "direct") continue;
-      view.items = view.items.filter((i) => i.kind !== "message" || i.author.did !== did);
+      const kept = view.items.filter((i) => i.kind !== "message" || i.author.did !== did);
+      if (kept.length !== view.items.length) setItems(view, kept);
     }
     if (channelId) await c.direct.remove(channelId);
     toast.success("Blocked");
