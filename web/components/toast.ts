@@ -54,15 +54,22 @@ export function useToastsWanted(): boolean {
   );
 }
 
-/** The first key press or pointer press on the page brings the toast code in (it may toast next). */
-export function preloadToastsOnInteraction(): void {
-  if (typeof window === "undefined" || wanted) return;
+/**
+ * The first key press or pointer press on the page brings the toast code in (it may toast next).
+ * Returns the removal of its listeners (an effect's cleanup).
+ */
+export function preloadToastsOnInteraction(): () => void {
   const go = () => {
-    window.removeEventListener("pointerdown", go, true);
-    window.removeEventListener("keydown", go, true);
+    stop();
     want();
     void loadToasts().catch(() => undefined);
   };
+  const stop = () => {
+    window.removeEventListener("pointerdown", go, true);
+    window.removeEventListener("keydown", go, true);
+  };
+  if (typeof window === "undefined" || wanted) return () => undefined;
   window.addEventListener("pointerdown", go, true);
   window.addEventListener("keydown", go, true);
+  return stop;
 }

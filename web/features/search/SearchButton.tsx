@@ -47,6 +47,7 @@ export function SearchButton() {
       }
     };
     addEventListener("keydown", onKey);
+    // search-switch.ts's USED key (its searchUsed() is not imported: that module is not in the first script).
     if (localStorage.getItem("wsync-search-used")) void load().then((m) => m.resume());
     return () => removeEventListener("keydown", onKey);
   }, []);
