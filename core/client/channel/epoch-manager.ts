@@ -149,8 +149,18 @@ export class EpochManager {
    * signed, in every open channel.
    */
   private async nameShownRows(entries: { did: string }[]): Promise<void> {
+    // Most commits name nobody drawn unverified: look for such rows first, names only then.
+    const listed = new Set(entries.map((e) => e.did));
+    const waiting = new Set<string>();
+    for (const view of Object.values(this.c.state.open)) {
+      if (!view || !Array.isArray(view.items)) continue;
+      for (const i of view.items)
+        if (listed.has(i.author.did) && i.author.handle === SecurityText.unverifiedName(i.author.did))
+          waiting.add(i.author.did);
+    }
+    if (waiting.size === 0) return;
     const names = new Map<string, string>();
-    for (const { did } of entries) {
+    for (const did of waiting) {
       const pinned = await this.c.keyring.pinnedHandle(did);
       if (pinned) names.set(did, pinned);
     }
