@@ -15,6 +15,11 @@ export const BlobPaths = {
   status: `${API_BASE}/blobs/:id/status`,
   /** PUT one chunk (the uploader, idempotent); GET one chunk (members). */
   chunk: `${API_BASE}/blobs/:id/chunks/:index`,
+  /**
+   * GET → BlobLinks (members): short-lived presigned links to each chunk in the object store, so a
+   * download skips the server; `urls: null` when the store has none (the filesystem): use `blob`.
+   */
+  links: `${API_BASE}/blobs/:id/links`,
   /** POST → BlobStatus, once every chunk is in. */
   complete: `${API_BASE}/blobs/:id/complete`,
 } as const;
@@ -47,4 +52,15 @@ export interface BlobStatus {
   /** Chunk indexes not received yet (empty when complete or ready to complete). */
   missing: number[];
   complete: boolean;
+}
+
+/** Where a blob's chunks can be fetched directly (GET `links`), after the membership check. */
+export interface BlobLinks {
+  blobId: string;
+  size: number;
+  chunks: number;
+  /** One presigned GET per chunk, in order (no Authorization header: the link is the credential); null: none. */
+  urls: string[] | null;
+  /** When the links stop working (ms since the epoch); null with `urls: null`. */
+  expiresAt: number | null;
 }

@@ -72,6 +72,11 @@ export function mountBlobRoutes(app: Elysia, s: Services, blobs: BlobService): v
     await s.limits.check(ctx.did, "upload");
     return blobs.complete(ctx, params.id);
   });
+  app.get(BlobPaths.links, async ({ request, params, set }) => {
+    // The links are credentials for a few minutes: never cached on the way.
+    set.headers["cache-control"] = "no-store";
+    return blobs.links(await who(request), params.id);
+  });
   app.get(BlobPaths.chunk, async ({ request, params }) => {
     const bytes = await blobs.readChunk(await who(request), params.id, index(params.index));
     return new Response(bytes, { headers: octet });

@@ -5,6 +5,7 @@ import {
   BLOB_ID_RE,
   BlobCreateBodySchema,
   type BlobCreated,
+  type BlobLinks,
   type BlobStatus,
 } from "../../core/protocol/index.ts";
 import type { AuthContext } from "../services/auth-service.ts";
@@ -134,6 +135,26 @@ export class BlobService {
     const bytes = await this.bytes.readChunk(id, index);
     if (!bytes) throw notFound();
     return bytes;
+  }
+
+  /**
+   * Presigned links to every chunk of a readable blob (S3), or `urls: null` (the filesystem, or
+   * links turned off): the caller is checked first, so a link is only ever made for a member.
+   */
+  async links(ctx: AuthContext, id: string): Promise<BlobLinks> {
+    const row = await this.readable(ctx, id);
+    const base = { blobId: id, size: row.size, chunks: row.chunks };
+    const presign = this.bytes.presign?.bind(this.bytes);
+    const seconds = this.config.s3?.presignSeconds ?? 0;
+    if (!presign || seconds <= 0) return { ...base, urls: null, expiresAt: null };
+    const expiresAt = this.clock.now() + seconds * 1000;
+    const urls: string[] = [];
+    for (let i = 0; i < row.chunks; i++) {
+      const url = presign(id, i);
+      if (!url) return { ...base, urls: null, expiresAt: null };
+      urls.push(url);
+    }
+    return { ...base, urls, expiresAt };
   }
 
   /** Bytes [start, end] (inclusive) of a readable blob, streamed chunk by chunk. */
