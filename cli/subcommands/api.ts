@@ -8,6 +8,7 @@ import { CliError, ExitCode, errorJson, usageError } from "../errors.ts";
 import { channelJson, itemJson, memberJson, sendBlockedText } from "../format.ts";
 import { sessionEndedText } from "../session-end.ts";
 import { openDm, parseDmTarget } from "./dm.ts";
+import { saveFile, sendFileCommand } from "./files.ts";
 import { connected, LISTEN_RESCAN_MS, Listener, parseSince, untilSignal } from "./listen.ts";
 
 /** The methods `wsync api` answers (docs/cli.md has their params and results). */
@@ -28,6 +29,8 @@ export const API_METHODS = [
   "unread",
   "markRead",
   "dm",
+  "upload",
+  "download",
 ] as const;
 type Method = (typeof API_METHODS)[number];
 
@@ -149,6 +152,23 @@ export async function runApiMethod(client: WsyncClient, method: string, p: Param
         conversation: json,
         item: itemJson(await client.send(conversation.channel.id, p.text as string)),
       };
+    }
+    case "upload": {
+      // params: {channel, path, text?}: as `wsync send CHANNEL --file PATH [caption]`.
+      const { id } = await writable(client, p.channel);
+      const path = str(p, "path");
+      if (p.text !== undefined && typeof p.text !== "string") throw usageError("params.text: a string");
+      return itemJson(await sendFileCommand(client, id, path, (p.text as string | undefined) ?? "", false));
+    }
+    case "download": {
+      // params: {channel, blob, path, force?}: as `wsync get CHANNEL/BLOB -o PATH [--force]`.
+      const ref = str(p, "channel");
+      const blob = str(p, "blob");
+      const path = str(p, "path");
+      if (p.force !== undefined && typeof p.force !== "boolean") throw usageError("params.force: a boolean");
+      const ch = await memberChannel(client, ref);
+      const file = await saveFile(client, ch.id, ref, blob, path, p.force === true, false);
+      return { channelId: ch.id, blob, path, name: file.name, mime: file.mime, size: file.size };
     }
   }
 }

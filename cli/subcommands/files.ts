@@ -2,6 +2,7 @@ import { link, open, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { Command } from "commander";
 import type { TimelineItem, WsyncClient } from "../../core/client/index.ts";
+import type { FileInfo } from "../../core/crypto/file-message.ts";
 import { type GlobalOptions, memberChannel, signedInClient } from "../context.ts";
 import { CliError, ExitCode, usageError } from "../errors.ts";
 
@@ -41,6 +42,8 @@ export async function sendFileCommand(
   channelId: string,
   path: string,
   caption: string,
+  /** false in `wsync api`: its standard error is the program's, not a person's. */
+  showProgress = true,
 ): Promise<TimelineItem> {
   let size: number;
   try {
@@ -52,6 +55,7 @@ export async function sendFileCommand(
     throw new CliError(`send: cannot read ${path}`, ExitCode.notFound);
   }
   const files = await client.files();
+  const onProgress = showProgress ? progress(`Sending ${basename(path)}`) : undefined;
   return files.send(
     channelId,
     {
@@ -61,11 +65,67 @@ export async function sendFileCommand(
       size,
       open: () => readFileStream(path),
       text: caption,
-      ...(progress(`Sending ${basename(path)}`) ? { onProgress: progress(`Sending ${basename(path)}`) } : {}),
+      ...(onProgress ? { onProgress } : {}),
     },
     // The server names its own limit (413); it may be set higher than the default.
     Number.POSITIVE_INFINITY,
   );
+}
+
+/**
+ * Downloads, checks and decrypts the file `blob` of channel `channelId` into `out`: the key from the
+ * verified message that carries it, written beside the target and moved into place only when every
+ * chunk opened (a changed or cut-off file never lands under its name); never over an existing file
+ * without `force`. What `wsync get` and `wsync api` `download` do.
+ */
+export async function saveFile(
+  client: WsyncClient,
+  channelId: string,
+  ref: string,
+  blob: string,
+  out: string,
+  force: boolean,
+  showProgress = true,
+): Promise<FileInfo> {
+  if (!/^[0-9a-f]{32}$/.test(blob)) throw usageError("blob: the 32 hex characters read shows");
+  if (!force && (await stat(out).catch(() => null)))
+    throw new CliError(`get: ${out} exists (--force replaces it)`, ExitCode.conflict);
+  const item = await findFile(client, channelId, blob);
+  if (!item?.file)
+    throw new CliError(`get: no message in ${ref} carries the file ${blob}`, ExitCode.notFound);
+  // The key comes from the message: only a verified one is trusted to say what the file is.
+  if (!item.verified)
+    throw new CliError("get: the message carrying this file did not verify; not saved", ExitCode.security);
+  const files = await client.files();
+  // Straight from the object store when the server hands out presigned links (S3).
+  files.blobs.direct = true;
+  const plain = await files.open(
+    item.file,
+    showProgress ? progress(`Receiving ${item.file.name}`) : undefined,
+  );
+  const temp = join(dirname(out), `.${basename(out)}.${crypto.randomUUID()}.part`);
+  const handle = await open(temp, "wx", 0o600);
+  try {
+    for await (const piece of plain) await handle.write(piece);
+    await handle.sync();
+  } catch (e) {
+    await handle.close();
+    await unlink(temp).catch(() => undefined);
+    throw e;
+  }
+  await handle.close();
+  if (force) await rename(temp, out);
+  else {
+    // link() fails if the name appeared meanwhile: never overwrite without --force.
+    try {
+      await link(temp, out);
+    } catch {
+      await unlink(temp).catch(() => undefined);
+      throw new CliError(`get: ${out} exists (--force replaces it)`, ExitCode.conflict);
+    }
+    await unlink(temp);
+  }
+  return item.file;
 }
 
 /** `<channel>/<blob>`: the channel as every command takes it, and the file's blob id (as read shows it). */
@@ -106,42 +166,8 @@ export function registerFileCommands(program: Command): void {
         throw new CliError(`get: ${out} exists (--force replaces it)`, ExitCode.conflict);
       const { client } = await signedInClient(o);
       const ch = await memberChannel(client, ref);
-      const item = await findFile(client, ch.id, blob);
-      if (!item?.file)
-        throw new CliError(`get: no message in ${ref} carries the file ${blob}`, ExitCode.notFound);
-      // The key comes from the message: only a verified one is trusted to say what the file is.
-      if (!item.verified)
-        throw new CliError(
-          "get: the message carrying this file did not verify; not saved",
-          ExitCode.security,
-        );
-      const files = await client.files();
-      const plain = await files.open(item.file, progress(`Receiving ${item.file.name}`));
-      // Written beside the target and moved into place only when every chunk opened: a changed or
-      // cut-off file never lands under its name.
-      const temp = join(dirname(out), `.${basename(out)}.${crypto.randomUUID()}.part`);
-      const handle = await open(temp, "wx", 0o600);
-      try {
-        for await (const piece of plain) await handle.write(piece);
-        await handle.sync();
-      } catch (e) {
-        await handle.close();
-        await unlink(temp).catch(() => undefined);
-        throw e;
-      }
-      await handle.close();
-      if (o.force) await rename(temp, out);
-      else {
-        // link() fails if the name appeared meanwhile: never overwrite without --force.
-        try {
-          await link(temp, out);
-        } catch {
-          await unlink(temp).catch(() => undefined);
-          throw new CliError(`get: ${out} exists (--force replaces it)`, ExitCode.conflict);
-        }
-        await unlink(temp);
-      }
-      process.stderr.write(`Saved ${item.file.name} (${item.file.size} bytes) to ${out}\n`);
+      const file = await saveFile(client, ch.id, ref, blob, out, o.force === true);
+      process.stderr.write(`Saved ${file.name} (${file.size} bytes) to ${out}\n`);
       client.disconnect();
     });
 }

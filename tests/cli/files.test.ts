@@ -50,7 +50,11 @@ test("send --file, read --json, get -o: the same bytes arrive; overwrite only wi
   expect(await bob.cli.ok(["read", "#g"])).toContain(`[file report.pdf (195 KB) blob ${sent.file.blob}]`);
 
   const out = join(dir, "got.pdf");
-  await bob.cli.ok(["get", `#g/${sent.file.blob}`, "-o", out]);
+  const piped = await bob.cli.run(["get", `#g/${sent.file.blob}`, "-o", out]);
+  expect(piped.code).toBe(0);
+  // Piped: no progress bar, only the closing line.
+  expect(piped.stderr).not.toContain("Receiving");
+  expect(piped.stderr).toContain("Saved report.pdf (200000 bytes)");
   expect(new Uint8Array(readFileSync(out))).toEqual(data);
 
   writeFileSync(out, "keep me");
@@ -65,3 +69,29 @@ test("send --file, read --json, get -o: the same bytes arrive; overwrite only wi
   expect((await bob.cli.run(["get", "#g/not-a-blob", "-o", out])).code).toBe(2);
   expect((await bob.cli.run(["get", `#g/${"0".repeat(32)}`, "-o", join(dir, "none")])).code).toBe(4);
 }, 120_000);
+
+test("get draws a progress bar on a terminal (a pseudo-terminal from script(1))", async () => {
+  const dir = tempDir();
+  const src = join(dir, "big.bin");
+  writeFileSync(src, new Uint8Array(300_000).fill(7));
+  const sent = JSON.parse(await alice.cli.ok(["send", "#g", "--file", src, "--json"])) as {
+    file: { blob: string };
+  };
+  const out = join(dir, "big-got.bin");
+  const q = (a: string) => `'${a.replaceAll("'", "'\\''")}'`;
+  const command = [process.execPath, "cli/main.ts", "get", `#g/${sent.file.blob}`, "-o", out]
+    .map(q)
+    .join(" ");
+  const proc = Bun.spawn(["script", "-qec", command, "/dev/null"], {
+    cwd: bob.cli.cwd,
+    env: { ...process.env, XDG_CONFIG_HOME: bob.cli.configHome, WSYNC_SERVER: t.url },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [tty, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+  expect(code).toBe(0);
+  expect(tty).toContain("Receiving big.bin [");
+  expect(tty).toContain("[####################] 100%");
+  expect(new Uint8Array(readFileSync(out))).toEqual(new Uint8Array(300_000).fill(7));
+}, 60_000);

@@ -200,11 +200,16 @@ export class BlobClient {
     return new Uint8Array(await res.arrayBuffer());
   }
 
-  /** The ciphertext of a blob as a stream (decrypt it with decryptFile). */
+  /**
+   * The ciphertext of a blob as a stream (decrypt it with decryptFile). `cipherSize` (from the
+   * message's file size) is the progress total when the answer does not say its length (a streamed
+   * body may come chunked, without Content-Length).
+   */
   async download(
     blobId: string,
     onProgress?: Progress,
     signal?: AbortSignal,
+    cipherSize?: number,
   ): Promise<AsyncIterable<Uint8Array>> {
     if (this.direct) {
       const first = await this.links(blobId, signal);
@@ -213,7 +218,7 @@ export class BlobClient {
     const res = await this.request(blobPath(BlobPaths.blob, { id: blobId }), {
       ...(signal ? { signal } : {}),
     });
-    const total = Number(res.headers.get("content-length") ?? "0");
+    const total = Number(res.headers.get("content-length") ?? "0") || cipherSize || 0;
     const body = res.body;
     if (!body) throw new NetworkError("empty download");
     return (async function* () {

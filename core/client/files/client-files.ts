@@ -11,7 +11,7 @@ export interface ClientFiles {
   send(channelId: string, input: SendFileInput, maxFileMb?: number): Promise<TimelineItem>;
   /** A received file's plaintext as it downloads and decrypts (refused if any byte was changed). */
   open(
-    ref: { blob: string; key: string },
+    ref: { blob: string; key: string; size?: number },
     onProgress?: Progress,
     signal?: AbortSignal,
   ): Promise<AsyncIterable<Uint8Array>>;

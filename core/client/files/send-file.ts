@@ -102,9 +102,10 @@ export async function sendFile(
 /** A received file's plaintext, decrypted as it downloads (its key from the signed message). */
 export async function openFile(
   blobs: BlobClient,
-  ref: { blob: string; key: string },
+  ref: { blob: string; key: string; size?: number },
   onProgress?: Progress,
   signal?: AbortSignal,
 ): Promise<AsyncIterable<Uint8Array>> {
-  return decryptFile(fromBase64(ref.key), await blobs.download(ref.blob, onProgress, signal));
+  const cipherSize = ref.size === undefined ? undefined : encryptedFileSize(ref.size);
+  return decryptFile(fromBase64(ref.key), await blobs.download(ref.blob, onProgress, signal, cipherSize));
 }
