@@ -33,6 +33,8 @@ export interface UploadInput {
   open(): AsyncIterable<Uint8Array>;
   onProgress?: Progress;
   signal?: AbortSignal;
+  /** Told the blob id as soon as the server made it: an interrupted upload resumes under it. */
+  onCreated?: (blobId: string) => void;
 }
 
 const sleep = (ms: number, signal?: AbortSignal) =>
@@ -160,6 +162,7 @@ export class BlobClient {
           signal,
         )
       ).blobId;
+    if (!blobId) input.onCreated?.(id);
     const held = blobId ? new Set(Array.from({ length: chunks }, (_, i) => i)) : new Set<number>();
     if (blobId)
       for (const m of (await this.retrying(() => this.status(id, signal), signal)).missing) held.delete(m);

@@ -2,6 +2,8 @@ import { fromBase64, toBase64 } from "../../crypto/base64.ts";
 import { decryptFile, encryptedFileSize, newFileKey } from "../../crypto/file-cipher.ts";
 import { type FileInfo, type FilePlaintext, isSafeFileName } from "../../crypto/file-message.ts";
 import { newClientMsgId } from "../../crypto/message-format.ts";
+import { ApiError } from "../../protocol/runtime.ts";
+import { NetworkError } from "../net/api.ts";
 import type { TimelineItem } from "../view/state.ts";
 import type { BlobClient, Progress } from "./blob-client.ts";
 
@@ -26,6 +28,28 @@ export interface SendFileInput {
   };
   onProgress?: Progress;
   signal?: AbortSignal;
+}
+
+/**
+ * Pauses between resumptions of an upload whose connection was lost (after BlobClient's own retries
+ * of each request gave up): about two minutes in all before the error is shown.
+ */
+export const RESUME_PAUSES_MS = [1000, 2000, 4000, 8000, 15000, 30000, 30000, 30000];
+
+/** A lost connection or a server that said "try again" (5xx): worth resuming; refusals (4xx) are not. */
+export function isTransient(e: unknown): boolean {
+  return e instanceof NetworkError || (e instanceof ApiError && e.status >= 500);
+}
+
+function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason ?? new Error("aborted"));
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => {
+      clearTimeout(t);
+      reject(signal.reason ?? new Error("aborted"));
+    });
+  });
 }
 
 /** The default per-file limit (docs/protocol-extensions.md "Files"); a server may set another. */
@@ -55,48 +79,111 @@ export async function sendFile(
   if (!isSafeFileName(input.name))
     throw new Error("The file name cannot be sent (empty, too long, or a path)");
   if (input.size > maxFileMb * 1024 * 1024) throw new Error(fileTooLargeText(maxFileMb));
-  const clientMsgId = newClientMsgId();
-  const file: FileInfo = { blob: "", key: "", name: input.name, mime: input.mime, size: input.size };
-  if (input.width !== undefined && input.height !== undefined) {
-    file.width = input.width;
-    file.height = input.height;
+  return new FileSendJob(blobs, send, channelUri, input).run();
+}
+
+/**
+ * One file being sent: its message id, keys and blob ids survive a lost connection, so running it
+ * again resumes (the server's status names the chunks it holds; the same key seals the same chunks
+ * again, so only the missing ones are sent). `run` resumes by itself for about two minutes
+ * (RESUME_PAUSES_MS); after that its error is thrown and `run()` again (a Retry button) goes on from
+ * where it stopped, never uploading a second copy.
+ */
+export class FileSendJob {
+  readonly clientMsgId = newClientMsgId();
+  private readonly key = newFileKey();
+  private readonly thumbKey = newFileKey();
+  private blobId: string | undefined;
+  private thumbBlobId: string | undefined;
+  private thumbDone = false;
+  private sent: TimelineItem | null = null;
+  /** How many times an interrupted upload was resumed (for tests and the note). */
+  resumed = 0;
+
+  constructor(
+    private readonly blobs: BlobClient,
+    private readonly send: (clientMsgId: string, body: FilePlaintext) => Promise<TimelineItem>,
+    private readonly channelUri: string,
+    private readonly input: SendFileInput,
+    private readonly pausesMs: readonly number[] = RESUME_PAUSES_MS,
+  ) {}
+
+  async run(): Promise<TimelineItem> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.once();
+      } catch (e) {
+        const wait = this.pausesMs[attempt];
+        if (!isTransient(e) || wait === undefined || this.input.signal?.aborted) throw e;
+        await pause(wait, this.input.signal);
+        this.resumed++;
+      }
+    }
   }
-  if (input.placeholder !== undefined) file.placeholder = input.placeholder;
-  const thumbSize = input.thumb ? encryptedFileSize(input.thumb.bytes.length) : 0;
-  const total = encryptedFileSize(input.size) + thumbSize;
-  if (input.thumb) {
-    const key = newFileKey();
-    const t = input.thumb;
-    const up = await blobs.upload({
-      channelUri,
-      clientMsgId,
-      key,
-      size: t.bytes.length,
-      open: () => once(t.bytes),
-      ...(input.signal ? { signal: input.signal } : {}),
-    });
-    file.thumb = {
-      blob: up.blobId,
-      key: toBase64(key),
-      mime: t.mime,
-      width: t.width,
-      height: t.height,
-      size: t.bytes.length,
-    };
+
+  private async once(): Promise<TimelineItem> {
+    if (this.sent) return this.sent;
+    const { input, channelUri, clientMsgId } = this;
+    const file: FileInfo = { blob: "", key: "", name: input.name, mime: input.mime, size: input.size };
+    if (input.width !== undefined && input.height !== undefined) {
+      file.width = input.width;
+      file.height = input.height;
+    }
+    if (input.placeholder !== undefined) file.placeholder = input.placeholder;
+    const thumbSize = input.thumb ? encryptedFileSize(input.thumb.bytes.length) : 0;
+    const total = encryptedFileSize(input.size) + thumbSize;
+    const signal = input.signal ? { signal: input.signal } : {};
+    if (input.thumb) {
+      const t = input.thumb;
+      if (!this.thumbDone) {
+        const up = await this.blobs.upload(
+          {
+            channelUri,
+            clientMsgId,
+            key: this.thumbKey,
+            size: t.bytes.length,
+            open: () => once(t.bytes),
+            onCreated: (id) => {
+              this.thumbBlobId = id;
+            },
+            ...signal,
+          },
+          this.thumbBlobId,
+        );
+        this.thumbBlobId = up.blobId;
+        this.thumbDone = true;
+      }
+      file.thumb = {
+        blob: this.thumbBlobId as string,
+        key: toBase64(this.thumbKey),
+        mime: t.mime,
+        width: t.width,
+        height: t.height,
+        size: t.bytes.length,
+      };
+    }
+    const up = await this.blobs.upload(
+      {
+        channelUri,
+        clientMsgId,
+        key: this.key,
+        size: input.size,
+        open: input.open,
+        onProgress: (done) => input.onProgress?.(thumbSize + done, total),
+        onCreated: (id) => {
+          this.blobId = id;
+        },
+        ...signal,
+      },
+      this.blobId,
+    );
+    this.blobId = up.blobId;
+    file.blob = up.blobId;
+    file.key = toBase64(this.key);
+    // The send is idempotent under its clientMsgId: sending again after a lost answer is one message.
+    this.sent = await this.send(clientMsgId, { type: "file", text: input.text ?? "", file });
+    return this.sent;
   }
-  const key = newFileKey();
-  const up = await blobs.upload({
-    channelUri,
-    clientMsgId,
-    key,
-    size: input.size,
-    open: input.open,
-    onProgress: (done) => input.onProgress?.(thumbSize + done, total),
-    ...(input.signal ? { signal: input.signal } : {}),
-  });
-  file.blob = up.blobId;
-  file.key = toBase64(key);
-  return send(clientMsgId, { type: "file", text: input.text ?? "", file });
 }
 
 /** A received file's plaintext, decrypted as it downloads (its key from the signed message). */
