@@ -1,7 +1,7 @@
 /**
  * `wsync send --file` over a connection that is lost in the middle of the upload (a proxy in front of
  * the server cuts every connection and refuses new ones for a while): the upload resumes under the
- * same blob once the network is back, sends again at most the chunks that were in flight, and the
+ * same blob once the network is back, sends again at most the chunks that were in flight (four), and the
  * other member saves exactly the file.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
@@ -57,10 +57,11 @@ test("send --file resumes after the connection is lost mid-upload: one blob, onl
   const sent = JSON.parse(r.stdout) as { file: { blob: string; size: number } };
   expect(sent.file.size).toBe(size);
 
-  // One upload, resumed: a single create, and at most the chunk in flight at the cut sent twice.
+  // One upload, resumed: a single create, and at most the chunks in flight at the cut (BlobClient
+  // keeps 4 in flight) sent twice.
   expect(creates()).toBe(1);
   expect(putsBefore).toBeLessThan(chunks);
-  expect(puts()).toBeLessThanOrEqual(chunks + 1);
+  expect(puts()).toBeLessThanOrEqual(chunks + 4);
   expect(puts()).toBeGreaterThanOrEqual(chunks);
 
   const out = join(dir, "got.bin");

@@ -54,6 +54,8 @@ export class BlobClient {
   /** Attempts per request before an upload gives up (with a growing pause between them). */
   retries = 5;
   retryPauseMs = 500;
+  /** Chunk uploads in flight at once. */
+  parallel = 4;
   /**
    * Downloads straight from the object store when the server hands out presigned links (S3), so the
    * bytes skip the server. Off in the browser: the page's Content-Security-Policy allows its own
@@ -166,13 +168,39 @@ export class BlobClient {
     const held = blobId ? new Set(Array.from({ length: chunks }, (_, i) => i)) : new Set<number>();
     if (blobId)
       for (const m of (await this.retrying(() => this.status(id, signal), signal)).missing) held.delete(m);
+    // Up to `parallel` chunks in flight (a round trip and the server's fsync each): memory stays
+    // bounded by that many sealed chunks, and a failure stops the upload at the next chunk.
     let index = 0;
+    let done = 0;
+    const inFlight = new Set<Promise<void>>();
+    const failure: { error?: unknown; failed: boolean } = { failed: false };
     for await (const chunk of encryptFile(input.key, input.open(), input.size)) {
-      signal?.throwIfAborted();
+      // A chunk that failed for good ends the upload, once the others in flight have settled (so a
+      // resumption asking the server's status sees every chunk that did arrive).
+      if (failure.failed || signal?.aborted) break;
       const i = index++;
-      if (!held.has(i)) await this.retrying(() => this.putChunk(id, i, chunk, signal), signal);
-      input.onProgress?.(index * FILE_CIPHER_CHUNK, cipherSize);
+      if (held.has(i)) {
+        done++;
+        input.onProgress?.(done * FILE_CIPHER_CHUNK, cipherSize);
+        continue;
+      }
+      const p: Promise<void> = this.retrying(() => this.putChunk(id, i, chunk, signal), signal).then(
+        () => {
+          inFlight.delete(p);
+          done++;
+          input.onProgress?.(done * FILE_CIPHER_CHUNK, cipherSize);
+        },
+        (error: unknown) => {
+          inFlight.delete(p);
+          if (!failure.failed) Object.assign(failure, { failed: true, error });
+        },
+      );
+      inFlight.add(p);
+      if (inFlight.size >= this.parallel) await Promise.race(inFlight);
     }
+    await Promise.all(inFlight);
+    signal?.throwIfAborted();
+    if (failure.failed) throw failure.error;
     await this.retrying(() => this.complete(id, signal), signal);
     return { blobId: id, cipherSize };
   }
