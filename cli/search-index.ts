@@ -19,6 +19,8 @@ import {
  * three characters or more through a second FTS5 table with the trigram tokenizer. Text goes into
  * both already normalized (core/search/normalize.ts), so accents and case fold the same way as in
  * the browser. Which items are indexed, and what edits and deletions do, is core's (index-model.ts).
+ * Both full-text tables are contentless (the text is in `messages` once) and the word table keeps no
+ * positions (phrases are substrings: the trigram table's).
  */
 
 export const searchIndexPath = (storePath: string) => `${storePath.replace(/\.json$/, "")}.search.sqlite`;
@@ -72,6 +74,28 @@ interface EditRow {
   text: string;
 }
 
+/**
+ * The layout's version, kept in `meta`: a file of another version is emptied and rebuilt (the index
+ * is derived data; the next `--backfill` reads the history again).
+ */
+const SCHEMA_VERSION = "2";
+const TABLES = ["meta", "channels", "messages", "edits", "words", "tri"];
+
+/**
+ * A message's row id, which is also its row id in both full-text tables: its signed time in ms, then
+ * the low bits of its seq, so that id order is "newest first" and a query walks the full-text index
+ * in that order and stops at the first 50 answers (no sort of every match). It stays below 2^53 (a
+ * JavaScript number is exact there): times outside 1970..2248 are clamped (an author signs any time
+ * they like), and an id already taken moves up by one.
+ */
+const ID_SEQ_BITS = 10;
+const MAX_TIME = 2 ** 43;
+export function orderKey(signedAt: number, seq: number): number {
+  const t = Math.min(Math.max(Math.floor(Number.isFinite(signedAt) ? signedAt : 0), 0), MAX_TIME - 1);
+  const low = Number.isFinite(seq) ? Math.abs(Math.floor(seq)) % 2 ** ID_SEQ_BITS : 0;
+  return t * 2 ** ID_SEQ_BITS + low;
+}
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS channels (
@@ -84,14 +108,14 @@ CREATE TABLE IF NOT EXISTS messages (
   current TEXT NOT NULL, edited INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS messages_key ON messages (channel_id, author_did, client_msg_id);
-CREATE INDEX IF NOT EXISTS messages_time ON messages (signed_at);
 CREATE TABLE IF NOT EXISTS edits (
   uri TEXT PRIMARY KEY, channel_id TEXT NOT NULL, target TEXT NOT NULL, client_msg_id TEXT NOT NULL,
   author_did TEXT NOT NULL, prev TEXT, has_prev INTEGER NOT NULL, signed_at INTEGER NOT NULL, text TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS edits_target ON edits (channel_id, target);
-CREATE VIRTUAL TABLE IF NOT EXISTS words USING fts5(body, tokenize = 'unicode61 remove_diacritics 0', prefix = '1 2');
-CREATE VIRTUAL TABLE IF NOT EXISTS tri USING fts5(body, tokenize = 'trigram');
+CREATE VIRTUAL TABLE IF NOT EXISTS words USING fts5(body, tokenize = 'unicode61 remove_diacritics 0', prefix = '1 2',
+  content = '', contentless_delete = 1, detail = none);
+CREATE VIRTUAL TABLE IF NOT EXISTS tri USING fts5(body, tokenize = 'trigram', content = '', contentless_delete = 1);
 `;
 
 /** A term as an FTS5 string (double quotes doubled). */
@@ -108,7 +132,18 @@ export class SearchIndex {
     this.db = new Database(path);
     this.db.run("PRAGMA journal_mode = WAL");
     this.db.run("PRAGMA synchronous = NORMAL");
-    this.db.run(SCHEMA);
+    // The full-text tables' pages stay in memory between queries of one process (the screen's).
+    this.db.run("PRAGMA cache_size = -16000");
+    this.db.transaction(() => {
+      const empty = !this.db.query("SELECT 1 FROM sqlite_schema WHERE name = 'meta'").get();
+      const version = empty
+        ? null
+        : this.db.query<{ value: string }, []>("SELECT value FROM meta WHERE key = 'schema'").get();
+      if (!empty && version?.value !== SCHEMA_VERSION)
+        for (const t of TABLES) this.db.run(`DROP TABLE IF EXISTS ${t}`);
+      this.db.run(SCHEMA);
+      this.db.query("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema', ?)").run(SCHEMA_VERSION);
+    })();
   }
 
   close(): void {
@@ -125,8 +160,8 @@ export class SearchIndex {
 
   clear(): void {
     this.db.transaction(() => {
-      for (const t of ["meta", "channels", "messages", "edits", "words", "tri"])
-        this.db.run(`DELETE FROM ${t}`);
+      for (const t of TABLES) this.db.run(`DELETE FROM ${t}`);
+      this.db.query("INSERT INTO meta (key, value) VALUES ('schema', ?)").run(SCHEMA_VERSION);
     })();
   }
 
@@ -189,11 +224,24 @@ export class SearchIndex {
   private applyOne(c: IndexChange): void {
     if (c.op === "message") {
       const m = c.message;
+      const old = this.db
+        .query<{ id: number; signed_at: number }, [string]>(
+          "SELECT id, signed_at FROM messages WHERE uri = ?",
+        )
+        .get(m.uri);
+      // The same message again with another signed time (never from a well-behaved author) moves.
+      if (old && old.signed_at !== m.signedAt) {
+        this.unindex(old.id);
+        this.db.query("DELETE FROM messages WHERE id = ?").run(old.id);
+      }
+      const fresh = !old || old.signed_at !== m.signedAt;
+      let id = old && !fresh ? old.id : orderKey(m.signedAt, m.seq);
+      if (fresh) while (this.db.query("SELECT 1 FROM messages WHERE id = ?").get(id)) id++;
       this.db
         .query(
-          `INSERT INTO messages (uri, channel_id, seq, author_did, author_handle, client_msg_id, signed_at, verified,
+          `INSERT INTO messages (id, uri, channel_id, seq, author_did, author_handle, client_msg_id, signed_at, verified,
              notes, has_file, text, current, edited)
-           VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, 0)
+           VALUES (?12, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, 0)
            ON CONFLICT (uri) DO UPDATE SET seq = ?3, author_handle = ?5, signed_at = ?7, verified = ?8, notes = ?9,
              has_file = ?10, text = ?11`,
         )
@@ -209,9 +257,10 @@ export class SearchIndex {
           JSON.stringify(m.notes),
           m.hasFile ? 1 : 0,
           m.text,
+          id,
         );
-      const row = this.db.query<MessageRow, [string]>("SELECT * FROM messages WHERE uri = ?").get(m.uri);
-      if (row) this.refresh(row);
+      const row = this.db.query<MessageRow, [number]>("SELECT * FROM messages WHERE id = ?").get(id);
+      if (row) this.refresh(row, fresh);
     } else if (c.op === "edit") {
       const e = c.edit;
       this.db
@@ -256,7 +305,7 @@ export class SearchIndex {
   }
 
   /** Recomputes a message's current text from its edits (core's rules) and reindexes it. */
-  private refresh(row: MessageRow): void {
+  private refresh(row: MessageRow, fresh = false): void {
     const message = toMessage(row);
     const edits = row.client_msg_id
       ? this.db
@@ -268,7 +317,8 @@ export class SearchIndex {
     this.db
       .query("UPDATE messages SET current = ?, edited = ? WHERE id = ?")
       .run(cur.text, cur.edited ? 1 : 0, row.id);
-    this.unindex(row.id);
+    // A new row has nothing in the full-text tables to remove (a delete there reads the old text).
+    if (!fresh) this.unindex(row.id);
     const body = searchBody(cur.text);
     this.db.query("INSERT INTO words (rowid, body) VALUES (?, ?)").run(row.id, body);
     this.db.query("INSERT INTO tri (rowid, body) VALUES (?, ?)").run(row.id, body);
@@ -284,17 +334,28 @@ export class SearchIndex {
    * names are matched against the channel names stored with the index, or ids.
    */
   search(q: SearchQuery, opts: { channelIds?: string[]; limit?: number } = {}): StoredHit[] {
+    // Every term of three characters or more in one trigram query, the shorter ones (words and their
+    // beginnings) in one query of the word table: FTS5 intersects the lists itself.
+    const long = q.terms.filter((t) => t.length >= MIN_SUBSTRING).map(quoted);
+    const short = q.terms.filter((t) => t.length < MIN_SUBSTRING).map((t) => `${quoted(t)}*`);
+    // The table that drives the query, walked newest first (ids are ordered by signed time); the
+    // other, if any, is a membership test.
+    const drive = long.length
+      ? { table: "tri", match: long }
+      : short.length
+        ? { table: "words", match: short }
+        : null;
     const where: string[] = [];
     const args: (string | number)[] = [];
-    for (const t of q.terms) {
-      if (t.length >= MIN_SUBSTRING) {
-        where.push("m.id IN (SELECT rowid FROM tri WHERE tri MATCH ?)");
-        args.push(quoted(t));
-      } else {
+    if (drive) {
+      where.push(`f.${drive.table} MATCH ?`);
+      args.push(drive.match.join(" AND "));
+      if (drive.table === "tri" && short.length) {
         where.push("m.id IN (SELECT rowid FROM words WHERE words MATCH ?)");
-        args.push(`${quoted(t)}*`);
+        args.push(short.join(" AND "));
       }
     }
+    const id = drive ? "f.rowid" : "m.id";
     if (opts.channelIds) {
       where.push(`m.channel_id IN (${opts.channelIds.map(() => "?").join(",") || "NULL"})`);
       args.push(...opts.channelIds);
@@ -310,17 +371,21 @@ export class SearchIndex {
       );
       for (const f of q.from) args.push(f, f.length + 1, `${f}.`);
     }
+    // Dates bound the walk through the ids (a millisecond wide, for ids moved up), then exactly.
     if (q.before !== null) {
-      where.push("m.signed_at < ?");
-      args.push(q.before);
+      where.push(`${id} < ?`, "m.signed_at < ?");
+      args.push(orderKey(q.before + 1, 0), q.before);
     }
     if (q.after !== null) {
-      where.push("m.signed_at >= ?");
-      args.push(q.after);
+      where.push(`${id} >= ?`, "m.signed_at >= ?");
+      args.push(orderKey(q.after, 0), q.after);
     }
     if (q.hasFile) where.push("m.has_file = 1");
-    const sql = `SELECT m.*, c.name AS channel_name FROM messages m LEFT JOIN channels c ON c.channel_id = m.channel_id
-      ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY m.signed_at DESC, m.seq DESC LIMIT ?`;
+    // CROSS JOIN keeps the full-text table outside, so its rowid order is the answer's order and the
+    // walk stops at the limit: only the rows shown are read from `messages`.
+    const from = drive ? `${drive.table} f CROSS JOIN messages m ON m.id = f.rowid` : "messages m";
+    const sql = `SELECT m.*, c.name AS channel_name FROM ${from} LEFT JOIN channels c ON c.channel_id = m.channel_id
+      ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY ${id} DESC LIMIT ?`;
     args.push(opts.limit ?? 50);
     const rows = this.db
       .query<MessageRow & { channel_name: string | null }, (string | number)[]>(sql)

@@ -1,9 +1,9 @@
 import { existsSync } from "node:fs";
 import type { Command } from "commander";
+import { EXPORT_FORMATS, type ExportFormat, exportAs, readWholeHistory } from "../../core/export/export.ts";
 import { displaySafe } from "../../core/slash-commands/display-safe.ts";
 import { type GlobalOptions, memberChannel, signedInClient } from "../context.ts";
 import { CliError, ExitCode, usageError } from "../errors.ts";
-import { EXPORT_FORMATS, type ExportFormat, exportAs } from "../export-format.ts";
 import { writeFileAtomic } from "../file-store.ts";
 import { io } from "../prompt.ts";
 
@@ -33,15 +33,11 @@ export function registerExportCommand(program: Command): void {
         throw usageError(`${out} exists: choose another file, or add --force to replace it`);
       const { client, server } = await signedInClient(o);
       const ch = await memberChannel(client, ref);
-      const view = await client.open(ch.id);
       // The whole history, page by page (these records also fill the search index on receipt).
-      while (view.hasMore) {
-        const before = view.items.length;
+      const view = await readWholeHistory(client, ch.id, (records) => {
         if (process.stderr.isTTY)
-          process.stderr.write(`\r\x1b[2KReading #${displaySafe(ch.value.name)}: ${before} records`);
-        await client.loadMore(ch.id);
-        if (view.items.length === before) break;
-      }
+          process.stderr.write(`\r\x1b[2KReading #${displaySafe(ch.value.name)}: ${records} records`);
+      });
       if (process.stderr.isTTY) process.stderr.write("\r\x1b[2K");
       const me = client.state.auth.user;
       const text = exportAs(

@@ -54,7 +54,8 @@ export async function buildWebAssets(opts: { outdir?: string } = {}): Promise<We
   const worker = await Bun.build({
     entrypoints: [join(root, "web", "features", "search", "search.worker.ts")],
     target: "browser",
-    format: "iife",
+    // A module worker: FlexSearch's module build names import.meta (in code the index never runs).
+    format: "esm",
     minify,
     sourcemap: "none",
     naming: { entry: "[name]-[hash].[ext]" },

@@ -3,10 +3,12 @@
  * answers as core's reference index does, keeps edits and deletions right, scopes by channel, is
  * 0600, and belongs to one account.
  */
+
+import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import { deleteSearchIndex, SearchIndex } from "../../cli/search-index.ts";
+import { deleteSearchIndex, orderKey, SearchIndex } from "../../cli/search-index.ts";
 import type { TimelineItem } from "../../core/client/index.ts";
 import { changeOf, MemoryIndex, parseQuery, utcDayStart } from "../../core/search/index.ts";
 import { ALICE, BOB, deleted, edit, msg } from "../support/search-items.ts";
@@ -97,6 +99,60 @@ describe("the SQLite index", () => {
     expect(texts(ix, "from:bo")).toEqual([]);
     ix.dropChannel("c2");
     expect(texts(ix, "deploy")).toEqual(["deploy friday"]);
+  });
+
+  test("newest first by signed time whatever the order of arrival; same times, far times and date bounds", () => {
+    const ix = fresh();
+    const at = (iso: string, seq: number, text: string, uri = `at://x/t${seq}-${text}`) =>
+      msg(text, { signedAt: iso, seq, uri });
+    // A backfill brings the newest first; a message that shares its time and seq with another
+    // (two channels) keeps its own row; an absurd signed time (the author's word) is still indexed.
+    ix.applyAll([
+      changeOf("c1", at("2026-03-02T10:00:00.000Z", 5, "alpha newest")),
+      changeOf("c1", at("2026-03-01T10:00:00.000Z", 4, "alpha older")),
+      changeOf("c2", at("2026-03-01T10:00:00.000Z", 4, "alpha twin")),
+      changeOf("c1", at("2026-02-28T23:59:59.999Z", 3, "alpha edge")),
+      changeOf("c1", at("2026-03-01T00:00:00.000Z", 2, "alpha midnight")),
+      changeOf("c1", at("9999-12-31T00:00:00.000Z", 9, "alpha future")),
+      changeOf("c1", at("1960-01-01T00:00:00.000Z", 1, "alpha past")),
+    ]);
+    const got = texts(ix, "alpha");
+    expect(got[0]).toBe("alpha future");
+    expect(got[1]).toBe("alpha newest");
+    // The same time and seq: both, in either order.
+    expect(new Set(got.slice(2, 4))).toEqual(new Set(["alpha older", "alpha twin"]));
+    expect(got.slice(4)).toEqual(["alpha midnight", "alpha edge", "alpha past"]);
+    // before: excludes the day itself; the last millisecond before it is in, midnight is out.
+    expect(texts(ix, "alpha before:2026-03-01")).toEqual(["alpha edge", "alpha past"]);
+    expect(texts(ix, "before:2026-03-01")).toEqual(["alpha edge", "alpha past"]);
+    expect(texts(ix, "al after:2026-03-01")).toEqual(["alpha future", "alpha newest"]);
+    expect(texts(ix, "alpha during:2026-03-01").sort()).toEqual([
+      "alpha midnight",
+      "alpha older",
+      "alpha twin",
+    ]);
+    expect(orderKey(Date.parse("9999-12-31"), 2 ** 40)).toBeLessThan(Number.MAX_SAFE_INTEGER);
+    expect(orderKey(-5, 1)).toBe(1);
+    expect(orderKey(Number.NaN, Number.NaN)).toBe(0);
+  });
+
+  test("an index file of an earlier layout is emptied and rebuilt, not misread", () => {
+    const path = join(tempDir("wsync-search-"), "localhost_3000.search.sqlite");
+    const old = new Database(path);
+    old.run("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+    old.run("INSERT INTO meta VALUES ('did', 'did:plc:old')");
+    old.run("CREATE TABLE messages (id INTEGER PRIMARY KEY, uri TEXT NOT NULL UNIQUE, text TEXT)");
+    old.run("INSERT INTO messages (uri, text) VALUES ('at://x/old', 'stale')");
+    old.close();
+    const ix = new SearchIndex(path);
+    expect(ix.size).toBe(0);
+    ix.apply(changeOf("c1", msg("after the rebuild")));
+    expect(texts(ix, "rebuild")).toEqual(["after the rebuild"]);
+    ix.close();
+    // Opened again at the current layout, it is kept.
+    const again = new SearchIndex(path);
+    expect(texts(again, "rebuild")).toEqual(["after the rebuild"]);
+    again.close();
   });
 
   test("another account's index is emptied before use", () => {

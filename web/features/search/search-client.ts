@@ -107,7 +107,7 @@ export function startSearch(): Promise<Session | null> {
     if (!account) return null;
     markSearchUsed();
     searchProgress.status = "starting";
-    const worker = new Worker(WORKER_URL, { name: "wsync-search" });
+    const worker = new Worker(WORKER_URL, { name: "wsync-search", type: "module" });
     const rpc = new WorkerRpc(worker);
     const opened = await rpc.call<OpenReply>({ op: "open", account });
     searchProgress.indexed = opened.size;

@@ -1,4 +1,4 @@
-import MiniSearch from "minisearch";
+import { Encoder, Index } from "flexsearch";
 import {
   currentText,
   docMatches,
@@ -14,14 +14,14 @@ import {
 } from "../../../core/search/index.ts";
 
 /**
- * The browser's search index (issue 32), run inside the search worker: MiniSearch holds the word
+ * The browser's search index (issue 32), run inside the search worker: FlexSearch holds the word
  * postings, and core/search decides everything else, exactly as the CLI's index does:
  * - what each timeline item does (changeOf: edits by the end of the signed edit chain, deletions
  *   remove, unverified edits ignored) is applied here by the same rules as core's MemoryIndex;
  * - a result is a message that core's `docMatches` accepts, so the web and the terminal agree.
- * MiniSearch only narrows the candidates: a term of one or two characters is a prefix search in its
- * radix tree; a longer term (a substring) is looked up in this index's vocabulary (every word, with
- * how many messages hold it) and its matching words are fetched exactly.
+ * The postings only narrow the candidates: a term is looked up in this index's vocabulary (every
+ * word, with how many messages hold it), the words that begin with it (one or two characters) or
+ * hold it (three or more) are fetched exactly, and core's `docMatches` confirms each candidate.
  */
 
 /** Where the backfill of one channel stands (kept in the encrypted snapshot, so it resumes). */
@@ -57,6 +57,45 @@ const intersect = (a: Set<number>, b: Set<number>): Set<number> => {
 
 const words = (norm: string) => (norm ? norm.split(" ") : []);
 
+/**
+ * The word postings under the index: which messages hold which whole words. FlexSearch fills this
+ * role; MiniSearch was the first choice, and `npm run bench:search:web` measures both in Chromium on
+ * the same 100,000 messages (docs/decisions/search.md; the MiniSearch side is in tests/support/).
+ */
+export interface Postings {
+  add(id: number, text: string): void;
+  remove(id: number): void;
+  /** Messages holding any of these whole words. */
+  anyOf(words: string[]): Set<number>;
+}
+
+export class FlexSearchPostings implements Postings {
+  // Whole words only ("strict"), split at the spaces core's searchBody put there, nothing re-encoded:
+  // prefixes and substrings are found through the index's vocabulary instead (far less memory than
+  // FlexSearch's "forward" or "full" tokenizers, which store every prefix or every substring).
+  private readonly ix = new Index({
+    tokenize: "strict",
+    resolution: 1,
+    fastupdate: true,
+    encoder: new Encoder({ split: " ", normalize: false, dedupe: false, minlength: 1 }),
+  });
+  add(id: number, text: string): void {
+    if (text) this.ix.add(id, text);
+  }
+  remove(id: number): void {
+    this.ix.remove(id);
+  }
+  anyOf(list: string[]): Set<number> {
+    const out = new Set<number>();
+    for (const w of list)
+      for (const id of this.ix.search(w, { limit: Number.MAX_SAFE_INTEGER })) out.add(id as number);
+    return out;
+  }
+}
+
+export type MakePostings = () => Postings;
+const flexSearch: MakePostings = () => new FlexSearchPostings();
+
 export class WebIndex {
   private readonly messages = new Map<string, IndexedMessage>();
   private readonly edits = new Map<string, IndexedEdit>();
@@ -64,22 +103,17 @@ export class WebIndex {
   private readonly editsByTarget = new Map<string, Set<string>>();
   /** `channelId|did|clientMsgId` → uris of messages (what an edit names). */
   private readonly byKey = new Map<string, Set<string>>();
-  /** uri → MiniSearch id and the normalized text indexed under it. */
+  /** uri → postings id and the normalized text indexed under it. */
   private readonly postings = new Map<string, Posting>();
   private readonly uriOf = new Map<number, string>();
   private readonly vocab = new Map<string, number>();
   private nextId = 1;
-  private ms = WebIndex.fresh();
+  private readonly ms: Postings;
   readonly channelNames = new Map<string, string | null>();
   progress: Record<string, ChannelProgress> = {};
 
-  private static fresh(): MiniSearch<Posting> {
-    // The text is already normalized and joined by single spaces (core's searchBody).
-    return new MiniSearch<Posting>({
-      fields: ["text"],
-      tokenize: (s) => words(s),
-      processTerm: (t) => t,
-    });
+  constructor(readonly makePostings: MakePostings = flexSearch) {
+    this.ms = makePostings();
   }
 
   get size(): number {
@@ -165,7 +199,7 @@ export class WebIndex {
     this.postings.set(m.uri, posting);
     this.uriOf.set(posting.id, m.uri);
     for (const w of new Set(words(norm))) this.vocab.set(w, (this.vocab.get(w) ?? 0) + 1);
-    this.ms.add(posting);
+    this.ms.add(posting.id, posting.text);
   }
 
   private unpost(uri: string): void {
@@ -178,25 +212,23 @@ export class WebIndex {
       if (n > 0) this.vocab.set(w, n);
       else this.vocab.delete(w);
     }
-    this.ms.discard(p.id);
+    this.ms.remove(p.id);
   }
 
-  /** The MiniSearch ids of messages that may hold `term` (a superset; docMatches decides). */
+  /** The ids of messages that may hold `term` (a superset; docMatches decides). */
   private candidates(term: string): Set<number> {
     const parts = words(term);
-    const ids = (query: Parameters<MiniSearch<Posting>["search"]>[0], prefix: boolean) =>
-      new Set(this.ms.search(query, { prefix, fuzzy: false, combineWith: "OR" }).map((r) => r.id as number));
-    const containing = (w: string) => {
+    const matching = (test: (v: string) => boolean) => {
       const found: string[] = [];
-      for (const v of this.vocab.keys()) if (v.includes(w)) found.push(v);
+      for (const v of this.vocab.keys()) if (test(v)) found.push(v);
       return found;
     };
-    if (parts.length === 1 && term.length < 3) return ids(term, true);
+    // One or two characters: the words that begin so (from the vocabulary of indexed words).
+    if (parts.length === 1 && term.length < 3) return this.ms.anyOf(matching((v) => v.startsWith(term)));
     // A substring (or a phrase, whose first word may be the end of a word): its words' matches.
     let out: Set<number> | null = null;
     for (const w of parts) {
-      const found = containing(w);
-      const set: Set<number> = found.length ? ids({ queries: found, combineWith: "OR" }, false) : new Set();
+      const set = this.ms.anyOf(matching((v) => v.includes(w)));
       out = out === null ? set : intersect(out, set);
       if (out.size === 0) break;
     }
@@ -252,10 +284,10 @@ export class WebIndex {
   }
 
   /** An index rebuilt from a snapshot; throws on one that is not a snapshot of this version. */
-  static fromSnapshot(s: IndexSnapshot): WebIndex {
+  static fromSnapshot(s: IndexSnapshot, makePostings: MakePostings = flexSearch): WebIndex {
     if (s?.v !== 1 || !Array.isArray(s.messages) || !Array.isArray(s.edits))
       throw new Error("not a snapshot");
-    const index = new WebIndex();
+    const index = new WebIndex(makePostings);
     for (const [id, name] of Object.entries(s.channelNames ?? {})) index.setChannel(id, name);
     // Edits first, so each message is indexed once with its current text.
     for (const e of s.edits) index.apply({ op: "edit", edit: e });

@@ -5,6 +5,7 @@ import { authUi } from "../../../state/auth.ts";
 import { display, FONT_SIZES, type FontSize, setDisplay } from "../../../state/display.ts";
 import { engineState } from "../../../state/engine.ts";
 import { LogoutDialog } from "../../auth/lazy-modals.tsx";
+import { ExportHistory } from "../../search/ExportHistory.tsx";
 import { NotifySetting } from "../ChannelActivity.tsx";
 import { ChannelLink } from "./ChannelLink.tsx";
 
@@ -52,7 +53,8 @@ function DisplaySettings() {
  * Spec §2.8 info panel: AUTH_STATUS (DISCONNECT asks first, then logs out), ENCRYPTION (the keys as
  * the engine knows them, and the way to the key backup) and USER_DATA; then, in a secret channel, its
  * link (protocol §7). Below: on a phone, the channel's notification settings (the chat header has no
- * room for them beside the channel's name, issue 28), and the display settings of this browser.
+ * room for them beside the channel's name, issue 28), the export of the channel's history (issue 32),
+ * and the display settings of this browser.
  */
 export function InfoPanel({ channelId, mobile = false }: { channelId: string; mobile?: boolean }) {
   const auth = useSnapshot(engineState).auth;
@@ -104,6 +106,7 @@ export function InfoPanel({ channelId, mobile = false }: { channelId: string; mo
           <NotifySetting channelId={channelId} />
         </section>
       ) : null}
+      <ExportHistory channelId={channelId} />
       <DisplaySettings />
       {confirming ? <LogoutDialog onCancel={() => setConfirming(false)} /> : null}
     </section>

@@ -4,8 +4,9 @@ import {
   presentTimeline,
   SecurityText,
   type TimelineItem,
-} from "../core/client/index.ts";
-import { displaySafe } from "../core/slash-commands/display-safe.ts";
+  type WsyncClient,
+} from "../client/index.ts";
+import { displaySafe } from "../slash-commands/display-safe.ts";
 import {
   deletedText,
   epochText,
@@ -15,13 +16,14 @@ import {
   notifyText,
   viewLines,
   warningJson,
-} from "./format.ts";
+} from "./rows.ts";
 
 /**
- * `wsync export` (docs/cli.md): a channel's decrypted history as JSON, HTML or text, with each
- * message's author, signed time, verification state and integrity notes, and the channel's security
- * warnings. What a reader's client shows (edits applied, reactions counted, core's rich.ts) is what
- * is exported; the raw records stay in the JSON beside it.
+ * A channel's decrypted history as JSON, HTML or text (`wsync export`, docs/cli.md, and the web's
+ * info panel: one implementation for both), with each message's author, signed time, verification
+ * state and integrity notes, and the channel's security warnings. What a reader's client shows (edits
+ * applied, reactions counted, core's rich.ts) is what is exported; the raw records stay in the JSON
+ * beside it.
  */
 
 export type ExportFormat = "json" | "html" | "txt";
@@ -160,4 +162,33 @@ export function exportAs(format: ExportFormat, meta: ExportMeta, view: View): st
     : format === "html"
       ? exportHtml(meta, view)
       : exportTxt(meta, view);
+}
+
+/** The file name extension of each format (the web's download is named `CHANNEL-DATE.EXT`). */
+export const EXPORT_EXTENSIONS: Record<ExportFormat, string> = { json: "json", html: "html", txt: "txt" };
+export const EXPORT_MIME: Record<ExportFormat, string> = {
+  json: "application/json",
+  html: "text/html",
+  txt: "text/plain",
+};
+
+/**
+ * Opens a channel and reads its whole history into the view, page by page (what both exports write
+ * out). `progress` is told how many records are loaded after each page. Stops if a page adds nothing.
+ */
+export async function readWholeHistory(
+  client: Pick<WsyncClient, "open" | "loadMore">,
+  channelId: string,
+  progress?: (records: number) => void,
+  opts: { reuse?: boolean } = {},
+): Promise<ChannelView> {
+  // `reuse`: the page keeps the view it shows (the web); the CLI opens afresh.
+  const view = await client.open(channelId, opts.reuse ? { focus: false, reuse: true } : {});
+  while (view.hasMore) {
+    const before = view.items.length;
+    progress?.(before);
+    await client.loadMore(channelId);
+    if (view.items.length === before) break;
+  }
+  return view;
 }
