@@ -53,6 +53,8 @@ export class SeenStore {
   private readonly dirtySeen = new Map<string, Set<number> | null>();
   /** channel → the parts it has in the store. */
   private readonly seenParts = new Map<string, Set<number>>();
+  /** channel → the small record as last written (or read). */
+  private readonly seenMeta = new Map<string, string>();
   private flushing: Promise<void> | null = null;
 
   constructor(private readonly store: KeyValueStore) {}
@@ -82,6 +84,7 @@ export class SeenStore {
             }
           }
           this.seenParts.set(channelId, new Set(parts));
+          this.seenMeta.set(channelId, JSON.stringify({ ...stored, parts }));
         } else {
           // None yet, or the one-piece shape of earlier versions (rewritten in parts on its next write).
           s = (stored as SeenState | null) ?? { pairs: {}, epochFirstSeq: {} };
@@ -156,6 +159,21 @@ export class SeenStore {
     const known = this.seenParts.get(channelId) ?? new Set<number>();
     this.seenParts.set(channelId, known);
     const written = only ?? new Set([...known, ...out.keys()]);
+    const after = new Set(known);
+    for (const n of written) {
+      if (out.has(n)) after.add(n);
+      else after.delete(n);
+    }
+    // The small record first: a part it names that is not written yet (a crash in between) reads as
+    // empty, while a part written but not named would be lost. It changes only with a new part or
+    // epoch, so most writes are one part (one write, as before the parts, for a store that rewrites a
+    // whole file per write: the CLI's).
+    const meta: SeenMeta = { v: 2, epochFirstSeq: s.epochFirstSeq, parts: [...after].sort((a, b) => a - b) };
+    const text = JSON.stringify(meta);
+    if (this.seenMeta.get(channelId) !== text) {
+      await this.store.set(seenKey(channelId), text);
+      this.seenMeta.set(channelId, text);
+    }
     for (const n of written) {
       const part = out.get(n);
       if (part) {
@@ -166,8 +184,6 @@ export class SeenStore {
         known.delete(n);
       }
     }
-    const meta: SeenMeta = { v: 2, epochFirstSeq: s.epochFirstSeq, parts: [...known].sort((a, b) => a - b) };
-    await this.store.set(seenKey(channelId), JSON.stringify(meta));
   }
 
   /** Logout: forget the seen-state of these channels and of every channel loaded. */
@@ -181,6 +197,7 @@ export class SeenStore {
     this.seen.clear();
     this.seenLoads.clear();
     this.seenParts.clear();
+    this.seenMeta.clear();
     this.dirtySeen.clear();
   }
 }
