@@ -230,10 +230,6 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
     estimateSize,
     getItemKey,
     overscan: 10,
-    // A scroll or a row measured renders the list with React's next batch, not synchronously inside
-    // the event (flushSync): while an older page goes in, many such changes come in one task, and
-    // each rendered the whole list on its own (issue 28: the long frames of loading history).
-    useFlushSync: false,
     paddingStart: 8,
     paddingEnd: 8,
     rangeExtractor: (range) => {
