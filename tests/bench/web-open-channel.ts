@@ -1,23 +1,24 @@
 /**
- * Benchmark: opening a channel with 50 messages in real Chromium, until all 50 show their decrypted
- * text. Target: under 150 ms (median).
+ * Benchmark: opening a channel with 50 messages (or `total`) in real Chromium, until the rows of its
+ * newest page that the list puts on screen show their decrypted text. Target: under 150 ms (median).
  *
  * Set-up over HTTP (as tests/server/people.ts does): two people, a public channel, an epoch for both,
  * 50 messages alternating between the two senders. The browser is signed in as the first person by
  * putting auth, token, privateKey and publicKey in localStorage (context.addInitScript), then loads
  * /sync. Each run: reload /sync (the board starts on the terminal, no channel open), wait for the
  * channel in the sidebar and the WebSocket ready, click the channel, and measure inside the page with
- * performance.now(): from the click event to the mutation after which 50 message rows hold their
- * exact decrypted text (no glitch blocks, no scramble), and to the next animation frame (on screen).
+ * performance.now(): from the click event to the mutation after which the message rows in the page
+ * (the newest among them) hold their exact decrypted text (no glitch blocks, no scramble) and ✓, and
+ * to the next animation frame (on screen).
  * History plays no reveal animation (only live messages do), so nothing here waits 500 ms.
  *
  * The first run is the first open on this device (no epoch keys or pinned keys stored yet; the chat
  * view's code not yet loaded); it is reported on its own line and left out of the statistics.
  * Usage: bun tests/bench/web-open-channel.ts [runs=10] [total=50]
  * With a `total` over 50 (issue 35 goal 6: `bun tests/bench/web-open-channel.ts 10 10000`) the channel
- * holds that many messages and a run ends at the first paint of the newest page: the newest message
- * and every message row the list put in the page (it renders only those near the viewport) hold
- * their decrypted text and ✓.
+ * holds that many messages. Since the list renders only the rows near the viewport, a run ends at the
+ * first paint of the newest page: the newest message and every message row the list put in the page
+ * (at least 10) hold their decrypted text and ✓ (waiting for all 50 rows in the DOM never ended).
  */
 import { loadavg } from "node:os";
 import { launchChromium } from "../e2e/browser.ts";
@@ -180,7 +181,9 @@ try {
         });
         obs.observe(document.body, { subtree: true, childList: true, characterData: true });
       },
-      { count: COUNT, expected: [...texts], last: newest, big: TOTAL > COUNT },
+      // The list renders only the rows near the viewport (docs/decisions/message-list.md): a run ends
+      // when those rows, with the newest message, are readable, whatever the channel's size.
+      { count: COUNT, expected: [...texts], last: newest, big: true },
     );
     calls = [];
     await entry.click();
@@ -222,10 +225,10 @@ try {
   const f = stats(samples.map((s) => s.frame));
   const d = stats(samples.map((s) => s.dom));
   console.log(
-    `web-open-channel: click → ${TOTAL > COUNT ? "the newest page's" : "50"} decrypted rows on screen: min ${ms(f.min)}, median ${ms(f.median)}, p90 ${ms(f.p90)}, max ${ms(f.max)}`,
+    `web-open-channel: click → the newest page's decrypted rows on screen: min ${ms(f.min)}, median ${ms(f.median)}, p90 ${ms(f.p90)}, max ${ms(f.max)}`,
   );
   console.log(
-    `web-open-channel: click → ${TOTAL > COUNT ? "the newest page's" : "50"} decrypted rows in the DOM: min ${ms(d.min)}, median ${ms(d.median)}, p90 ${ms(d.p90)}, max ${ms(d.max)}`,
+    `web-open-channel: click → the newest page's decrypted rows in the DOM: min ${ms(d.min)}, median ${ms(d.median)}, p90 ${ms(d.p90)}, max ${ms(d.max)}`,
   );
   const median = [...samples].sort((a, b) => a.frame - b.frame)[Math.ceil(samples.length / 2) - 1] as Sample;
   console.log(
