@@ -166,7 +166,16 @@ export class ChainStore {
       for (const n of meta?.numbers ?? []) await this.store.delete(epochKey(id, n));
       await this.store.delete(chainKey(id));
     }
-    await (await this.seenStore()).clear(ids);
+    // Logout must not need the network: without the seen-state's code loaded (no channel opened on
+    // this page), its keys are deleted here, as seen-store.ts names them.
+    if (this.seenReady) await this.seenReady.clear(ids);
+    else
+      for (const id of ids) {
+        const seen = await readJson<{ parts?: unknown }>(this.store, `wsync-seen:${id}`);
+        const parts = Array.isArray(seen?.parts) ? seen.parts : [];
+        for (const n of parts) await this.store.delete(`wsync-seen:${id}:${n}`);
+        await this.store.delete(`wsync-seen:${id}`);
+      }
     await this.store.delete(CHAIN_INDEX_KEY);
     this.chains.clear();
     this.loads.clear();

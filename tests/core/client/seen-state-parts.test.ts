@@ -116,3 +116,15 @@ test("logout deletes every part", async () => {
   expect([...store.data.keys()].filter((k) => k.startsWith("wsync-seen:"))).toEqual([]);
   expect(await new ChainStore(store).seenState(CHANNEL)).toEqual({ pairs: {}, epochFirstSeq: {} });
 });
+
+test("logout on a page that never loaded the seen-state's code still deletes every part", async () => {
+  const store = new MemoryStore();
+  const chains = new ChainStore(store);
+  const seen = await chains.seenState(CHANNEL);
+  for (let seq = 1; seq <= 2100; seq++) see(seen, seq);
+  chains.markSeenDirty(CHANNEL);
+  await settle();
+  // A new page: nothing opened, so ChainStore has not loaded seen-store.ts.
+  await new ChainStore(store).clear([CHANNEL]);
+  expect([...store.data.keys()].filter((k) => k.startsWith("wsync-seen:"))).toEqual([]);
+});
