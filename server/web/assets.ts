@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
+import type { BunPlugin } from "bun";
 
 /** One built browser file, kept in memory with its gzip form. */
 export interface Asset {
@@ -42,6 +43,21 @@ const root = join(import.meta.dir, "..", "..");
 export const inBinary = import.meta.dir.startsWith("/$bunfs") || import.meta.dir.includes("~BUN");
 
 /**
+ * TanStack's store (under the router) imports `use-sync-external-store/shim/with-selector`, the shim
+ * for React before 18, which carries its own copy of useSyncExternalStore into /sync's first script.
+ * The same package's plain `with-selector` uses React's own (React 19 here): same behaviour, less
+ * JavaScript before first interaction (issue 28).
+ */
+const noExternalStoreShim: BunPlugin = {
+  name: "use-sync-external-store-without-shim",
+  setup(build) {
+    build.onResolve({ filter: /^use-sync-external-store\/shim\/with-selector(\.js)?$/ }, () => ({
+      path: join(root, "node_modules", "use-sync-external-store", "with-selector.js"),
+    }));
+  },
+};
+
+/**
  * Builds the browser bundles from web/ in memory: code-split per route, minified, content-hashed
  * names. Used by `npm start` and the tests; `npm run build` writes the same output to dist/web for
  * the single binary.
@@ -78,6 +94,7 @@ export async function buildWebAssets(opts: { outdir?: string } = {}): Promise<We
     minify,
     sourcemap: "none",
     naming: { entry: "[name]-[hash].[ext]", chunk: "chunk-[hash].[ext]", asset: "[name]-[hash].[ext]" },
+    plugins: [noExternalStoreShim],
     define: {
       "process.env.NODE_ENV": nodeEnv,
       "process.env.WSYNC_SEARCH_WORKER": JSON.stringify(`/assets/${workerName}`),

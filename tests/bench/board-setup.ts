@@ -142,7 +142,16 @@ export async function loadAllHistory(page: Page, timeoutMs = 600_000): Promise<n
             requestAnimationFrame(() => {
               const find = () => document.querySelector<HTMLButtonElement>(".chat-list .load-more");
               const b = find();
-              if (!b) return resolve("done");
+              // No button: the top is reached only if the list's first row is in the page (a
+              // virtualised list on a loaded machine may not have drawn the top rows two frames on).
+              if (!b)
+                return resolve(
+                  !list ||
+                    list.querySelector('.row[data-index="0"]') ||
+                    !list.querySelector(".row[data-index]")
+                    ? "done"
+                    : "again",
+                );
               let started = b.disabled;
               const check = () => {
                 const now = find();
@@ -172,7 +181,7 @@ export async function loadAllHistory(page: Page, timeoutMs = 600_000): Promise<n
         }),
     );
     if (state === "done") return loads;
-    loads++;
+    if (state === "loaded") loads++;
   }
 }
 

@@ -1,32 +1,39 @@
 /**
- * Benchmark: opening a channel with 50 messages in real Chromium, until all 50 show their decrypted
- * text. Target: under 150 ms (median).
+ * Benchmark: opening a channel with 50 messages (or `total`) in real Chromium, until the rows of its
+ * newest page that the list puts on screen show their decrypted text. Target: under 150 ms (median).
  *
  * Set-up over HTTP (as tests/server/people.ts does): two people, a public channel, an epoch for both,
  * 50 messages alternating between the two senders. The browser is signed in as the first person by
  * putting auth, token, privateKey and publicKey in localStorage (context.addInitScript), then loads
  * /sync. Each run: reload /sync (the board starts on the terminal, no channel open), wait for the
  * channel in the sidebar and the WebSocket ready, click the channel, and measure inside the page with
- * performance.now(): from the click event to the mutation after which 50 message rows hold their
- * exact decrypted text (no glitch blocks, no scramble), and to the next animation frame (on screen).
+ * performance.now(): from the click event to the mutation after which the message rows in the page
+ * (the newest among them) hold their exact decrypted text (no glitch blocks, no scramble) and ✓, and
+ * to the next animation frame (on screen).
  * History plays no reveal animation (only live messages do), so nothing here waits 500 ms.
  *
  * The first run is the first open on this device (no epoch keys or pinned keys stored yet; the chat
  * view's code not yet loaded); it is reported on its own line and left out of the statistics.
- * Usage: bun tests/bench/web-open-channel.ts [runs=10]
+ * Usage: bun tests/bench/web-open-channel.ts [runs=10] [total=50]
+ * With a `total` over 50 (issue 35 goal 6: `bun tests/bench/web-open-channel.ts 10 10000`) the channel
+ * holds that many messages. Since the list renders only the rows near the viewport, a run ends at the
+ * first paint of the newest page: the newest message and every message row the list put in the page
+ * (at least 10) hold their decrypted text and ✓ (waiting for all 50 rows in the DOM never ended).
  */
 import { loadavg } from "node:os";
 import { launchChromium } from "../e2e/browser.ts";
-import { ok, startTestServer } from "../server/harness.ts";
+import { NO_WRITE_LIMITS, ok, startTestServer } from "../server/harness.ts";
 import { createChannel, person, rotate, seal } from "../server/people.ts";
 import { device, rotate3, seal3 } from "../server/v3-people.ts";
 
 const runs = Number(process.argv[2] ?? 10);
 const COUNT = 50;
+const TOTAL = Math.max(COUNT, Number(process.argv[3] ?? COUNT));
 const TARGET_MS = 150;
 const CHANNEL = "bench-open";
 
-const t = await startTestServer();
+// A big channel is written faster than the per-user write limit allows (as tests/bench/board-setup.ts).
+const t = await startTestServer(TOTAL > COUNT ? { env: NO_WRITE_LIMITS } : {});
 const browser = await launchChromium();
 
 interface Sample {
@@ -60,14 +67,22 @@ try {
   if (epoch.res.status !== 200) throw new Error(`epoch refused: ${JSON.stringify(epoch.res.body)}`);
   const chains = new Map([alice, bob].map((p) => [p, device()]));
   const texts = new Set<string>();
-  for (let i = 0; i < COUNT; i++) {
-    const who = i % 2 === 0 ? alice : bob;
-    const text = `bench message ${i + 1} from ${i % 2 === 0 ? "alice" : "bob"}`;
-    texts.add(text);
-    const body = v2
-      ? await seal(who, channel, epoch, text)
-      : await seal3(who, channel, epoch, text, chains.get(who)?.next());
-    await ok(t.url, "send", body, who.token);
+  let newest = "";
+  // Sealed in batches side by side (signing is the slow part; each sender's chain numbers are taken
+  // in order), sent in order.
+  for (let start = 0; start < TOTAL; start += COUNT) {
+    const batch = [];
+    for (let i = start; i < Math.min(TOTAL, start + COUNT); i++) {
+      const who = i % 2 === 0 ? alice : bob;
+      const text = `bench message ${i + 1} from ${i % 2 === 0 ? "alice" : "bob"}`;
+      texts.add(text);
+      newest = text;
+      const body = v2
+        ? seal(who, channel, epoch, text)
+        : seal3(who, channel, epoch, text, chains.get(who)?.next());
+      batch.push(body.then((b) => ({ b, who })));
+    }
+    for (const { b, who } of await Promise.all(batch)) await ok(t.url, "send", b, who.token);
   }
 
   // ---- the browser, signed in as alice ----------------------------------------------------------
@@ -121,7 +136,7 @@ try {
     );
     await page.waitForLoadState("networkidle");
     await page.evaluate(
-      ({ count, expected }) => {
+      ({ count, expected, last, big }) => {
         const want = new Set(expected);
         const w = window as unknown as { __bench: { t0: number; dom: number; frame: number } };
         w.__bench = { t0: 0, dom: 0, frame: 0 };
@@ -132,8 +147,21 @@ try {
           },
           { capture: true, once: true },
         );
+        const decrypted = (r: Element) => {
+          const text = r.querySelector(".text");
+          return !!text && !text.querySelector(".glitch, .decrypting") && !!r.querySelector(".mark.ok");
+        };
         const complete = () => {
           const rows = document.querySelectorAll(".chat-list .msg");
+          if (big) {
+            // The newest page's first paint: the newest message, and every row in the page, readable.
+            if (rows.length < 10) return false;
+            const all = [...rows];
+            return (
+              all.every((r) => decrypted(r) && want.has(r.querySelector(".text")?.textContent ?? "")) &&
+              all.some((r) => r.querySelector(".text")?.textContent === last)
+            );
+          }
           if (rows.length < count) return false;
           let n = 0;
           for (const r of rows) {
@@ -153,7 +181,9 @@ try {
         });
         obs.observe(document.body, { subtree: true, childList: true, characterData: true });
       },
-      { count: COUNT, expected: [...texts] },
+      // The list renders only the rows near the viewport (docs/decisions/message-list.md): a run ends
+      // when those rows, with the newest message, are readable, whatever the channel's size.
+      { count: COUNT, expected: [...texts], last: newest, big: true },
     );
     calls = [];
     await entry.click();
@@ -184,7 +214,7 @@ try {
   }
 
   console.log(
-    `web-open-channel: ${COUNT} messages from 2 senders, Chromium ${browser.version()}, ${runs} runs after a first open (reload between runs); load ${loadavg()[0]?.toFixed(2)}`,
+    `web-open-channel: ${TOTAL} messages from 2 senders, Chromium ${browser.version()}, ${runs} runs after a first open (reload between runs); load ${loadavg()[0]?.toFixed(2)}`,
   );
   const first = await openOnce();
   console.log(
@@ -195,10 +225,10 @@ try {
   const f = stats(samples.map((s) => s.frame));
   const d = stats(samples.map((s) => s.dom));
   console.log(
-    `web-open-channel: click → 50 decrypted rows on screen: min ${ms(f.min)}, median ${ms(f.median)}, p90 ${ms(f.p90)}, max ${ms(f.max)}`,
+    `web-open-channel: click → the newest page's decrypted rows on screen: min ${ms(f.min)}, median ${ms(f.median)}, p90 ${ms(f.p90)}, max ${ms(f.max)}`,
   );
   console.log(
-    `web-open-channel: click → 50 decrypted rows in the DOM: min ${ms(d.min)}, median ${ms(d.median)}, p90 ${ms(d.p90)}, max ${ms(d.max)}`,
+    `web-open-channel: click → the newest page's decrypted rows in the DOM: min ${ms(d.min)}, median ${ms(d.median)}, p90 ${ms(d.p90)}, max ${ms(d.max)}`,
   );
   const median = [...samples].sort((a, b) => a.frame - b.frame)[Math.ceil(samples.length / 2) - 1] as Sample;
   console.log(

@@ -9,7 +9,8 @@ import type { Root } from "react-dom/client";
 import type { WsyncClient } from "../../core/client/index.ts";
 import { Emitter, resetState as resetEngineState } from "../../core/client/view/state.ts";
 import { BASE32_ALPHABET, type Channel, type ChannelType } from "../../core/protocol/runtime.ts";
-import { authUi, setBackupStatus } from "../../web/state/auth.ts";
+import { authUi } from "../../web/state/auth.ts";
+import { setBackupStatus } from "../../web/state/backup-status.ts";
 import { dangerouslySetClient, engineState } from "../../web/state/engine.ts";
 import { SIDEBAR_DEFAULT, uiState } from "../../web/state/ui.ts";
 

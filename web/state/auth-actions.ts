@@ -1,4 +1,5 @@
-import { authUi, type BackupChoice, type KeyPair, setBackupStatus } from "./auth.ts";
+import { authUi, type BackupChoice, type KeyPair } from "./auth.ts";
+import { setBackupStatus } from "./backup-status.ts";
 import { keptKey } from "./browser-store.ts";
 import { loadClient } from "./engine.ts";
 

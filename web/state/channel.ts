@@ -1,4 +1,4 @@
-import type { Channel, ChannelType } from "../../core/protocol/runtime.ts";
+import type { Channel } from "../../core/protocol/runtime.ts";
 import { toast } from "../components/toast.ts";
 import { engineState, loadClient } from "./engine.ts";
 
@@ -11,7 +11,7 @@ import { engineState, loadClient } from "./engine.ts";
 export const failureText = (text: string, e: unknown): string =>
   e instanceof Error && e.message ? e.message : text;
 
-function fail(text: string, e: unknown): never {
+export function fail(text: string, e: unknown): never {
   toast.error(failureText(text, e));
   throw e instanceof Error ? e : new Error(text);
 }
@@ -57,40 +57,4 @@ export async function joinChannel(input: string): Promise<void> {
   } catch (e) {
     fail("Failed to join channel", e);
   }
-}
-
-export async function createChannel(input: {
-  name: string;
-  type: ChannelType;
-  description?: string;
-}): Promise<{ channel: Channel; link: string | null }> {
-  try {
-    return await (await loadClient()).createChannel(input);
-  } catch (e) {
-    return fail("Failed to create channel", e);
-  }
-}
-
-export async function leaveChannel(channelId: string): Promise<void> {
-  try {
-    await (await loadClient()).leave(channelId);
-  } catch (e) {
-    fail("Failed to leave channel", e);
-  }
-}
-
-export async function inviteToChannel(channelId: string, handle: string): Promise<void> {
-  await (await loadClient()).invite(channelId, handle);
-}
-
-export async function kickMember(channelId: string, did: string): Promise<void> {
-  await (await loadClient()).kick(channelId, did);
-}
-
-/**
- * Owners of a secret channel: a new link (protocol §7). The old one stops working at once; members
- * see the new one in the channel's `link`.
- */
-export async function rotateLink(channelId: string): Promise<string> {
-  return (await loadClient()).rotateLink(channelId);
 }

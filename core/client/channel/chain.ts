@@ -1,6 +1,9 @@
 import type { Commit } from "../../protocol/runtime.ts";
 import { type KeyValueStore, readJson } from "../store.ts";
 import type { EpochChange } from "../view/state.ts";
+import type { SeenState, SeenStore } from "./seen-store.ts";
+
+export type { SeenState };
 
 /** One epoch this client verified (protocol §7), as it persists it. */
 export interface VerifiedEpoch {
@@ -45,23 +48,6 @@ export interface ChainState {
   owner?: string | null;
 }
 
-/** Replay defences that survive a reload (protocol §7): seen (sender, clientMsgId) and epoch order. */
-export interface SeenState {
-  /** `${senderDid}|${clientMsgId}` → the seq of the record that carried it first. */
-  pairs: Record<string, number>;
-  /** epochNumber → the lowest seq at which a message of that epoch was seen. */
-  epochFirstSeq: Record<string, number>;
-  /**
-   * Protocol §8 sender chains: `${senderDid}|${device}` → n → `${clientMsgId}@${seq}` of the verified
-   * message (or valid tombstone) that carried it, so a skipped number shows as withheld and a number
-   * on two different messages as a fork.
-   */
-  chains?: Record<string, Record<string, string>>;
-}
-
-/** How many (sender, clientMsgId) pairs a channel keeps; the oldest go first (see docs/decisions). */
-const MAX_SEEN_PAIRS = 20_000;
-
 const chainKey = (channelId: string) => `wsync-chain:${channelId}`;
 const epochKey = (channelId: string, n: number) => `wsync-chain:${channelId}:${n}`;
 
@@ -73,7 +59,6 @@ interface ChainMeta {
   linkSecret: string | null;
   numbers: number[];
 }
-const seenKey = (channelId: string) => `wsync-seen:${channelId}`;
 export const CHAIN_INDEX_KEY = "wsync-chain-index";
 
 function emptyChain(): ChainState {
@@ -81,16 +66,14 @@ function emptyChain(): ChainState {
 }
 
 /**
- * The persisted chain and seen-state of every channel, cached in memory. Writes of the seen-state are
- * batched (one per page or live record burst), so opening a channel costs one store write.
+ * The persisted chain and seen-state of every channel, cached in memory. The seen-state's code and
+ * writes live in seen-store.ts (batched: one write of the parts touched per page or live burst).
  */
 export class ChainStore {
   private readonly chains = new Map<string, ChainState>();
   private readonly loads = new Map<string, Promise<ChainState>>();
-  private readonly seenLoads = new Map<string, Promise<SeenState>>();
-  private readonly seen = new Map<string, SeenState>();
-  private readonly dirtySeen = new Set<string>();
-  private flushing: Promise<void> | null = null;
+  private seenLoad: Promise<SeenStore> | null = null;
+  private seenReady: SeenStore | null = null;
 
   constructor(private readonly store: KeyValueStore) {}
 
@@ -154,58 +137,48 @@ export class ChainStore {
     return null;
   }
 
-  seenState(channelId: string): Promise<SeenState> {
-    // Shared first load, as for chain().
-    let p = this.seenLoads.get(channelId);
-    if (!p) {
-      p = (async () => {
-        const s = (await readJson<SeenState>(this.store, seenKey(channelId))) ?? {
-          pairs: {},
-          epochFirstSeq: {},
-        };
-        this.seen.set(channelId, s);
-        return s;
-      })();
-      this.seenLoads.set(channelId, p);
-    }
-    return p;
+  /** Loads the seen-state's code (seen-store.ts) with the first channel that needs it. */
+  private seenStore(): Promise<SeenStore> {
+    this.seenLoad ??= import("./seen-store.ts").then(({ SeenStore }) => {
+      this.seenReady = new SeenStore(this.store);
+      return this.seenReady;
+    });
+    return this.seenLoad;
   }
 
-  markSeenDirty(channelId: string): void {
-    this.dirtySeen.add(channelId);
-    this.flushing ??= Promise.resolve().then(() => this.flushSeen());
+  /** A channel's replay defences as persisted (seen-store.ts). */
+  async seenState(channelId: string): Promise<SeenState> {
+    return (await this.seenStore()).seenState(channelId);
   }
 
-  private async flushSeen(): Promise<void> {
-    this.flushing = null;
-    for (const id of [...this.dirtySeen]) {
-      this.dirtySeen.delete(id);
-      const s = this.seen.get(id);
-      if (!s) continue;
-      const entries = Object.entries(s.pairs);
-      if (entries.length > MAX_SEEN_PAIRS) {
-        entries.sort((a, b) => a[1] - b[1]);
-        s.pairs = Object.fromEntries(entries.slice(entries.length - MAX_SEEN_PAIRS));
-      }
-      await this.store.set(seenKey(id), JSON.stringify(s));
-    }
+  /** See SeenStore.markSeenDirty: callers hold a seen-state, so the store is loaded by then. */
+  markSeenDirty(channelId: string, seq?: number): void {
+    if (this.seenReady) this.seenReady.markSeenDirty(channelId, seq);
+    else void this.seenStore().then((s) => s.markSeenDirty(channelId, seq));
   }
 
   /** Logout: forget every channel's chain and seen-state on this device. */
   async clear(channelIds: Iterable<string>): Promise<void> {
     const index = (await readJson<string[]>(this.store, CHAIN_INDEX_KEY)) ?? [];
-    for (const id of new Set([...channelIds, ...index, ...this.chains.keys(), ...this.seen.keys()])) {
+    const ids = new Set([...channelIds, ...index, ...this.chains.keys()]);
+    for (const id of ids) {
       const meta = await readJson<ChainMeta>(this.store, chainKey(id));
       for (const n of meta?.numbers ?? []) await this.store.delete(epochKey(id, n));
       await this.store.delete(chainKey(id));
-      await this.store.delete(seenKey(id));
     }
+    // Logout must not need the network: without the seen-state's code loaded (no channel opened on
+    // this page), its keys are deleted here, as seen-store.ts names them.
+    if (this.seenReady) await this.seenReady.clear(ids);
+    else
+      for (const id of ids) {
+        const seen = await readJson<{ parts?: unknown }>(this.store, `wsync-seen:${id}`);
+        const parts = Array.isArray(seen?.parts) ? seen.parts : [];
+        for (const n of parts) await this.store.delete(`wsync-seen:${id}:${n}`);
+        await this.store.delete(`wsync-seen:${id}`);
+      }
     await this.store.delete(CHAIN_INDEX_KEY);
     this.chains.clear();
     this.loads.clear();
-    this.seen.clear();
-    this.seenLoads.clear();
-    this.dirtySeen.clear();
   }
 }
 

@@ -310,7 +310,7 @@ export class ChannelEngine {
     if (!facts) return insertItem(draft, item);
     const checked = checkReplayAndOrder(draft, seen, item, facts);
     // Only a change is written back (one write per page or burst, see ChainStore).
-    if (checked.seenChanged) this.c.keyring.chains.markSeenDirty(channelId);
+    if (checked.seenChanged) this.c.keyring.chains.markSeenDirty(channelId, item.seq);
     if (checked.item.notes?.includes("fork")) {
       this.epochs.warn(channelId, "withheld", {
         did: facts.senderDid,
@@ -564,7 +564,7 @@ export class ChannelEngine {
         if (first === undefined) seen.pairs[`${pair.senderDid}|${pair.clientMsgId}`] = pair.seq;
         const numbers = chainNumbers(seen, pair.senderDid, pair.chain.device);
         numbers[String(pair.chain.n)] ??= `${pair.clientMsgId}@${pair.seq}@${pair.epochNumber ?? 0}`;
-        this.c.keyring.chains.markSeenDirty(channelId);
+        this.c.keyring.chains.markSeenDirty(channelId, pair.seq);
       }
       return { did: byDid, handle, signed: true };
     }

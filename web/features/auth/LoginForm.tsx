@@ -1,7 +1,8 @@
 import { type FormEvent, useEffect, useRef, useState } from "react";
 import { useSnapshot } from "valtio";
 import { Spinner } from "../../components/Spinner.tsx";
-import { authState, authUi, login } from "../../state/auth.ts";
+import { authState, authUi } from "../../state/auth.ts";
+import { login } from "../../state/auth-forms.ts";
 import { boardTarget, clearResume, readResume } from "../../state/resume.ts";
 import { KeysLostModal, KeysModal, PrivateKeyValidationModal } from "./lazy-modals.tsx";
 import { useSessionCheck } from "./use-session-check.ts";

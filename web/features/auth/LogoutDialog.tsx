@@ -2,8 +2,9 @@ import { useEffect, useState } from "react";
 import { useSnapshot } from "valtio";
 import type { BackupSecretKind } from "../../../core/crypto/key-backup.ts";
 import { Modal } from "../../components/Modal.tsx";
-import { authState, authUi, backupStatus } from "../../state/auth.ts";
+import { authState, authUi } from "../../state/auth.ts";
 import { logout } from "../../state/auth-actions.ts";
+import { backupStatus } from "../../state/backup-status.ts";
 import { loadClient } from "../../state/engine.ts";
 import { download, KEYS_FILE, keysFileText } from "./keys-file.ts";
 

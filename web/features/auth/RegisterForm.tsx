@@ -1,6 +1,7 @@
 import { type FormEvent, useCallback, useEffect, useRef, useState } from "react";
 import { useSnapshot } from "valtio";
-import { authState, authUi, register } from "../../state/auth.ts";
+import { authState, authUi } from "../../state/auth.ts";
+import { register } from "../../state/auth-forms.ts";
 import { boardTarget } from "../../state/resume.ts";
 import { fieldValue } from "./LoginForm.tsx";
 import { KeysModal } from "./lazy-modals.tsx";

@@ -1,6 +1,6 @@
 import { useEffect } from "react";
 import { useSnapshot } from "valtio";
-import { leaveChannel } from "../../state/channel.ts";
+import { leaveChannel } from "../../state/channel-actions.ts";
 import { deleteConversation } from "../../state/direct.ts";
 import { display, loadDisplay } from "../../state/display.ts";
 import { engineState } from "../../state/engine.ts";

@@ -2,7 +2,7 @@ import { type FormEvent, useEffect, useRef, useState } from "react";
 import { useSnapshot } from "valtio";
 import { type ChannelType, Limits } from "../../../core/protocol/runtime.ts";
 import { Modal } from "../../components/Modal.tsx";
-import { createChannel } from "../../state/channel.ts";
+import { createChannel } from "../../state/channel-actions.ts";
 import { engineState } from "../../state/engine.ts";
 import { uiState } from "../../state/ui.ts";
 

@@ -3,7 +3,8 @@ import { useSnapshot } from "valtio";
 import { checkPrivateKey } from "../../../core/crypto/identity.ts";
 import type { BackupSecretKind } from "../../../core/crypto/key-backup.ts";
 import { Modal } from "../../components/Modal.tsx";
-import { authState, backupStatus, setBackupStatus } from "../../state/auth.ts";
+import { authState } from "../../state/auth.ts";
+import { backupStatus, setBackupStatus } from "../../state/backup-status.ts";
 import { loadClient } from "../../state/engine.ts";
 import {
   BackupSecretFields,

@@ -4,7 +4,8 @@ import { BackupFlowText } from "../../../core/client/account/key-backup-flow.ts"
 import { checkPrivateKey, PrivateKeyCheckText } from "../../../core/crypto/identity.ts";
 import { KeyBackupError } from "../../../core/crypto/key-backup.ts";
 import { base64ToBytes } from "../../../core/shadow-cipher/index.ts";
-import { authState, backupStatus } from "../../state/auth.ts";
+import { authState } from "../../state/auth.ts";
+import { backupStatus } from "../../state/backup-status.ts";
 import { loadClient } from "../../state/engine.ts";
 import { download, keyImagePng, readKeyImage } from "../auth/key-image.ts";
 import { KEY_IMAGE_FILE, KeyImageText as T } from "./text.ts";

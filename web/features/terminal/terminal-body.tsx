@@ -14,7 +14,8 @@ import {
   searchChannels,
   type TerminalAction,
 } from "../../../core/slash-commands/index.ts";
-import { createChannel, joinChannel, selectChannel } from "../../state/channel.ts";
+import { joinChannel, selectChannel } from "../../state/channel.ts";
+import { createChannel } from "../../state/channel-actions.ts";
 import { openConversation } from "../../state/direct.ts";
 import { engineState } from "../../state/engine.ts";
 import { openSearch } from "../search/SearchButton.tsx";

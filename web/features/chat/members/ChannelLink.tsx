@@ -1,7 +1,7 @@
 import { useRef, useState } from "react";
 import { useSnapshot } from "valtio";
 import { toast } from "../../../components/toast.ts";
-import { rotateLink } from "../../../state/channel.ts";
+import { rotateLink } from "../../../state/channel-actions.ts";
 import { engineState } from "../../../state/engine.ts";
 
 const why = (e: unknown) => (e instanceof Error && e.message ? e.message : String(e));

@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { toast } from "../../../components/toast.ts";
-import { inviteToChannel } from "../../../state/channel.ts";
+import { inviteToChannel } from "../../../state/channel-actions.ts";
 
 /** Spec §2.8 invite section (not on public channels): a handle and SEND. */
 export function InvitePanel({ channelId }: { channelId: string }) {

@@ -3,7 +3,7 @@ import { type Snapshot, useSnapshot } from "valtio";
 import { handleWithoutSuffix } from "../../../../core/client/view/display.ts";
 import type { Member } from "../../../../core/protocol/runtime.ts";
 import { toast } from "../../../components/toast.ts";
-import { kickMember } from "../../../state/channel.ts";
+import { kickMember } from "../../../state/channel-actions.ts";
 import { openConversation } from "../../../state/direct.ts";
 import { engineState } from "../../../state/engine.ts";
 import { acceptKey, safetyNumbers } from "../../../state/epoch.ts";
