@@ -38,6 +38,7 @@ import { LoginGuard, type SharedLoginAttempts } from "./services/login-throttle.
 import { MessageService } from "./services/message-service.ts";
 import { Notices } from "./services/notices.ts";
 import { RateLimiter, type SharedBuckets, WRITE_KINDS } from "./services/rate-limit.ts";
+import { RetentionSweep } from "./services/retention.ts";
 import type { Services } from "./services/services.ts";
 import { TokenService } from "./services/tokens.ts";
 import { guardStorage, storageHealth } from "./storage/faults.ts";
@@ -133,6 +134,7 @@ export function createServices(deps: AppDeps): Services {
     config: deps.config,
     storage: deps.storage,
     accountWatch: new AccountWatch(() => services),
+    retention: new RetentionSweep({ store: deps.storage.retention, clock, config: deps.config, logger }),
     bots,
     bus,
     hub,

@@ -14,6 +14,7 @@ import type {
 import type { AdminStore } from "./admin-types.ts";
 import type { BlobStore } from "./blob-types.ts";
 import type { DirectStore } from "./direct-types.ts";
+import type { RetentionStore } from "./retention-types.ts";
 
 /**
  * Storage behind small async interfaces, one per aggregate. Nothing above this layer may assume
@@ -468,6 +469,8 @@ export interface Storage {
   blobs: BlobStore;
   /** The operator's views and actions (admin-types.ts: wsync admin, account deletion). */
   admin: AdminStore;
+  /** Channels' retention settings and the sweep's removals (retention-types.ts; migration 13). */
+  retention: RetentionStore;
   close(): Promise<void>;
 }
 

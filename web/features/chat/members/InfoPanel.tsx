@@ -7,6 +7,7 @@ import { engineState } from "../../../state/engine.ts";
 import { LogoutDialog } from "../../auth/lazy-modals.tsx";
 import { NotifySetting } from "../ChannelActivity.tsx";
 import { ChannelLink } from "./ChannelLink.tsx";
+import { ChannelRetention } from "./ChannelRetention.tsx";
 
 const state = (on: boolean, yes: string, no: string) => <b className={on ? "ok" : "bad"}>{on ? yes : no}</b>;
 
@@ -51,7 +52,7 @@ function DisplaySettings() {
 /**
  * Spec §2.8 info panel: AUTH_STATUS (DISCONNECT asks first, then logs out), ENCRYPTION (the keys as
  * the engine knows them, and the way to the key backup) and USER_DATA; then, in a secret channel, its
- * link (protocol §7). Below: on a phone, the channel's notification settings (the chat header has no
+ * link (protocol §7), and the channel's retention (docs/protocol-extensions.md "Retention"). Below: on a phone, the channel's notification settings (the chat header has no
  * room for them beside the channel's name, issue 28), and the display settings of this browser.
  */
 export function InfoPanel({ channelId, mobile = false }: { channelId: string; mobile?: boolean }) {
@@ -98,6 +99,7 @@ export function InfoPanel({ channelId, mobile = false }: { channelId: string; mo
         NODE_ID: <code>{auth.user?.did}</code>
       </p>
       <ChannelLink channelId={channelId} />
+      <ChannelRetention channelId={channelId} />
       {mobile ? (
         <section className="channel-settings" aria-labelledby="channel-settings-h">
           <h4 id="channel-settings-h">CHANNEL_SETTINGS</h4>
