@@ -359,6 +359,17 @@ export class WsyncClient {
     return this.auth.flushTrustBackup();
   }
 
+  /**
+   * Deletes this account on the server, checked by its password (docs/protocol-extensions.md "Account
+   * deletion"; what `wsync account delete` and the operator's `wsync admin delete` do), then signs this
+   * device out (its keys go). A wrong password is an ApiError `Forbidden` and changes nothing.
+   */
+  async deleteAccount(password: string): Promise<{ channels: number; messages: number }> {
+    const r = await this.api.call("accountDelete", { password });
+    await this.logout().catch(() => undefined);
+    return { channels: r.channels, messages: r.messages };
+  }
+
   /** Spec §4.1: logout clears the user and removes auth and keys, even when the server call fails. */
   logout(): Promise<void> {
     return this.auth.logout();

@@ -98,6 +98,18 @@ export function InfoPanel({ channelId, mobile = false }: { channelId: string; mo
       <p>
         NODE_ID: <code>{auth.user?.did}</code>
       </p>
+      <p>
+        <button
+          type="button"
+          className="danger info-delete-account"
+          aria-haspopup="dialog"
+          onClick={() => {
+            authUi.deleteAccountOpen = true;
+          }}
+        >
+          DELETE_ACCOUNT
+        </button>
+      </p>
       <ChannelLink channelId={channelId} />
       <ChannelRetention channelId={channelId} />
       {mobile ? (
