@@ -359,6 +359,11 @@ export interface TimelineStore {
    */
   appendMessage(row: Omit<MessageRow, "seq" | "kind">, epochId: string): Promise<AppendMessageResult>;
   appendNotify(row: Omit<NotifyRow, "seq" | "kind">): Promise<NotifyRow>;
+  /**
+   * /metrics: `fn` is told each group commit of messages that committed (its size and its
+   * transaction's time in seconds). One observer; a later call replaces it.
+   */
+  observeCommits(fn: (size: number, seconds: number) => void): void;
   byClientMsgId(authorDid: string, clientMsgId: string): Promise<MessageRow | null>;
   /**
    * Newest first, seq < beforeSeq when given. Tombstones of deleted messages are included (content
