@@ -38,6 +38,7 @@ import { LoginGuard, type SharedLoginAttempts } from "./services/login-throttle.
 import { MessageService } from "./services/message-service.ts";
 import { Notices } from "./services/notices.ts";
 import { RateLimiter, type SharedBuckets, WRITE_KINDS } from "./services/rate-limit.ts";
+import { RetentionSweep } from "./services/retention.ts";
 import type { Services } from "./services/services.ts";
 import { TokenService } from "./services/tokens.ts";
 import { guardStorage, storageHealth } from "./storage/faults.ts";
@@ -129,10 +130,16 @@ export function createServices(deps: AppDeps): Services {
     leave: async (ctx, channelUri) => void (await channels.leave(ctx, { channelUri })),
   });
   const blobs = createBlobService(deps.storage, clock, deps.config);
+  const metrics = new Metrics();
+  deps.storage.timeline.observeCommits((size, seconds) => {
+    metrics.groupCommitSize.observe(size);
+    metrics.storageCommitLatency.observe(seconds);
+  });
   const services: Services = {
     config: deps.config,
     storage: deps.storage,
     accountWatch: new AccountWatch(() => services),
+    retention: new RetentionSweep({ store: deps.storage.retention, clock, config: deps.config, logger }),
     bots,
     bus,
     hub,
@@ -150,11 +157,17 @@ export function createServices(deps: AppDeps): Services {
       normalizeHandle: (h) => auth.normalizeHandle(h),
     }),
     epochs: new EpochService(deps.storage, bus, clock),
-    messages: new MessageService(deps.storage, bus, clock, (c, a, m) => blobs.deleteForMessage(c, a, m)),
+    messages: new MessageService(
+      deps.storage,
+      bus,
+      clock,
+      (c, a, m) => blobs.deleteForMessage(c, a, m),
+      metrics,
+    ),
     blobs,
     keyBackups: new KeyBackupService(deps.storage, clock),
     deviceLinks: new DeviceLinkService(deps.storage, bus, clock, { pollMs: deps.config.deviceLinkWaitMs }),
-    metrics: new Metrics(),
+    metrics,
     limits: new RateLimiter(clock, deps.config.rateLimits, 200_000, deps.sharedLimits ?? null, log),
     weather: createWeatherService({
       url: deps.config.weather.url,

@@ -1,5 +1,6 @@
 import { isIP } from "node:net";
 import { join, resolve } from "node:path";
+import { Retention } from "../core/protocol/index.ts";
 import { type FileConfig, fileConfig } from "./blobs/file-config.ts";
 import { type RateLimitConfig, rateLimitConfig } from "./services/rate-limit.ts";
 
@@ -52,6 +53,13 @@ export interface Config {
   redis: { prefix: string; heartbeatMs: number; ttlMs: number; connectTimeoutMs: number };
   /** Encrypted files: limits and the blob folder (server/blobs/file-config.ts); defaults when absent. */
   files?: FileConfig;
+  /**
+   * WSYNC_RETENTION_MAX_DAYS: the most days this server keeps any channel's records (unset: as long
+   * as each channel's owner sets, or forever), announced at `GET /api/server/info`.
+   */
+  retentionMaxDays?: number | null;
+  /** WSYNC_RETENTION_SWEEP_MINUTES: how often the retention sweep runs (default 60). */
+  retentionSweepMinutes?: number;
 }
 
 /** The WebSocket limits when not set (docs/protocol-extensions.md, "WebSocket"). */
@@ -148,6 +156,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       token: metricsToken(env.WSYNC_METRICS_TOKEN),
     },
     redis: { prefix: env.WSYNC_REDIS_PREFIX || "wsync", heartbeatMs, ttlMs, connectTimeoutMs },
+    retentionMaxDays: env.WSYNC_RETENTION_MAX_DAYS
+      ? whole("WSYNC_RETENTION_MAX_DAYS", 0, Retention.minDays, Retention.maxDays)
+      : null,
+    retentionSweepMinutes: whole("WSYNC_RETENTION_SWEEP_MINUTES", 60, 1, 24 * 60),
   };
 }
 

@@ -162,6 +162,9 @@ export async function startServer(env: Record<string, string | undefined> = proc
   // Accounts the operator disabled or that were deleted (`wsync admin`, from another process): their
   // sockets here close within a poll (server/ops/account-watch.ts).
   services.accountWatch.start();
+  // Retention (docs/protocol-extensions.md "Retention"): records older than the retention in force
+  // go, at start-up and every WSYNC_RETENTION_SWEEP_MINUTES (services/retention.ts).
+  services.retention.start();
   // SIGTERM/SIGINT: stop accepting, close every socket with 1001 so clients reconnect elsewhere,
   // let in-flight requests finish, close the database (a WAL checkpoint), exit 0 — within 5 s
   // whoever is connected. A second signal, or the deadline, exits at once.
@@ -173,6 +176,7 @@ export async function startServer(env: Record<string, string | undefined> = proc
     clearInterval(purgeTimer);
     clearInterval(linkTimer);
     services.accountWatch.stop();
+    services.retention.stop();
     services.hub.closeAll(1001, "server shutting down");
     metricsServer?.stop(true);
     await app.stop(true).catch(() => undefined);

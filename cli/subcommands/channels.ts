@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import type { WsyncClient } from "../../core/client/index.ts";
-import { type Channel, ChannelTypes } from "../../core/protocol/index.ts";
+import { type Channel, ChannelTypes, Retention } from "../../core/protocol/index.ts";
 import { displaySafe } from "../../core/slash-commands/display-safe.ts";
 import { kickMember } from "../actions.ts";
 import {
@@ -162,6 +162,46 @@ export function registerChannelCommands(program: Command): void {
       if (o.json)
         process.stdout.write(`${JSON.stringify({ channelId: ch.id, name: ch.value.name, description })}\n`);
       else process.stdout.write(`${displaySafe(description) || "(no description)"}\n`);
+    });
+
+  program
+    .command("retention <channel> [days]")
+    .description(
+      "show the channel's retention, or set it (owner only): whole days from 1 to 36500, or `off`; the server removes older messages",
+    )
+    .option("--json", "print JSON")
+    .action(async (ref: string, days: string | undefined, _o, cmd: Command) => {
+      const o = opts(cmd);
+      let wanted: number | null | undefined;
+      if (days !== undefined) {
+        if (days === "off") wanted = null;
+        else if (/^\d+$/.test(days) && Number(days) >= Retention.minDays && Number(days) <= Retention.maxDays)
+          wanted = Number(days);
+        else
+          throw usageError(
+            `days must be a whole number from ${Retention.minDays} to ${Retention.maxDays}, or off`,
+          );
+      }
+      const { client } = await signedInClient(o);
+      const ch = await resolveChannel(client, ref);
+      if (wanted !== undefined) {
+        const view = await client.open(ch.id, { focus: false });
+        if (view.channel.role !== "owner")
+          throw new CliError("Only the channel's owner sets its retention", ExitCode.other);
+        await client.setRetention(ch.id, wanted);
+      }
+      const r = await client.retentionOf(ch.id);
+      if (o.json) {
+        process.stdout.write(`${JSON.stringify({ channelId: ch.id, ...r })}\n`);
+        return;
+      }
+      const owner = r.signedDays === null ? "none" : `${r.signedDays} days`;
+      const server = r.serverMaxDays === null ? "none" : `${r.serverMaxDays} days`;
+      process.stdout.write(
+        r.days === null
+          ? `Messages are kept (no retention: owner's setting ${owner}, server's maximum ${server})\n`
+          : `Messages older than ${r.days} days are removed by the server (owner's setting ${owner}, server's maximum ${server})\n`,
+      );
     });
 
   program

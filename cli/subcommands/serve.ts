@@ -11,6 +11,9 @@ Limits (environment; defaults in brackets):
   WSYNC_RATE_LIMIT_SCALE          multiplies every per-user write limit; 0 turns them off [1]
   WSYNC_MAX_OWNED_CHANNELS        channels one account may own [100]
 
+Retention: WSYNC_RETENTION_MAX_DAYS [unset: kept], the most days any channel keeps messages (owners may
+  set fewer: \`wsync retention CHANNEL DAYS\`); WSYNC_RETENTION_SWEEP_MINUTES [60].
+
 Logs: WSYNC_LOG=json|text [text], WSYNC_LOG_LEVEL=debug|info|warn|error [info]; X-Request-Id per request.
 Health: GET /api/health (alive), GET /api/ready (storage and Redis answer within 1 s, else 503).
 Operators: docs/operators.md (systemd, TLS proxy, backups with \`wsync backup\`, upgrades).

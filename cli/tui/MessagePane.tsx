@@ -86,6 +86,12 @@ function itemSpans(p: PresentedItem, hit?: (text: string) => boolean): { head: S
       };
     }
     case "missing":
+      // Removed by retention is not a warning (docs/protocol-extensions.md "Retention").
+      if (i.retained)
+        return {
+          head: [{ text: `${at} ${Symbols.epoch} `, dim: true }],
+          body: [{ text: missingText(i), dim: true }],
+        };
       return {
         head: [{ text: `${at} ${Symbols.missing} `, color: "yellow" }],
         body: [{ text: missingText(i), color: "yellow" }],

@@ -7,6 +7,7 @@ import {
   channelIdFromUri,
   Limits,
   parseJoinLink,
+  Retention,
   SESSION_HEADER,
   type SessionInfo,
   WsEvent,
@@ -358,6 +359,17 @@ export class WsyncClient {
     return this.auth.flushTrustBackup();
   }
 
+  /**
+   * Deletes this account on the server, checked by its password (docs/protocol-extensions.md "Account
+   * deletion"; what `wsync account delete` and the operator's `wsync admin delete` do), then signs this
+   * device out (its keys go). A wrong password is an ApiError `Forbidden` and changes nothing.
+   */
+  async deleteAccount(password: string): Promise<{ channels: number; messages: number }> {
+    const r = await this.api.call("accountDelete", { password });
+    await this.logout().catch(() => undefined);
+    return { channels: r.channels, messages: r.messages };
+  }
+
   /** Spec §4.1: logout clears the user and removes auth and keys, even when the server call fails. */
   logout(): Promise<void> {
     return this.auth.logout();
@@ -700,6 +712,50 @@ export class WsyncClient {
     await (await this.parts()).epochs.checkMemberKeys(channelId, members);
     this.changed();
     return members;
+  }
+
+  /**
+   * The channel's owner only: signs a retention (whole days, 1–36500; null clears it) into the next
+   * epoch's commit (docs/protocol-extensions.md "Retention"). The server removes records older than
+   * the retention in force; members' clients read the setting from the owner's newest commit.
+   */
+  async setRetention(channelId: string, days: number | null): Promise<void> {
+    if (days !== null && !(Number.isInteger(days) && days >= Retention.minDays && days <= Retention.maxDays))
+      throw new Error(
+        `Retention is a whole number of days from ${Retention.minDays} to ${Retention.maxDays}`,
+      );
+    const view = this.state.open[channelId] ?? (await this.open(channelId, { focus: false }));
+    const parts = await this.parts();
+    // A rotation already under way is shared (and carries the old setting): then make one more.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      await parts.epochs.rotate(view.channel.id, { reason: "manual", retentionDays: days });
+      if ((await parts.epochs.signedRetention(view.channel.id)) === days) return;
+    }
+    throw new Error("The retention could not be set: the channel changed meanwhile, try again");
+  }
+
+  /**
+   * The retention of a channel, worked out now (docs/protocol-extensions.md "Retention"): the owner's
+   * signed setting, the server's announced maximum, and the smaller of the two (`days`, null: kept).
+   */
+  async retentionOf(
+    channelId: string,
+  ): Promise<{ days: number | null; signedDays: number | null; serverMaxDays: number | null }> {
+    const view = this.state.open[channelId] ?? (await this.open(channelId, { focus: false }));
+    const signedDays = await (await this.parts()).epochs.signedRetention(view.channel.id);
+    const { retentionMaxDays: serverMaxDays } = await this.api.call("serverInfo", undefined);
+    const days =
+      signedDays === null
+        ? serverMaxDays
+        : serverMaxDays === null
+          ? signedDays
+          : Math.min(signedDays, serverMaxDays);
+    return { days, signedDays, serverMaxDays };
+  }
+
+  /** The retention in force in a channel this client opened (null: records are kept). */
+  retention(channelId: string): ChannelView["retention"] {
+    return this.state.open[channelId]?.retention ?? null;
   }
 
   async rotate(channelId: string): Promise<void> {

@@ -7,7 +7,7 @@ import type {
   CommitV2,
   CommitV3,
 } from "../protocol/runtime.ts";
-import { CommitReasons, isDid } from "../protocol/runtime.ts";
+import { CommitReasons, isDid, Retention } from "../protocol/runtime.ts";
 import { fromBase64, toBase64 } from "./base64.ts";
 import { utf8 } from "./bytes.ts";
 import { canon } from "./canon.ts";
@@ -44,6 +44,8 @@ const COMMIT_KEYS_V2 = [
   "v",
 ];
 const COMMIT_KEYS_V3 = [...COMMIT_KEYS_V2, "chains"];
+/** A v3 commit may also carry the channel's signed retention (docs/protocol-extensions.md "Retention"). */
+const COMMIT_KEYS_V3_RETENTION = [...COMMIT_KEYS_V3, "retentionDays"];
 const HANDLE = /^[a-z0-9.-]{1,253}$/;
 /** The most chains one commit lists (the schema's CommitChainsMax). */
 const CHAINS_MAX = 4096;
@@ -74,6 +76,11 @@ export interface CommitVersionInput {
    * (the builder sorts them); [] when it has seen none. Omitted means [] for v3.
    */
   chains?: readonly ChainEntry[];
+  /**
+   * v3 only: the channel's retention in days, signed (only the channel's owner sets it: clients
+   * read it from the owner's newest commit). Omitted: no retention, and the commit is as before.
+   */
+  retentionDays?: number;
 }
 
 function invalid(detail: string): never {
@@ -105,6 +112,7 @@ export function buildCommit(input: BuildCommitInput & CommitVersionInput): Commi
   const version = input.v ?? 2;
   if (version !== 2 && version !== 3) invalid("unsupported version");
   if (version === 2 && input.chains !== undefined) invalid("chains only in a v3 commit");
+  if (version === 2 && input.retentionDays !== undefined) invalid("retentionDays only in a v3 commit");
   const members = input.members.map((m) => ({ did: m.did, fp: m.fp, handle: m.handle }));
   members.sort((a, b) => compare(a.did, b.did));
   const base = {
@@ -122,7 +130,12 @@ export function buildCommit(input: BuildCommitInput & CommitVersionInput): Commi
   const commit: CommitV2 | CommitV3 =
     version === 2
       ? { v: 2, ...base }
-      : { v: 3, ...base, chains: sortChains(Array.isArray(input.chains) ? input.chains : []) };
+      : {
+          v: 3,
+          ...base,
+          chains: sortChains(Array.isArray(input.chains) ? input.chains : []),
+          ...(input.retentionDays !== undefined ? { retentionDays: input.retentionDays } : {}),
+        };
   const problem = commitProblem(commit);
   if (problem) invalid(problem);
   return commit;
@@ -175,7 +188,11 @@ const KEYS_BY_VERSION = { 1: COMMIT_KEYS_V1, 2: COMMIT_KEYS_V2, 3: COMMIT_KEYS_V
 export function commitProblem(commit: Commit): string | null {
   if (typeof commit !== "object" || commit === null) return "not an object";
   if (commit.v !== 1 && commit.v !== 2 && commit.v !== 3) return "unsupported version";
-  if (!hasExactKeys(commit, KEYS_BY_VERSION[commit.v])) return "unexpected fields";
+  const keys =
+    commit.v === 3 && Object.hasOwn(commit, "retentionDays")
+      ? COMMIT_KEYS_V3_RETENTION
+      : KEYS_BY_VERSION[commit.v];
+  if (!hasExactKeys(commit, keys)) return "unexpected fields";
   if (!isCryptoChannelId(commit.channelId)) return "bad channelId";
   if (!Number.isSafeInteger(commit.epochNumber) || commit.epochNumber < 1) return "bad epochNumber";
   if (typeof commit.epochId !== "string" || !HEX32.test(commit.epochId)) return "bad epochId";
@@ -199,6 +216,13 @@ export function commitProblem(commit: Commit): string | null {
   if (commit.v === 3) {
     const problem = chainsProblem(commit.chains);
     if (problem) return problem;
+    if (
+      Object.hasOwn(commit, "retentionDays") &&
+      (!Number.isSafeInteger(commit.retentionDays) ||
+        (commit.retentionDays as number) < Retention.minDays ||
+        (commit.retentionDays as number) > Retention.maxDays)
+    )
+      return "bad retentionDays";
   }
   if (!Array.isArray(commit.members) || commit.members.length === 0) return "no members";
   let previous = "";

@@ -31,6 +31,8 @@ export interface CreateEpochInput {
   v?: 2 | 3;
   /** v3 only: the sender chains the creator has seen (any order; the commit lists them sorted). */
   chains?: readonly ChainEntry[];
+  /** v3 only: the channel's retention in days, signed (the channel's owner only; see commit.ts). */
+  retentionDays?: number;
 }
 
 /** Everything `create-epoch` sends, plus the new key for the creator's own store. */
@@ -91,6 +93,7 @@ export async function createEpoch(input: CreateEpochInput): Promise<CreatedEpoch
     createdAt: input.createdAt,
     v: input.v,
     chains: input.chains,
+    ...(input.retentionDays !== undefined ? { retentionDays: input.retentionDays } : {}),
   });
   const [signature, wrappedKeys] = await Promise.all([
     signCommit(input.identity, commit),

@@ -195,8 +195,9 @@ export function missingText(i: TimelineItem): string {
   const w = i.withheld;
   if (w) return SecurityText.withheld(w.to - w.from + 1, displaySafe(w.handle));
   const m = i.missing;
-  if (!m) return SecurityText.missing;
-  return `${SecurityText.missing}: ${m.from === m.to ? `seq ${m.from}` : `seqs ${m.from}-${m.to}`}`;
+  const what = i.retained ? SecurityText.retained(i.retained.days) : SecurityText.missing;
+  if (!m) return what;
+  return `${what}: ${m.from === m.to ? `seq ${m.from}` : `seqs ${m.from}-${m.to}`}`;
 }
 
 /** "deleted by bob", or the server's unsigned removal (which is not trusted to name anyone). */

@@ -1,7 +1,7 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { DirectRoutes } from "./direct.ts";
 import { Patterns } from "./ids.ts";
-import { Limits } from "./limits.ts";
+import { Limits, Retention } from "./limits.ts";
 import {
   Base64,
   Channel,
@@ -345,6 +345,17 @@ export const Routes = {
     ...RouteMeta.health,
     body: null,
     response: Type.Object({ ok: Type.Literal(true), version: Type.String() }),
+  }),
+  serverInfo: route({
+    ...RouteMeta.serverInfo,
+    body: null,
+    response: Type.Object({
+      version: Type.String(),
+      retentionMaxDays: Type.Union([
+        Type.Integer({ minimum: Retention.minDays, maximum: Retention.maxDays }),
+        Type.Null(),
+      ]),
+    }),
   }),
   ready: route({
     ...RouteMeta.ready,

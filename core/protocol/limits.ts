@@ -31,6 +31,19 @@ export const Limits = {
   clockSkewMs: 5 * 60 * 1000,
 } as const;
 
+/**
+ * Retention (docs/protocol-extensions.md "Retention"): how many days a server keeps a channel's
+ * records. A channel's owner signs `retentionDays` into the channel's commits; a server announces its
+ * own maximum (`GET /server/info`); the smaller of the two is in force.
+ */
+export const Retention = {
+  /** The fewest days a channel or a server may keep records. */
+  minDays: 1,
+  /** The most days a setting may name (about 100 years; no setting means "kept forever"). */
+  maxDays: 36_500,
+  dayMs: 24 * 60 * 60 * 1000,
+} as const;
+
 /** Socket reconnection constants (spec §9). */
 export const Reconnect = {
   initialDelayMs: 1000,

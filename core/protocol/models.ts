@@ -8,6 +8,7 @@ import {
   CommitReasons,
   Limits,
   NotifyActions,
+  Retention,
 } from "./limits.ts";
 
 const strict = { additionalProperties: false } as const;
@@ -238,7 +239,11 @@ export type ChainEntry = Static<typeof ChainEntry>;
 /** The most chains one commit lists (a device per member is the common case; several is allowed). */
 export const CommitChainsMax = 4096;
 
-/** A version 3 commit (protocol §8): v2's commit with `v: 3` and the creator's seen `chains`. */
+/**
+ * A version 3 commit (protocol §8): v2's commit with `v: 3` and the creator's seen `chains`, and, in a
+ * commit made by the channel's owner, optionally `retentionDays`: the channel's retention, signed
+ * (docs/protocol-extensions.md "Retention"). Absent: commits made before it existed verify unchanged.
+ */
 export const CommitV3 = Type.Object(
   {
     v: Type.Literal(3),
@@ -250,6 +255,7 @@ export const CommitV3 = Type.Object(
     reason: CommitReasonSchema,
     members: Type.Array(CommitMember, { minItems: 1, maxItems: Limits.membersPerChannel }),
     chains: Type.Array(ChainEntry, { maxItems: CommitChainsMax }),
+    retentionDays: Type.Optional(Type.Integer({ minimum: Retention.minDays, maximum: Retention.maxDays })),
     keyCommitment: Base64(44),
     sealedState: Base64(1024),
     createdAt: Timestamp,

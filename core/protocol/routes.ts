@@ -126,6 +126,11 @@ export const RouteMeta = {
   getReadMarkers: { method: "POST", path: "/channel/get-read-markers", auth: "access" },
   weather: { method: "GET", path: "/board/weather", auth: "none" },
   health: { method: "GET", path: "/health", auth: "none" },
+  /**
+   * Extension: what the server announces about itself (docs/protocol-extensions.md "Retention"): its
+   * version and its maximum retention in days (null: it keeps records as long as channels do).
+   */
+  serverInfo: { method: "GET", path: "/server/info", auth: "none" },
   /** Readiness for load balancers: storage (and Redis) answer within a second, else 503. */
   ready: { method: "GET", path: "/ready", auth: "none" },
   /** The caller's own encrypted key backup (docs/key-backup.md); there is no way to name another's. */

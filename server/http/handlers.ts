@@ -105,5 +105,6 @@ export const handlers: { [N in RouteName]: Handler<N> } = {
   dmUnblock: (s, a) => s.direct.unblock(caller(a), a.body),
   weather: async (s) => ({ data: await s.weather.get() }),
   health: async () => ({ ok: true as const, version: VERSION }),
+  serverInfo: async (s) => ({ version: VERSION, retentionMaxDays: s.config.retentionMaxDays ?? null }),
   ready: (s) => checkReady(s),
 };

@@ -10,6 +10,8 @@ import { timingSafeEqual } from "node:crypto";
 
 /** Seconds; the send latency covers validation, the group commit and the ack. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+/** Messages in one group commit (SQLite: one event-loop turn's; PostgreSQL: up to 512). */
+const GROUP_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
 
 export class Histogram {
   readonly counts: number[];
@@ -42,6 +44,11 @@ export class Metrics {
   readonly messagesRefused: Tally = {};
   /** From a send's arrival to its ack: mostly the storage commit (the group commit's wait). */
   readonly sendLatency = new Histogram();
+  /** One group commit of messages: its transaction's time (storage latency) and its size. */
+  readonly storageCommitLatency = new Histogram();
+  readonly groupCommitSize = new Histogram(GROUP_BUCKETS);
+  /** From a stored message handed to the bus to the bus done with it (delivered here, or sent to Redis). */
+  readonly deliveryLatency = new Histogram();
 }
 
 /** What is read at scrape time from the parts that keep it. */
@@ -52,6 +59,10 @@ export interface Gauges {
   rateLimitHits: Tally;
   /** Storage faults seen, by kind (StorageHealth.faults: SQLite or PostgreSQL). */
   storageFaults: Tally;
+  /** Redis trouble, by kind (subscription, publish, presence); empty without Redis. */
+  redisErrors?: Tally;
+  /** Records the retention sweep of this process removed. */
+  retentionRemoved?: number;
 }
 
 const esc = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
@@ -97,11 +108,37 @@ export function renderMetrics(m: Metrics, g: Gauges): string {
     g.storageFaults,
     "kind",
   );
+  counter(
+    out,
+    "wsync_redis_errors_total",
+    "Redis trouble (subscription lost, publish failed, presence heartbeat failed), by kind.",
+    g.redisErrors ?? {},
+    "kind",
+  );
+  counter(
+    out,
+    "wsync_retention_removed_total",
+    "Records removed by the retention sweep on this process.",
+    g.retentionRemoved ?? 0,
+  );
   histogram(
     out,
     "wsync_send_latency_seconds",
     "From a message's arrival to its ack (storage commit).",
     m.sendLatency,
+  );
+  histogram(
+    out,
+    "wsync_storage_commit_seconds",
+    "One group commit of messages: the storage transaction's time.",
+    m.storageCommitLatency,
+  );
+  histogram(out, "wsync_group_commit_messages", "Messages written by one group commit.", m.groupCommitSize);
+  histogram(
+    out,
+    "wsync_delivery_latency_seconds",
+    "From a stored message handed to the bus to its delivery here (or its publish to Redis).",
+    m.deliveryLatency,
   );
   const mem = process.memoryUsage();
   gauge(out, "wsync_process_resident_memory_bytes", "Resident set size.", mem.rss);
@@ -126,12 +163,23 @@ export function scrape(s: {
   hub: { connectionCount: number; userCount: number };
   limits: { hits: Tally };
   storageFaults: Tally;
+  bus?: object;
+  presence?: object;
+  retention?: { removedTotal: number };
 }): string {
+  // Redis's bus and presence count their trouble (server/realtime/redis-bus.ts); the in-process ones do not.
+  const redisErrors: Tally = {};
+  for (const part of [s.bus, s.presence]) {
+    const errors = (part as { errors?: Tally } | undefined)?.errors;
+    if (errors) for (const [k, v] of Object.entries(errors)) redisErrors[k] = (redisErrors[k] ?? 0) + v;
+  }
   return renderMetrics(s.metrics, {
     sockets: s.hub.connectionCount,
     users: s.hub.userCount,
     rateLimitHits: s.limits.hits,
     storageFaults: s.storageFaults,
+    redisErrors,
+    retentionRemoved: s.retention?.removedTotal ?? 0,
   });
 }
 

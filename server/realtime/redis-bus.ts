@@ -127,6 +127,8 @@ export async function evalScript(redis: RedisClient, script: string, args: strin
 }
 
 export class RedisBus implements Bus {
+  /** Redis trouble this bus met, by kind (`subscription` lost, `publish` failed), for /metrics. */
+  readonly errors: Record<string, number> = {};
   private readonly handlers: ((event: BusEvent) => void)[] = [];
   private readonly order = new Map<string, Order>();
   private sub: RedisClient | null = null;
@@ -173,6 +175,7 @@ export class RedisBus implements Bus {
   private async reconnect(): Promise<void> {
     if (this.reconnecting || this.closed) return;
     this.reconnecting = true;
+    this.errors.subscription = (this.errors.subscription ?? 0) + 1;
     this.log("Redis subscription lost: reconnecting (live delivery across processes paused)");
     for (let wait = 100; !this.closed; wait = Math.min(wait * 2, 2_000)) {
       await Bun.sleep(wait);
@@ -201,6 +204,7 @@ export class RedisBus implements Bus {
     } catch (e) {
       // Stored and acknowledged already: only live delivery to other processes is missed, and their
       // clients fill the gap from the database. Never a failed request for it.
+      this.errors.publish = (this.errors.publish ?? 0) + 1;
       this.log(`Redis publish failed: ${(e as Error).message}`);
     }
   }
@@ -347,6 +351,8 @@ return 0`;
  * `presence` events, which keep every process's synchronous view (isOnline) current.
  */
 export class RedisPresence implements Presence {
+  /** Redis trouble presence met (`presence`: a heartbeat failed), for /metrics. */
+  readonly errors: Record<string, number> = {};
   readonly id = crypto.randomUUID();
   private readonly remote = new Set<string>();
   private lost: ((did: string) => void)[] = [];
@@ -380,7 +386,10 @@ export class RedisPresence implements Presence {
       presence.remote.add(did);
     await presence.beat();
     presence.timer = setInterval(() => {
-      presence.beat().catch((e) => presence.log(`presence heartbeat failed: ${(e as Error).message}`));
+      presence.beat().catch((e) => {
+        presence.errors.presence = (presence.errors.presence ?? 0) + 1;
+        presence.log(`presence heartbeat failed: ${(e as Error).message}`);
+      });
     }, opts.heartbeatMs);
     presence.timer.unref?.();
     return presence;

@@ -119,6 +119,14 @@ export class EpochService {
     }
     // Epoch 1 is the owner's to make (protocol §5, §7: clients accept it only from the channel's
     // creator, the did in its uri): another member's would leave the channel stuck for everyone.
+    // Retention is the channel's owner's to sign (docs/protocol-extensions.md "Retention"): clients
+    // read it only from the owner's commits, so the server keeps it only from them.
+    if (commit.v === 3 && commit.retentionDays !== undefined && ctx.did !== channel.creatorDid) {
+      throw new ApiError(
+        "InvalidRequest",
+        "commit.retentionDays: only the channel's owner sets its retention",
+      );
+    }
     if (commit.epochNumber === 1 && ctx.did !== channel.creatorDid) {
       throw new ApiError("Forbidden", "Only the channel's owner makes its first epoch (epoch 1)");
     }
@@ -219,6 +227,13 @@ export class EpochService {
     );
     if (result === "conflict") throw conflict("Another member created this epoch first");
     if (result === "members-changed") throw conflict("The member set changed while the epoch was made");
+    // The owner's newest commit is the channel's retention (absent: none), as members' clients read it.
+    if (ctx.did === channel.creatorDid) {
+      await this.storage.retention.setChannelDays(
+        channel.id,
+        commit.v === 3 ? (commit.retentionDays ?? null) : null,
+      );
+    }
     await this.bus.publish({
       kind: "channel",
       channelId: channel.id,

@@ -65,6 +65,8 @@ export class MessageService {
       authorDid: string,
       clientMsgId: string | null,
     ) => Promise<void>,
+    /** /metrics: how long the bus takes with each stored message (server/ops/metrics.ts). */
+    private readonly metrics?: { deliveryLatency: { observe(seconds: number): void } },
   ) {}
 
   /** Whether the channel has a v3 epoch (the current one is v3 exactly then), and the current epoch id. */
@@ -254,12 +256,15 @@ export class MessageService {
         // Not awaited: the ack says "stored", and live delivery never fails a send (a bus that cannot
         // publish logs it; members fill the gap from storage). On Redis the ack then does not wait
         // for Redis's round trip; in one process delivery has happened by the time this returns.
-        void this.bus.publish({
-          kind: "channel",
-          channelId,
-          frame: frame(WsEvent.channelMessage, { record }),
-          text: `{"type":"${WsEvent.channelMessage}","data":{"record":${json}}}`,
-        });
+        const t0 = performance.now();
+        void this.bus
+          .publish({
+            kind: "channel",
+            channelId,
+            frame: frame(WsEvent.channelMessage, { record }),
+            text: `{"type":"${WsEvent.channelMessage}","data":{"record":${json}}}`,
+          })
+          .then(() => this.metrics?.deliveryLatency.observe((performance.now() - t0) / 1000));
         return { record, json };
       }
     }

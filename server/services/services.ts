@@ -17,6 +17,7 @@ import type { EpochService } from "./epoch-service.ts";
 import type { KeyBackupService } from "./key-backup-service.ts";
 import type { MessageService } from "./message-service.ts";
 import type { RateLimiter } from "./rate-limit.ts";
+import type { RetentionSweep } from "./retention.ts";
 
 /**
  * Everything a request handler or socket reaches: the services one process runs (server/app.ts makes
@@ -49,6 +50,8 @@ export interface Services {
   limits: RateLimiter;
   /** Closes the sockets of accounts disabled or deleted, from the database (server/ops/account-watch.ts). */
   accountWatch: { start(): void; stop(): void; tick(): Promise<void> };
+  /** Removes records older than the retention in force (services/retention.ts). */
+  retention: RetentionSweep;
   /** Counters for /metrics (server/ops/metrics.ts): plain numbers the hot path adds to. */
   metrics: Metrics;
   /** Encrypted files (server/blobs/). */

@@ -29,7 +29,7 @@ export interface AdminUserRow {
   channels: number;
   /** Its live (not deleted) messages. */
   messages: number;
-  /** Bytes it keeps on the server: its messages' ciphertext, its key backup and trust state. */
+  /** Bytes it keeps on the server: its messages' ciphertext, its key backup and trust state, its files. */
   storageBytes: number;
   disabledAt: number | null;
   deletedAt: number | null;

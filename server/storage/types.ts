@@ -14,6 +14,7 @@ import type {
 import type { AdminStore } from "./admin-types.ts";
 import type { BlobStore } from "./blob-types.ts";
 import type { DirectStore } from "./direct-types.ts";
+import type { RetentionStore } from "./retention-types.ts";
 
 /**
  * Storage behind small async interfaces, one per aggregate. Nothing above this layer may assume
@@ -358,6 +359,11 @@ export interface TimelineStore {
    */
   appendMessage(row: Omit<MessageRow, "seq" | "kind">, epochId: string): Promise<AppendMessageResult>;
   appendNotify(row: Omit<NotifyRow, "seq" | "kind">): Promise<NotifyRow>;
+  /**
+   * /metrics: `fn` is told each group commit of messages that committed (its size and its
+   * transaction's time in seconds). One observer; a later call replaces it.
+   */
+  observeCommits(fn: (size: number, seconds: number) => void): void;
   byClientMsgId(authorDid: string, clientMsgId: string): Promise<MessageRow | null>;
   /**
    * Newest first, seq < beforeSeq when given. Tombstones of deleted messages are included (content
@@ -468,6 +474,8 @@ export interface Storage {
   blobs: BlobStore;
   /** The operator's views and actions (admin-types.ts: wsync admin, account deletion). */
   admin: AdminStore;
+  /** Channels' retention settings and the sweep's removals (retention-types.ts; migration 13). */
+  retention: RetentionStore;
   close(): Promise<void>;
 }
 

@@ -163,6 +163,7 @@ export type BodyRoute = Exclude<
   | "refresh"
   | "weather"
   | "health"
+  | "serverInfo"
   | "ready"
   | "keyBackupGet"
   | "keyBackupDelete"

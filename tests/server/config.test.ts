@@ -50,3 +50,24 @@ test("`wsync serve --help` states every socket limit setting with the default th
     new RegExp(`WSYNC_MAX_OWNED_CHANNELS .*\\[${DEFAULT_MAX_OWNED_CHANNELS}\\]`),
   );
 });
+
+test("retention: no maximum by default, a sweep every 60 minutes; settings; bad values refused by name", async () => {
+  const base = { WSYNC_DATA_DIR: "/tmp/x" };
+  const d = loadConfig(base);
+  expect(d.retentionMaxDays).toBeNull();
+  expect(d.retentionSweepMinutes).toBe(60);
+  const set = loadConfig({ ...base, WSYNC_RETENTION_MAX_DAYS: "365", WSYNC_RETENTION_SWEEP_MINUTES: "5" });
+  expect(set.retentionMaxDays).toBe(365);
+  expect(set.retentionSweepMinutes).toBe(5);
+  for (const [key, value] of [
+    ["WSYNC_RETENTION_MAX_DAYS", "0"],
+    ["WSYNC_RETENTION_MAX_DAYS", "36501"],
+    ["WSYNC_RETENTION_MAX_DAYS", "1.5"],
+    ["WSYNC_RETENTION_SWEEP_MINUTES", "0"],
+  ] as const) {
+    expect(() => loadConfig({ ...base, [key]: value })).toThrow(key);
+  }
+  const { SERVE_SETTINGS } = await import("../../cli/subcommands/serve.ts");
+  expect(SERVE_SETTINGS).toContain("WSYNC_RETENTION_MAX_DAYS");
+  expect(SERVE_SETTINGS).toContain("WSYNC_RETENTION_SWEEP_MINUTES [60]");
+});

@@ -29,6 +29,7 @@ type Family = {
     value?: string;
     labels?: Record<string, string>;
     count?: string;
+    sum?: string;
     buckets?: Record<string, string>;
   }[];
 };
@@ -111,7 +112,42 @@ test("counters move with traffic: sockets, users, accepted, refused by reason, r
   const latency = m.get("wsync_send_latency_seconds")?.metrics[0];
   expect(Number(latency?.count)).toBe(4);
   expect(m.get("wsync_send_latency_seconds")?.type).toBe("HISTOGRAM");
+  // Every accepted message went through a group commit (one or more per commit) and the bus.
+  const count = (name: string, x = m) => Number(x.get(name)?.metrics[0]?.count ?? 0);
+  const commits = count("wsync_group_commit_messages") - count("wsync_group_commit_messages", before);
+  expect(commits).toBeGreaterThanOrEqual(1);
+  expect(commits).toBeLessThanOrEqual(4);
+  const sizes = m.get("wsync_group_commit_messages")?.metrics[0];
+  const sizesBefore = before.get("wsync_group_commit_messages")?.metrics[0];
+  expect(Number(sizes?.sum ?? 0) - Number(sizesBefore?.sum ?? 0)).toBe(4);
+  expect(count("wsync_storage_commit_seconds") - count("wsync_storage_commit_seconds", before)).toBe(commits);
+  expect(m.get("wsync_storage_commit_seconds")?.type).toBe("HISTOGRAM");
+  expect(count("wsync_delivery_latency_seconds") - count("wsync_delivery_latency_seconds", before)).toBe(4);
+  // No Redis here: its error counter is present and empty; nothing was swept.
+  expect(m.get("wsync_redis_errors_total")?.metrics ?? []).toEqual([]);
+  expect(value(m, "wsync_retention_removed_total")).toBe(0);
   for (const s of [a1, a2, b1]) s.close();
+});
+
+test("retention removals are counted", async () => {
+  // The server's clock, moved on below for the sweep (tokens and records use it too).
+  let offset = 0;
+  const clock = { now: () => Date.now() + offset };
+  const t = await startTestServer({
+    clock,
+    env: { WSYNC_METRICS_TOKEN: TOKEN, WSYNC_RETENTION_MAX_DAYS: "1" },
+  });
+  servers.push(t);
+  const alice = await person(t.url, "alice");
+  const created = await createChannel(t.url, alice, "public");
+  const epoch = { epochId: created.epochId, epochKey: created.epochKey, epochNumber: 1 };
+  const sent = await call(t.url, "send", await seal(alice, created.channel, epoch, "old"), alice.token);
+  expect(sent.status).toBe(200);
+  offset = 2 * 86_400_000;
+  const swept = await t.services.retention.sweep();
+  expect(swept.removed).toBeGreaterThan(0);
+  const m = parse(await (await scrape(t)).text());
+  expect(value(m, "wsync_retention_removed_total")).toBe(swept.removed);
 });
 
 test("rate-limit hits are counted by kind, and the refused message by reason RateLimited", async () => {

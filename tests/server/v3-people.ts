@@ -35,6 +35,8 @@ export interface Rotate3Options {
   keys?: Record<string, string>;
   keyChange?: KeyChange | ((commit: CommitV3) => Promise<KeyChange>);
   newLink?: boolean;
+  /** The signed retention (docs/protocol-extensions.md "Retention"). */
+  retentionDays?: number;
 }
 
 /** Makes the next v3 epoch for the channel's current members, as a v3 client does (protocol §8). */
@@ -46,6 +48,7 @@ export async function rotate3(url: string, who: Person, channel: ChannelRef, opt
   const linkSecret = makeLink ? newLinkSecret() : null;
   const created = await createEpoch({
     v: 3,
+    ...(opts.retentionDays !== undefined ? { retentionDays: opts.retentionDays } : {}),
     chains: opts.chains ?? [],
     identity: who.identity,
     creatorDid: who.session.did,

@@ -85,6 +85,17 @@ export async function confirmNewKeys(backup?: BackupChoice): Promise<boolean> {
 }
 
 /** The engine stops its socket before it logs out, so its own "session ended" never fires here. */
+/**
+ * Self-service account deletion (the same server route as `wsync account delete`): the account and
+ * its data go on the server, then this browser forgets it as a logout does.
+ */
+export async function deleteAccount(password: string): Promise<{ channels: number; messages: number }> {
+  const client = await loadClient();
+  const result = await client.deleteAccount(password);
+  await logout().catch(() => undefined);
+  return result;
+}
+
 export async function logout(): Promise<void> {
   const client = await loadClient();
   const did = client.state.auth.user?.did ?? null;

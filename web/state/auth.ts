@@ -36,6 +36,8 @@ export const authUi = proxy({
   linkDeviceOpen: false,
   /** The board's "Sessions" dialog: where this account is signed in, and signing one out. */
   sessionsOpen: false,
+  /** The "Delete account" dialog (asked twice, with the password). */
+  deleteAccountOpen: false,
   /**
    * The backup status as last read or changed by this page (undefined: not read yet). Kept because
    * the server counts every backup fetch against the account's restore attempts.

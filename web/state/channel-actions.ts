@@ -43,3 +43,8 @@ export async function kickMember(channelId: string, did: string): Promise<void> 
 export async function rotateLink(channelId: string): Promise<string> {
   return (await loadClient()).rotateLink(channelId);
 }
+
+/** Owners: signs a retention (days, or null for none) into the channel's next epoch. */
+export async function setRetention(channelId: string, days: number | null): Promise<void> {
+  return (await loadClient()).setRetention(channelId, days);
+}

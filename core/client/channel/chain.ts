@@ -28,6 +28,29 @@ export interface VerifiedEpoch {
   change?: EpochChange;
   /** v3: the last number of each sender chain its creator had seen (protocol §8). */
   chains?: { did: string; device: string; n: number }[];
+  /** v3: the channel's retention in days this commit signs (docs/protocol-extensions.md "Retention"). */
+  retentionDays?: number;
+}
+
+/**
+ * The channel's retention as its owner signed it (docs/protocol-extensions.md "Retention"): the
+ * `retentionDays` of the newest verified commit made by the signed owner (the creator of epoch 1), or
+ * null when that commit names none or the owner is not known. Commits by anyone else set nothing.
+ */
+export function signedRetentionDays(chain: ChainState): number | null {
+  const owner = chain.owner ?? chain.epochs["1"]?.creatorDid ?? null;
+  if (!owner) return null;
+  let newest: VerifiedEpoch | null = null;
+  for (const e of Object.values(chain.epochs))
+    if (e.creatorDid === owner && (!newest || e.epochNumber > newest.epochNumber)) newest = e;
+  return newest?.retentionDays ?? null;
+}
+
+/** The retention in force: the smaller of the owner's signed setting and the server's maximum. */
+export function effectiveRetentionDays(signed: number | null, serverMax: number | null): number | null {
+  if (signed === null) return serverMax;
+  if (serverMax === null) return signed;
+  return Math.min(signed, serverMax);
 }
 
 /** Per channel: what this client verified, so a lying server cannot roll it back (protocol §7). */

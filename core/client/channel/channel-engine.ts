@@ -17,6 +17,7 @@ import {
   Limits,
   type LinkProof,
   type MessageRecord,
+  Retention,
   type SignedDeletion,
   type TimelineRecord,
   WsEvent,
@@ -33,7 +34,7 @@ import {
   setItems,
   type TimelineItem,
 } from "../view/state.ts";
-import type { SeenState } from "./chain.ts";
+import { type ChainState, effectiveRetentionDays, type SeenState, signedRetentionDays } from "./chain.ts";
 import type { EngineContext } from "./engine-context.ts";
 import { EpochManager, SendBlockedError } from "./epoch-manager.ts";
 import {
@@ -100,6 +101,8 @@ interface Coverage {
 export class ChannelEngine {
   private readonly coverage = new Map<string, Coverage>();
   private readonly gapFills = new Map<string, Promise<void>>();
+  /** The server's announced maximum retention, asked once (serverRetention). */
+  private serverInfo: Promise<number | null> | null = null;
   /** The way out: transport, retries, the offline queue, chain numbers (outbox.ts). */
   private readonly outbox: Outbox;
 
@@ -326,8 +329,53 @@ export class ChannelEngine {
 
   private refreshMissing(view: ChannelView): void {
     const cov = this.coverage.get(view.channel.id);
-    if (cov) markMissing(view, cov.lo, cov.hi, SecurityText.missing);
+    const days = view.retention?.days;
+    if (cov)
+      markMissing(
+        view,
+        cov.lo,
+        cov.hi,
+        SecurityText.missing,
+        days ? { days, text: SecurityText.retained(days) } : undefined,
+      );
     void this.refreshWithheld(view);
+  }
+
+  /** The server's announced maximum retention, fetched once (null: none, or not announced). */
+  private serverRetention(): Promise<number | null> {
+    this.serverInfo ??= this.c.api
+      .call("serverInfo", undefined)
+      .then((r) => {
+        this.c.state.server = { retentionMaxDays: r.retentionMaxDays };
+        return r.retentionMaxDays;
+      })
+      .catch(() => {
+        // An older server has no /server/info: no announced maximum; asked again next time.
+        this.serverInfo = null;
+        return null;
+      });
+    return this.serverInfo;
+  }
+
+  /**
+   * The retention in force (docs/protocol-extensions.md "Retention"), set on the view: the owner's
+   * signed setting (its newest verified commit) and the server's announced maximum, the smaller.
+   * Returns whether it changed (the missing rows are then worked out again).
+   */
+  private async refreshRetention(view: ChannelView, chain: ChainState): Promise<boolean> {
+    const signedDays = signedRetentionDays(chain);
+    const serverMaxDays = await this.serverRetention();
+    const days = effectiveRetentionDays(signedDays, serverMaxDays);
+    const next = days === null ? null : { days, signedDays, serverMaxDays };
+    const before = view.retention ?? null;
+    if (
+      before?.days === next?.days &&
+      before?.signedDays === next?.signedDays &&
+      before?.serverMaxDays === next?.serverMaxDays
+    )
+      return false;
+    view.retention = next;
+    return true;
   }
 
   /**
@@ -339,6 +387,34 @@ export class ChannelEngine {
     const channelId = view.channel.id;
     const seen = await this.c.keyring.chains.seenState(channelId);
     const chain = await this.epochs.chain(channelId);
+    if (await this.refreshRetention(view, chain)) {
+      const cov = this.coverage.get(channelId);
+      const days = view.retention?.days;
+      if (cov)
+        markMissing(
+          view,
+          cov.lo,
+          cov.hi,
+          SecurityText.missing,
+          days ? { days, text: SecurityText.retained(days) } : undefined,
+        );
+      this.c.changed();
+    }
+    // Under retention: per chain, the lowest number a commit made well inside the window lists
+    // (everything after it is too young for retention to have removed).
+    const youngFloor: Record<string, { n: number; epochNumber: number }> = {};
+    const days = view.retention?.days;
+    if (days) {
+      const youngAfter = this.c.now() - days * Retention.dayMs + Retention.dayMs;
+      for (const e of Object.values(chain.epochs)) {
+        if (!e.chains || e.anchor || e.createdAt < youngAfter) continue;
+        for (const c of e.chains) {
+          const key = `${c.did}|${c.device}`;
+          const had = youngFloor[key];
+          if (!had || c.n < had.n) youngFloor[key] = { n: c.n, epochNumber: e.epochNumber };
+        }
+      }
+    }
     const listed: Record<string, { n: number; epochNumber: number }> = {};
     let newest: { epochNumber: number; chains?: { did: string; device: string; n: number }[] } | null = null;
     for (const e of Object.values(chain.epochs))
@@ -360,7 +436,7 @@ export class ChannelEngine {
       Number.isFinite(from) &&
       from >= cov.lo &&
       (to === null || (Number.isFinite(to) && to <= cov.hi));
-    const runs = withheldRuns(seen, listed, held, loaded);
+    const runs = withheldRuns(seen, listed, held, loaded, youngFloor);
     const before = view.items
       .filter((i) => i.withheld)
       .map((i) => i.uri)

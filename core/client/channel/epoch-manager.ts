@@ -1,5 +1,5 @@
 import { CryptoText, fingerprint, type Identity, reasonOf, unwrapEpochKey } from "../../crypto/index.ts";
-import { type CommitReason, type EpochInfo, Limits, type Member } from "../../protocol/runtime.ts";
+import { type EpochInfo, Limits, type Member } from "../../protocol/runtime.ts";
 import { SendBlockedError } from "../errors.ts";
 import type { EpochKey } from "../keys/keyring.ts";
 import { SignerKeys } from "../keys/signer-keys.ts";
@@ -13,10 +13,10 @@ import {
   setItems,
   type TimelineItem,
 } from "../view/state.ts";
-import { type ChainState, membersOf, type VerifiedEpoch } from "./chain.ts";
+import { type ChainState, membersOf, signedRetentionDays, type VerifiedEpoch } from "./chain.ts";
 import type { EngineContext } from "./engine-context.ts";
 import { type EpochCandidate, previousVerified, type VerifyContext, verifyEpoch } from "./epoch-verify.ts";
-import { Rotation } from "./rotation.ts";
+import { type RotateOptions, Rotation } from "./rotation.ts";
 
 export { SendBlockedError };
 
@@ -52,6 +52,11 @@ export class EpochManager {
 
   chain(channelId: string): Promise<ChainState> {
     return this.chains.chain(channelId);
+  }
+
+  /** The retention the channel's owner signed into its newest commit (chain.ts), or null. */
+  async signedRetention(channelId: string): Promise<number | null> {
+    return signedRetentionDays(await this.chains.chain(channelId));
   }
 
   // ---- warnings ---------------------------------------------------------------------------------
@@ -520,7 +525,7 @@ export class EpochManager {
   // ---- rotation (rotation.ts) -------------------------------------------------------------------
 
   /** Makes the next epoch; concurrent calls share one attempt (rotation.ts). */
-  rotate(channelId: string, opts: { reason?: CommitReason; newLink?: boolean } = {}): Promise<void> {
+  rotate(channelId: string, opts: RotateOptions = {}): Promise<void> {
     return this.rotation.rotate(channelId, opts);
   }
 

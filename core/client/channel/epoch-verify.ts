@@ -375,6 +375,7 @@ export async function verifyEpoch(ctx: VerifyContext, cand: EpochCandidate): Pro
     ...(!hasKey ? { anchor: true } : {}),
     ...(change ? { change } : {}),
     ...(c.v === 3 ? { chains: c.chains } : {}),
+    ...(c.v === 3 && c.retentionDays !== undefined ? { retentionDays: c.retentionDays } : {}),
   };
   return { ok: true, entry, change };
 }

@@ -122,7 +122,18 @@ function neighbour(items: TimelineItem[], seq: number, dir: -1 | 1): TimelineIte
  * Replaces the view's "missing" items: every integer seq in [lo, hi] (the range the server's answers
  * claim to be complete) with no record is one the server withheld (protocol §7).
  */
-export function markMissing(view: ChannelView, lo: number, hi: number, text: string): void {
+export function markMissing(
+  view: ChannelView,
+  lo: number,
+  hi: number,
+  text: string,
+  /**
+   * The retention in force and its row's text: the run that starts at seq 1 (records before the
+   * oldest one kept) is what retention removed, not withholding. Any other run stays a warning, and
+   * the sender chains still show a young message the server removed (`withheldRuns`, `youngFloor`).
+   */
+  retention?: { days: number; text: string },
+): void {
   const items = view.items.filter((i) => i.kind !== "missing" || i.withheld !== undefined);
   const before = view.items;
   if (hi < lo) {
@@ -139,16 +150,19 @@ export function markMissing(view: ChannelView, lo: number, hi: number, text: str
     else runs.push({ from: s, to: s });
   }
   for (const r of runs) {
+    const retained = retention !== undefined && r.from === 1;
+    const line = retained ? retention.text : text;
     const item: TimelineItem = {
-      uri: `missing:${r.from}-${r.to}`,
+      uri: `missing:${r.from}-${r.to}${retained ? ":retained" : ""}`,
       seq: r.from - 0.5,
       kind: "missing",
       author: { did: "", handle: "" },
       createdAt: "",
-      text,
-      state: "failed",
+      text: line,
+      state: retained ? "success" : "failed",
       verified: false,
-      error: text,
+      error: retained ? null : line,
+      ...(retained ? { retained: { days: retention.days } } : {}),
       missing: r,
     };
     let at = items.length;
@@ -239,6 +253,14 @@ export function withheldRuns(
   held: (fromEpoch: number, toEpoch: number) => boolean,
   /** Whether every record between two seqs was loaded here (a gap must lie inside what was read). */
   loaded: (fromSeq: number, toSeq: number | null) => boolean,
+  /**
+   * Under retention (docs/protocol-extensions.md "Retention"): per chain, the lowest `n` a verified
+   * commit made inside the retention window lists, and that commit's epoch. Every number after it was
+   * sent after that commit, so it is younger than the window and retention cannot have removed it: a
+   * number between it and the lowest one seen is withheld, even below the lowest seen. Only claimed
+   * when the channel was loaded from its start (`loaded(1, …)`).
+   */
+  youngFloor: Record<string, { n: number; epochNumber: number }> = {},
 ): WithheldRun[] {
   const runs: WithheldRun[] = [];
   for (const [key, numbers] of Object.entries(seen.chains ?? {})) {
@@ -248,6 +270,15 @@ export function withheldRuns(
       .sort((a, b) => a - b);
     if (ns.length === 0) continue;
     const part = (n: number, i: number) => Number(numbers[String(n)]?.split("@")[i] ?? Number.NaN);
+    const first = ns[0] as number;
+    const floor = youngFloor[key];
+    if (
+      floor !== undefined &&
+      first > floor.n + 1 &&
+      held(floor.epochNumber, part(first, 2)) &&
+      loaded(1, part(first, 1))
+    )
+      runs.push({ did, device, from: floor.n + 1, to: first - 1, beforeSeq: part(first, 1) });
     for (let i = 1; i < ns.length; i++) {
       const a = ns[i - 1] as number;
       const b = ns[i] as number;

@@ -23,11 +23,22 @@ import { AwaitingOwnerKeysError, SendBlockedError } from "../errors.ts";
 import type { SignerKeys } from "../keys/signer-keys.ts";
 import { SecurityText } from "../view/security-text.ts";
 import type { ChannelView, SecurityCheck, SecurityWarning } from "../view/state.ts";
-import type { ChainState, ChainStore, VerifiedEpoch } from "./chain.ts";
+import { type ChainState, type ChainStore, signedRetentionDays, type VerifiedEpoch } from "./chain.ts";
 import type { EngineContext } from "./engine-context.ts";
 import { checkAdmission, type EpochCandidate, openerOnly, type VerifyContext } from "./epoch-verify.ts";
 
 const MAX_ROTATION_ATTEMPTS = 5;
+
+/** What a rotation is for. */
+export interface RotateOptions {
+  reason?: CommitReason;
+  newLink?: boolean;
+  /**
+   * The channel's owner only: the retention to sign into the new commit (days; null clears it).
+   * Omitted: the owner's commit carries the retention in force on, so no rotation drops it.
+   */
+  retentionDays?: number | null;
+}
 
 /** What a rotation uses of the EpochManager (epoch-manager.ts): verifying, adopting, warning. */
 export interface RotationHost {
@@ -75,7 +86,7 @@ export class Rotation {
   ) {}
 
   /** Makes the next epoch; concurrent calls share one attempt. */
-  rotate(channelId: string, opts: { reason?: CommitReason; newLink?: boolean } = {}): Promise<void> {
+  rotate(channelId: string, opts: RotateOptions = {}): Promise<void> {
     let p = this.rotations.get(channelId);
     if (p) return p;
     p = this.doRotate(channelId, opts).finally(() => this.rotations.delete(channelId));
@@ -106,10 +117,7 @@ export class Rotation {
     return ok;
   }
 
-  private async doRotate(
-    channelId: string,
-    opts: { reason?: CommitReason; newLink?: boolean },
-  ): Promise<void> {
+  private async doRotate(channelId: string, opts: RotateOptions): Promise<void> {
     const identity = this.c.keyring.identity;
     if (!identity) throw new Error(CryptoText.notInitialized);
     const me = this.c.me().did;
@@ -286,8 +294,19 @@ export class Rotation {
       if (this.m.view(channelId)?.channel.value.type === "secret" && !linkSecret) {
         throw new SendBlockedError(SecurityText.linkUnknown);
       }
+      // Only the signed owner (epoch 1's creator) signs a retention; its commits carry it on.
+      const owner = chain.owner ?? chain.epochs["1"]?.creatorDid ?? ctx.channelCreator;
+      if (opts.retentionDays !== undefined && owner !== me)
+        throw new Error("Only the channel's owner sets its retention");
+      const retentionDays =
+        owner === me
+          ? opts.retentionDays !== undefined
+            ? opts.retentionDays
+            : signedRetentionDays(chain)
+          : null;
       const created = await createEpoch({
         v: 3,
+        ...(retentionDays !== null ? { retentionDays } : {}),
         chains: await this.seenChains(channelId),
         identity,
         creatorDid: me,

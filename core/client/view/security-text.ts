@@ -60,6 +60,8 @@ export const SecurityText = {
     fork: "another message carries the same number in this sender's chain",
   } satisfies Record<IntegrityNote, string>,
   missing: "missing (withheld by the server)",
+  /** Records before the oldest one kept, under the channel's retention (not a warning). */
+  retained: (days: number) => `removed after ${days} day${days === 1 ? "" : "s"} (retention)`,
   /** Protocol §8: "{k} message(s) from {handle} missing (withheld by the server)". */
   withheld: (count: number, handle: string) =>
     `${count} message${count === 1 ? "" : "s"} from ${handle} missing (withheld by the server)`,

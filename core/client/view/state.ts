@@ -169,6 +169,11 @@ export interface TimelineItem {
   /** kind "missing": the first and last seq the server withheld. */
   missing?: { from: number; to: number };
   /**
+   * kind "missing": records before the oldest one kept, which the channel's retention (its owner's
+   * signed setting or the server's announced maximum, whichever is smaller) removed: not a warning.
+   */
+  retained?: { days: number };
+  /**
    * kind "missing" from a sender's chain (protocol §8): how many of their messages are withheld, whose,
    * and which numbers of their device's chain.
    */
@@ -204,6 +209,11 @@ export interface ChannelView {
   sendBlocked: boolean;
   /** The channel's secret link, when this client knows it (members only; null otherwise). */
   link: string | null;
+  /**
+   * The retention in force (docs/protocol-extensions.md "Retention"): `days` is the smaller of the
+   * owner's signed setting and the server's announced maximum; absent or null: kept forever.
+   */
+  retention?: { days: number; signedDays: number | null; serverMaxDays: number | null } | null;
 }
 
 /**
@@ -271,6 +281,8 @@ export interface ClientState {
    * one it did not know), by channel id: the messages they hold are as new as live ones.
    */
   arrived?: string[];
+  /** What the server announces about itself (`GET /server/info`), once fetched. */
+  server?: { retentionMaxDays: number | null };
 }
 
 export function initialState(): ClientState {

@@ -23,7 +23,8 @@ export class PostgresAdmin implements AdminStore {
           (SELECT COUNT(*) FROM timeline t WHERE t.author_did = a.did AND t.kind = 'message' AND t.deleted = 0) AS messages,
           COALESCE((SELECT SUM(OCTET_LENGTH(t.content)) FROM timeline t WHERE t.author_did = a.did AND t.kind = 'message' AND t.deleted = 0), 0)
             + COALESCE((SELECT OCTET_LENGTH(k.blob) FROM key_backups k WHERE k.did = a.did), 0)
-            + COALESCE((SELECT OCTET_LENGTH(ts.blob) FROM trust_states ts WHERE ts.did = a.did), 0) AS bytes,
+            + COALESCE((SELECT OCTET_LENGTH(ts.blob) FROM trust_states ts WHERE ts.did = a.did), 0)
+             + COALESCE((SELECT SUM(b.size) FROM blobs b WHERE b.owner_did = a.did), 0) AS bytes,
           (SELECT b.owner_did FROM bots b WHERE b.did = a.did) AS bot_owner
         FROM accounts a ORDER BY a.created_at, a.did COLLATE "C"`,
     );

@@ -10,6 +10,7 @@ import { PostgresDeviceLinks } from "./device-links.ts";
 import { PostgresDirect } from "./direct.ts";
 import { PostgresEpochs } from "./epochs.ts";
 import { migrate } from "./migrations.ts";
+import { PostgresRetention } from "./retention.ts";
 import { PostgresSessions } from "./sessions.ts";
 import { PostgresTimeline } from "./timeline.ts";
 
@@ -46,6 +47,7 @@ export async function openPostgresStorage(opts: PostgresOptions): Promise<Storag
     epochs: new PostgresEpochs(db),
     deviceLinks: new PostgresDeviceLinks(db),
     admin: new PostgresAdmin(db),
+    retention: new PostgresRetention(db),
     direct: new PostgresDirect(db),
     blobs: new PostgresBlobs(db),
     timeline: new PostgresTimeline(db),

@@ -56,6 +56,11 @@ export class PostgresTimeline implements TimelineStore {
     fail: (e: unknown) => void;
   }[] = [];
   private inFlight = 0;
+  private observer: ((size: number, seconds: number) => void) | null = null;
+
+  observeCommits(fn: (size: number, seconds: number) => void): void {
+    this.observer = fn;
+  }
 
   /**
    * Group commit: every message that arrives while a commit is running waits for the next one, and up
@@ -111,9 +116,11 @@ export class PostgresTimeline implements TimelineStore {
       const group = this.nextGroup();
       if (group.length === 0) return;
       this.inFlight++;
+      const t0 = performance.now();
       this.commitGroup(group.map((g) => ({ m: g.m, epochId: g.epochId })))
         .then(
           (results) => {
+            this.observer?.(group.length, (performance.now() - t0) / 1000);
             for (const [i, g] of group.entries()) g.done(results[i] as AppendMessageResult);
           },
           (e) => {

@@ -9,6 +9,7 @@ import { SqliteDeviceLinks } from "./device-links.ts";
 import { SqliteDirect } from "./direct.ts";
 import { SqliteEpochs } from "./epochs.ts";
 import { migrate } from "./migrations.ts";
+import { SqliteRetention } from "./retention.ts";
 import { SqliteSessions } from "./sessions.ts";
 import { SqliteTimeline } from "./timeline.ts";
 
@@ -60,6 +61,7 @@ export function openSqliteStorage(opts: SqliteOptions): Storage {
     epochs: new SqliteEpochs(db),
     deviceLinks: new SqliteDeviceLinks(db),
     admin: new SqliteAdmin(db),
+    retention: new SqliteRetention(db),
     direct: new SqliteDirect(db),
     blobs: new SqliteBlobs(db),
     timeline,

@@ -281,6 +281,14 @@ export const migrations: { version: number; sql: string }[] = [
       CREATE INDEX timeline_author ON timeline(author_did);
     `,
   },
+  {
+    // Retention (docs/protocol-extensions.md "Retention"): the days the channel's owner signed into
+    // its newest commit (null: none). The sweep walks each channel's timeline by seq, so no new index.
+    version: 13,
+    sql: `
+      ALTER TABLE channels ADD COLUMN retention_days INTEGER;
+    `,
+  },
 ];
 
 const userVersion = (db: Database) =>

@@ -53,6 +53,11 @@ export class SqliteTimeline implements TimelineStore {
   }
 
   private batch: PendingAppend[] = [];
+  private observer: ((size: number, seconds: number) => void) | null = null;
+
+  observeCommits(fn: (size: number, seconds: number) => void): void {
+    this.observer = fn;
+  }
 
   /** Commits what is waiting now (the turn's batch; and before the database closes). */
   commitPending(): void {
@@ -60,6 +65,7 @@ export class SqliteTimeline implements TimelineStore {
     this.batch = [];
     if (items.length === 0) return;
     let results: (AppendMessageResult | { failed: unknown })[];
+    const t0 = performance.now();
     try {
       results = this.db.transaction(() => items.map((it) => this.appendOne(it.m, it.epochId))).immediate();
     } catch {
@@ -83,6 +89,7 @@ export class SqliteTimeline implements TimelineStore {
         return;
       }
     }
+    this.observer?.(items.length, (performance.now() - t0) / 1000);
     items.forEach((it, i) => {
       const r = results[i] as AppendMessageResult | { failed: unknown };
       if ("failed" in r) it.reject(r.failed);

@@ -68,6 +68,20 @@ for (const [name, open] of backends) {
         disabledAt: null,
       });
       expect(o?.storageBytes).toBe(2 * m1.content.length + '{"v":1,"blob":"xyz"}'.length);
+      // Its encrypted files count too (the blob records' sizes).
+      const blob = {
+        id: randomHex(16),
+        channelId: channel.id,
+        ownerDid: owner.did,
+        clientMsgId: `file-${randomHex(4)}`,
+        size: 4096,
+        chunks: 1,
+        createdAt: w.now(),
+        completedAt: null,
+      };
+      expect(await s.blobs.create(blob, 1 << 30)).toBe("ok");
+      const withFile = (await s.admin.users()).find((u) => u.did === owner.did);
+      expect(withFile?.storageBytes).toBe(2 * m1.content.length + '{"v":1,"blob":"xyz"}'.length + 4096);
       expect(users.find((u) => u.did === other.did)).toMatchObject({
         channels: 1,
         messages: 1,

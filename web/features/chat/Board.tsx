@@ -114,7 +114,7 @@ function useChannelInUrl(currentId: string | null) {
 export function Board() {
   const s = useSnapshot(engineState);
   const ui = useSnapshot(uiState);
-  const { keyBackupOpen, linkDeviceOpen, keyCustody, sessionsOpen } = useSnapshot(authUi);
+  const { keyBackupOpen, linkDeviceOpen, keyCustody, sessionsOpen, deleteAccountOpen } = useSnapshot(authUi);
   const mobile = useIsMobile();
   useChannelInUrl(s.currentChannelId);
   const { switcherOpen, closeSwitcher } = useBoardKeys();
@@ -163,7 +163,7 @@ export function Board() {
       </div>
       {ui.createDialogOpen ? <CreateChannelDialog /> : null}
       {switcherOpen ? <QuickSwitcher onClose={closeSwitcher} /> : null}
-      {keyBackupOpen || linkDeviceOpen || sessionsOpen ? <KeyDialogs /> : null}
+      {keyBackupOpen || linkDeviceOpen || sessionsOpen || deleteAccountOpen ? <KeyDialogs /> : null}
     </div>
   );
 }

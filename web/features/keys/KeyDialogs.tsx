@@ -1,5 +1,6 @@
 import { useSnapshot } from "valtio";
 import { authUi } from "../../state/auth.ts";
+import { DeleteAccountDialog } from "./DeleteAccountDialog.tsx";
 import { KeyBackupDialog } from "./KeyBackupDialog.tsx";
 import { LinkDeviceDialog } from "./LinkDeviceDialog.tsx";
 import { SessionsDialog } from "./SessionsDialog.tsx";
@@ -15,7 +16,7 @@ export { LinkThisDevice } from "./LinkThisDevice.tsx";
  * QR codes, link crypto) is part of its first load.
  */
 export function KeyDialogs() {
-  const { keyBackupOpen, linkDeviceOpen, sessionsOpen } = useSnapshot(authUi);
+  const { keyBackupOpen, linkDeviceOpen, sessionsOpen, deleteAccountOpen } = useSnapshot(authUi);
   return (
     <>
       {keyBackupOpen ? (
@@ -36,6 +37,13 @@ export function KeyDialogs() {
         <SessionsDialog
           onClose={() => {
             authUi.sessionsOpen = false;
+          }}
+        />
+      ) : null}
+      {deleteAccountOpen ? (
+        <DeleteAccountDialog
+          onCancel={() => {
+            authUi.deleteAccountOpen = false;
           }}
         />
       ) : null}

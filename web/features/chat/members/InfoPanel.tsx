@@ -8,6 +8,7 @@ import { LogoutDialog } from "../../auth/lazy-modals.tsx";
 import { ExportHistory } from "../../search/ExportHistory.tsx";
 import { NotifySetting } from "../ChannelActivity.tsx";
 import { ChannelLink } from "./ChannelLink.tsx";
+import { ChannelRetention } from "./ChannelRetention.tsx";
 
 const state = (on: boolean, yes: string, no: string) => <b className={on ? "ok" : "bad"}>{on ? yes : no}</b>;
 
@@ -52,9 +53,10 @@ function DisplaySettings() {
 /**
  * Spec §2.8 info panel: AUTH_STATUS (DISCONNECT asks first, then logs out), ENCRYPTION (the keys as
  * the engine knows them, and the way to the key backup) and USER_DATA; then, in a secret channel, its
- * link (protocol §7). Below: on a phone, the channel's notification settings (the chat header has no
- * room for them beside the channel's name, issue 28), the export of the channel's history (issue 32),
- * and the display settings of this browser.
+ * link (protocol §7), and the channel's retention (docs/protocol-extensions.md "Retention"). Below: on a
+ * phone, the channel's notification settings (the chat header has no room for them beside the channel's
+ * name, issue 28), the export of the channel's history (issue 32), and the display settings of this
+ * browser.
  */
 export function InfoPanel({ channelId, mobile = false }: { channelId: string; mobile?: boolean }) {
   const auth = useSnapshot(engineState).auth;
@@ -99,7 +101,20 @@ export function InfoPanel({ channelId, mobile = false }: { channelId: string; mo
       <p>
         NODE_ID: <code>{auth.user?.did}</code>
       </p>
+      <p>
+        <button
+          type="button"
+          className="danger info-delete-account"
+          aria-haspopup="dialog"
+          onClick={() => {
+            authUi.deleteAccountOpen = true;
+          }}
+        >
+          DELETE_ACCOUNT
+        </button>
+      </p>
       <ChannelLink channelId={channelId} />
+      <ChannelRetention channelId={channelId} />
       {mobile ? (
         <section className="channel-settings" aria-labelledby="channel-settings-h">
           <h4 id="channel-settings-h">CHANNEL_SETTINGS</h4>

@@ -66,6 +66,14 @@ export function MissingRow({ item: i }: { item: Item }) {
   const m = i.missing;
   const w = i.withheld;
   if (!m && !w) return null;
+  // Removed by the channel's retention (docs/protocol-extensions.md "Retention"): not a warning.
+  if (i.retained && m)
+    return (
+      <div className="notice missing retained" role="note">
+        {SecurityText.retained(i.retained.days)}
+        <span className="seq">{m.from === m.to ? `seq ${m.from}` : `seq ${m.from}–${m.to}`}</span>
+      </div>
+    );
   return (
     <div className={`notice missing warning${w ? " withheld" : ""}`} role="note">
       <span className="sym" aria-hidden="true">
