@@ -1,5 +1,6 @@
 import { isIP } from "node:net";
 import { join, resolve } from "node:path";
+import { type RelayConfig, relayConfig } from "./atproto-relay/config.ts";
 import { type FileConfig, fileConfig } from "./blobs/file-config.ts";
 import { type RateLimitConfig, rateLimitConfig } from "./services/rate-limit.ts";
 
@@ -52,6 +53,8 @@ export interface Config {
   redis: { prefix: string; heartbeatMs: number; ttlMs: number; connectTimeoutMs: number };
   /** Encrypted files: limits and the blob folder (server/blobs/file-config.ts); defaults when absent. */
   files?: FileConfig;
+  /** The chat-key proof relay (server/atproto-relay/config.ts: WSYNC_PLC_URL, WSYNC_ATPROTO_TIMEOUT_MS). */
+  atprotoRelay?: RelayConfig;
 }
 
 /** The WebSocket limits when not set (docs/protocol-extensions.md, "WebSocket"). */
@@ -72,6 +75,15 @@ function number(env: Record<string, string | undefined>, key: string, fallback: 
 export function handleSuffixFor(publicUrl: string): string {
   const host = new URL(publicUrl).hostname.replace(/^\[|\]$/g, "").toLowerCase();
   return host === "localhost" || isIP(host) !== 0 ? ".test" : `.${host}`;
+}
+
+/** The relay's settings, its mistakes reported as ConfigError like every other setting. */
+function relayFromEnv(env: Record<string, string | undefined>): RelayConfig {
+  try {
+    return relayConfig(env);
+  } catch (e) {
+    throw new ConfigError((e as Error).message);
+  }
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
@@ -138,6 +150,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sqlitePath: join(dataDir, "wsync.db"),
     rateLimits: rateLimitConfig(env),
     files: fileConfig(env, dataDir),
+    atprotoRelay: relayFromEnv(env),
     trustProxy: env.WSYNC_TRUST_PROXY === "1" || env.WSYNC_TRUST_PROXY === "true",
     accessTokenTtlSeconds: accessTtl,
     refreshGraceSeconds: grace,

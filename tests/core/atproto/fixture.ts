@@ -49,7 +49,7 @@ export function auditLog(did: string, ops: Record<string, unknown>[]): unknown[]
   }));
 }
 
-async function collect(chunks: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
+async function collect(chunks: AsyncIterable<Uint8Array>): Promise<Uint8Array<ArrayBuffer>> {
   const parts: Uint8Array[] = [];
   for await (const c of chunks) parts.push(c);
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
@@ -87,7 +87,11 @@ export async function makeRepo(
   return { storage, repo };
 }
 
-export async function recordCar(storage: MemoryBlockstore, repo: Repo, rkey = SERVER): Promise<Uint8Array> {
+export async function recordCar(
+  storage: MemoryBlockstore,
+  repo: Repo,
+  rkey = SERVER,
+): Promise<Uint8Array<ArrayBuffer>> {
   return collect(getRecords(storage, repo.cid, [{ collection: CHAT_KEY_NSID, rkey }]));
 }
 
