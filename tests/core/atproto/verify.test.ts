@@ -51,6 +51,24 @@ describe("chat.wsync.chatKey records", () => {
   });
 });
 
+describe("the published lexicon", () => {
+  test("docs/lexicons/chat/wsync/chatKey.json requires exactly the fields the code makes and checks", async () => {
+    const lexicon = await Bun.file(
+      new URL("../../../docs/lexicons/chat/wsync/chatKey.json", import.meta.url),
+    ).json();
+    expect(lexicon.id).toBe(CHAT_KEY_NSID);
+    const main = lexicon.defs.main;
+    const { record } = await chatKey("did:plc:aaaaaaaaaaaaaaaaaaaaaaaa");
+    const fields = Object.keys(record)
+      .filter((k) => k !== "$type")
+      .sort();
+    expect([...main.record.required].sort()).toEqual(fields);
+    expect(Object.keys(main.record.properties).sort()).toEqual(fields);
+    for (const f of fields)
+      expect(typeof (record as unknown as Record<string, unknown>)[f]).toBe(main.record.properties[f].type);
+  });
+});
+
 describe("PLC logs", () => {
   test("a genuine log gives the current atproto key, handle and PDS", async () => {
     const acct = await makePlcAccount("bob.example");
