@@ -295,4 +295,48 @@ describe("checkKeyProof", () => {
     const r = await makeChatKeyRecord(identity, { server: "https://Chat.Example:8443/x", did: "did:plc:x" });
     expect(r.server).toBe("chat.example:8443");
   });
+
+  test("high-S signatures (a re-shaped valid signature) are refused, in PLC operations and commits alike", async () => {
+    const { secp256k1 } = await import("@noble/curves/secp256k1.js");
+    const { base64url } = await import("multiformats/bases/base64");
+    const { cidOfBytes } = await import("../../../core/atproto/cbor.ts");
+    const n = secp256k1.Point.Fn.ORDER;
+    const highS = (sig: Uint8Array) => {
+      const hex = (b: Uint8Array) => [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
+      const s2 = n - BigInt(`0x${hex(sig.subarray(32))}`);
+      const out = new Uint8Array(sig);
+      out.set(
+        Uint8Array.from(s2.toString(16).padStart(64, "0").match(/../g) ?? [], (h) => Number.parseInt(h, 16)),
+        32,
+      );
+      return out;
+    };
+    const s = await validSetup();
+    const input = { did: s.acct.did, publicKey: s.identity.publicKey, server: SERVER };
+    // The PLC update with its signature's high-S twin (valid ECDSA, not valid ATProto).
+    const update = { ...(s.acct.ops[1] as Record<string, unknown>) };
+    update.sig = base64url.baseEncode(highS(base64url.baseDecode(update.sig as string)));
+    const log = auditLog(s.acct.did, [s.acct.ops[0] as Record<string, unknown>, update]);
+    expect(await checkKeyProof(input, fixedSource({ log, car: s.car }))).toEqual({
+      status: "mismatch",
+      reason: "DID: operation 1 is not signed by a rotation key of operation 0",
+    });
+    // The repository commit with a high-S signature: a new root block, refused.
+    const reader = CarBufferReader.fromBytes(s.car);
+    const root = reader.getRoots()[0];
+    const commit = dagCbor.decode(reader.get(root as never)?.bytes as Uint8Array) as Record<string, unknown>;
+    const bytes = dagCbor.encode({ ...commit, sig: highS(commit.sig as Uint8Array) });
+    const cid = cidOfBytes(bytes);
+    const writer = CarBufferWriter.createWriter(new ArrayBuffer(s.car.length + 1000), {
+      roots: [cid as never],
+    });
+    writer.write({ cid: cid as never, bytes });
+    for (const b of reader.blocks()) if (!b.cid.equals(root)) writer.write(b);
+    expect(
+      await checkKeyProof(input, fixedSource({ log: s.log, car: writer.close({ resize: true }) })),
+    ).toEqual({
+      status: "mismatch",
+      reason: "repository: the commit is not signed by the DID's signing key",
+    });
+  });
 });
