@@ -78,6 +78,33 @@ describe("PLC logs", () => {
     expect(state.pds).toBe("https://pds.example");
   });
 
+  test("a legacy 'create' genesis (the 2023 shape) is read as the reference library normalizes it", async () => {
+    const signing = await Secp256k1Keypair.create();
+    const recovery = await Secp256k1Keypair.create();
+    const op = await plc.deprecatedSignCreate(
+      {
+        type: "create",
+        signingKey: signing.did(),
+        recoveryKey: recovery.did(),
+        handle: "old.example",
+        service: "https://pds.example",
+        prev: null,
+      },
+      signing as never,
+    );
+    const did = await plc.didForCreateOp(op);
+    const state = verifyPlcAuditLog(did, auditLog(did, [op as never]));
+    expect(state).toMatchObject({
+      signingKey: signing.did(),
+      rotationKeys: [recovery.did(), signing.did()],
+      handles: ["old.example"],
+      pds: "https://pds.example",
+    });
+    // The recovery key may sign the next operation.
+    const next = await plc.updateHandleOp(op as never, recovery as never, "new.example");
+    expect(verifyPlcAuditLog(did, auditLog(did, [op as never, next])).handles).toEqual(["new.example"]);
+  });
+
   test("an operation signed by a key that is not a rotation key is refused", async () => {
     const acct = await makePlcAccount();
     const attacker = await Secp256k1Keypair.create();
