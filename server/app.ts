@@ -15,6 +15,8 @@ import {
   Routes,
   WS_PATH,
 } from "../core/protocol/index.ts";
+import { relayConfig } from "./atproto-relay/config.ts";
+import { mountAtprotoRelay } from "./atproto-relay/relay.ts";
 import { createBlobService, mountBlobRoutes } from "./blobs/index.ts";
 import type { Config } from "./config.ts";
 import { readJsonBody } from "./http/body.ts";
@@ -404,6 +406,7 @@ export function createApp(deps: AppDeps) {
   }
 
   mountBlobRoutes(app as unknown as Elysia, s, s.blobs);
+  mountAtprotoRelay(app as unknown as Elysia, s, deps.config.atprotoRelay ?? relayConfig({}));
   // The WebSocket endpoint bypasses Elysia's per-socket wrapper (docs/decisions/native-fanout.md):
   // the upgrade hands Bun a small SocketSession as `ws.data`, and frames fan out through Bun's
   // native topics (`server.publish`).

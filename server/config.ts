@@ -1,6 +1,7 @@
 import { isIP } from "node:net";
 import { join, resolve } from "node:path";
 import { Retention } from "../core/protocol/index.ts";
+import { type RelayConfig, relayConfig } from "./atproto-relay/config.ts";
 import { type FileConfig, fileConfig } from "./blobs/file-config.ts";
 import { type RateLimitConfig, rateLimitConfig } from "./services/rate-limit.ts";
 
@@ -60,6 +61,8 @@ export interface Config {
   retentionMaxDays?: number | null;
   /** WSYNC_RETENTION_SWEEP_MINUTES: how often the retention sweep runs (default 60). */
   retentionSweepMinutes?: number;
+  /** The chat-key proof relay (server/atproto-relay/config.ts: WSYNC_PLC_URL, WSYNC_ATPROTO_TIMEOUT_MS). */
+  atprotoRelay?: RelayConfig;
 }
 
 /** The WebSocket limits when not set (docs/protocol-extensions.md, "WebSocket"). */
@@ -80,6 +83,15 @@ function number(env: Record<string, string | undefined>, key: string, fallback: 
 export function handleSuffixFor(publicUrl: string): string {
   const host = new URL(publicUrl).hostname.replace(/^\[|\]$/g, "").toLowerCase();
   return host === "localhost" || isIP(host) !== 0 ? ".test" : `.${host}`;
+}
+
+/** The relay's settings, its mistakes reported as ConfigError like every other setting. */
+function relayFromEnv(env: Record<string, string | undefined>): RelayConfig {
+  try {
+    return relayConfig(env);
+  } catch (e) {
+    throw new ConfigError((e as Error).message);
+  }
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
@@ -146,6 +158,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sqlitePath: join(dataDir, "wsync.db"),
     rateLimits: rateLimitConfig(env),
     files: fileConfig(env, dataDir),
+    atprotoRelay: relayFromEnv(env),
     trustProxy: env.WSYNC_TRUST_PROXY === "1" || env.WSYNC_TRUST_PROXY === "true",
     accessTokenTtlSeconds: accessTtl,
     refreshGraceSeconds: grace,

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import type { ChannelView, SecurityWarning, TimelineItem } from "../../core/client/index.ts";
+import { SecurityText } from "../../core/client/view/security-text.ts";
 import { displaySafe } from "../../core/slash-commands/display-safe.ts";
 import { ConnectionText, followConnection } from "../connection-notes.ts";
 import { type GlobalOptions, memberChannel, signedInClient } from "../context.ts";
@@ -172,13 +173,15 @@ export function registerMessageCommands(program: Command): void {
         const accepted = n.theirKeyChanged && o.accept === true;
         if (accepted) await client.acceptKeyChange(did, n.theirKey);
         process.stdout.write(
-          `${JSON.stringify({ did, handle, mine: n.mine, theirs: n.theirs, pair: n.pair, keyChanged: n.theirKeyChanged, accepted })}\n`,
+          `${JSON.stringify({ did, handle, mine: n.mine, theirs: n.theirs, pair: n.pair, keyChanged: n.theirKeyChanged, accepted, proof: n.proof })}\n`,
         );
         return;
       }
       process.stdout.write(
         `Your safety number:        ${n.mine}\n${handle}'s safety number: ${n.theirs}\nTogether: ${n.pair}\n`,
       );
+      const proof = SecurityText.keyProof(n.proof, handle);
+      if (proof) process.stdout.write(`ATProto: ${proof}\n`);
       if (n.theirKeyChanged) {
         if (o.accept) {
           await client.acceptKeyChange(did, n.theirKey);

@@ -1,4 +1,5 @@
 import { handleWithoutSuffix, type WsyncClient } from "../../core/client/index.ts";
+import { SecurityText } from "../../core/client/view/security-text.ts";
 import type { Channel } from "../../core/protocol/index.ts";
 import { displaySafe } from "../../core/slash-commands/index.ts";
 import { kickMember } from "../actions.ts";
@@ -265,6 +266,7 @@ export async function performIrc(
           `${displaySafe(cmd.handle)}`,
           `  did:           ${did}`,
           `  safety number: ${n.pair}`,
+          ...(n.proof ? [`  atproto:       ${SecurityText.keyProof(n.proof, cmd.handle)}`] : []),
           ...(n.theirKeyChanged
             ? ["  their key changed since you first saw it: compare, then `wsync verify --accept`"]
             : []),

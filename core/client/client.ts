@@ -1,3 +1,4 @@
+import { relaySource } from "../atproto/relay-source.ts";
 import { CryptoText, reasonOf } from "../crypto/errors.ts";
 import type { BackupSecretKind } from "../crypto/key-backup.ts";
 import {
@@ -19,6 +20,7 @@ import { type ChannelParts, loadChannelParts } from "./channel/channel-parts.ts"
 import type { EngineContext } from "./channel/engine-context.ts";
 import type { DirectConversations } from "./direct.ts";
 import type { ClientFiles } from "./files/client-files.ts";
+import type { KeyProofResult } from "./keys/key-proofs.ts";
 import { Keyring } from "./keys/keyring.ts";
 import type { TrustOrigin } from "./keys/trust.ts";
 import { ApiClient, type FetchFn } from "./net/api.ts";
@@ -120,6 +122,18 @@ export class WsyncClient {
     };
     this.api = new ApiClient(apiOptions);
     this.apiOptions = apiOptions;
+    // Chat-key proofs of ATProto accounts come through this server's relay (issue 33), checked here.
+    this.keyring.proofSource = () => {
+      const token = apiOptions.accessToken();
+      if (!token) return null;
+      const base = o.baseUrl.replace(/\/+$/, "");
+      return {
+        server: new URL(base).host.toLowerCase(),
+        source: relaySource((path) =>
+          o.fetch(base + path, { headers: { ...apiOptions.headers, authorization: `Bearer ${token}` } }),
+        ),
+      };
+    };
     this.realtime = new Realtime({
       baseUrl: o.baseUrl,
       WebSocket: o.WebSocket,
@@ -862,6 +876,8 @@ export class WsyncClient {
     pair: string;
     theirKey: string;
     theirKeyChanged: boolean;
+    /** For an ATProto account: its chat-key proof for the key shown (null for other accounts). */
+    proof: KeyProofResult | null;
   }> {
     const me = this.state.auth.user;
     if (!me?.publicKey) throw new Error(CryptoText.noKeys);
@@ -876,6 +892,9 @@ export class WsyncClient {
       pair: await pairSafetyNumber({ did: me.did, publicKey: me.publicKey }, { did, publicKey: current }),
       theirKey: current,
       theirKeyChanged: pinned !== current,
+      proof: (await this.keyring.proofs.isAtproto(did))
+        ? await this.keyring.proofs.check(did, current)
+        : null,
     };
   }
 

@@ -17,7 +17,8 @@ export type WriteKind =
   | "session"
   | "dm"
   | "upload"
-  | "chunk";
+  | "chunk"
+  | "atproto";
 
 /** A token bucket: up to `burst` at once, refilled at `perMinute`. */
 export interface Rate {
@@ -61,6 +62,8 @@ export const DEFAULT_RATES: Record<WriteKind, Rate> = {
   upload: { burst: 60, perMinute: 60 },
   /** encrypted files: 64 KiB chunks (6,000 a minute is about 6 MB/s sustained; a 25 MB file is 384) */
   chunk: { burst: 2000, perMinute: 6000 },
+  /** chat-key proof relay (server/atproto-relay): a 50-member channel's first sight is up to 100 fetches */
+  atproto: { burst: 200, perMinute: 120 },
 };
 
 /** Channels one user may own (created, or inherited as longest-standing member) at once. */

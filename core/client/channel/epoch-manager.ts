@@ -94,7 +94,7 @@ export class EpochManager {
   async checkMemberKeys(channelId: string | null, members: Member[]): Promise<void> {
     const identity = this.c.keyring.identity;
     const me = this.c.me().did;
-    const offered: { did: string; publicKey: string }[] = [];
+    const offered: { did: string; publicKey: string; atproto: boolean }[] = [];
     // Protocol §8: a member the verified chain lists has the key its signed list names; the server's
     // word for them changes nothing (their own key-change commit does). Only people no commit lists
     // yet (joiners) are pinned on first sight.
@@ -124,7 +124,12 @@ export class EpochManager {
         if ((await this.c.keyring.pinned(me)) !== m.publicKey) await this.c.keyring.repin(me, m.publicKey);
         continue;
       }
-      offered.push({ did: m.did, publicKey: m.publicKey });
+      // An ATProto account's key is pinned only if its proof is not a mismatch (keys/key-proofs.ts).
+      offered.push({
+        did: m.did,
+        publicKey: m.publicKey,
+        atproto: (m as { atproto?: boolean }).atproto === true,
+      });
     }
     const changed = new Set(await this.c.keyring.pinMany(offered));
     for (const m of members) {

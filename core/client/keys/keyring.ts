@@ -2,6 +2,7 @@ import type { Identity } from "../../crypto/identity.ts";
 import { type SecretVault, StoreVault } from "../account/vault.ts";
 import { CHAIN_INDEX_KEY, ChainStore } from "../channel/chain.ts";
 import { type KeyValueStore, readJson, StoreKeys } from "../store.ts";
+import { KeyProofs } from "./key-proofs.ts";
 import { SenderChains } from "./sender-chain.ts";
 import { TrustStore } from "./trust.ts";
 
@@ -36,6 +37,15 @@ export class Keyring {
 
   readonly vault: SecretVault;
 
+  /**
+   * Chat-key proofs of ATProto accounts (key-proofs.ts): a key of an ATProto DID is pinned only when
+   * its proof is not a mismatch. The client gives it the relay; without one nothing is checked.
+   */
+  readonly proofs: KeyProofs;
+
+  /** Set by the client: the relay to fetch proofs through, and this server's host. */
+  proofSource: ConstructorParameters<typeof KeyProofs>[1] = () => null;
+
   constructor(
     private readonly store: KeyValueStore,
     vault?: SecretVault,
@@ -44,6 +54,27 @@ export class Keyring {
     this.senderChains = new SenderChains(store);
     this.trust = new TrustStore(store, this);
     this.vault = vault ?? new StoreVault(store);
+    this.proofs = new KeyProofs(store, () => this.proofSource());
+  }
+
+  /**
+   * Of the offered keys of ATProto accounts, those whose proof does not match (issue 33): they are
+   * not pinned, and the caller warns as for a key change. Keys already pinned are not checked again.
+   */
+  private async refusedByProof(
+    entries: { did: string; publicKey: string; atproto?: boolean }[],
+    pins: Record<string, string>,
+  ): Promise<Set<string>> {
+    const checks: Promise<string | null>[] = [];
+    for (const e of entries) {
+      if (pins[e.did] !== undefined) continue;
+      if (e.atproto) await this.proofs.markAtproto(e.did);
+      else if (!(await this.proofs.isAtproto(e.did))) continue;
+      checks.push(
+        this.proofs.check(e.did, e.publicKey).then((r) => (r.status === "mismatch" ? e.did : null)),
+      );
+    }
+    return new Set((await Promise.all(checks)).filter((d): d is string => d !== null));
   }
 
   /**
@@ -101,6 +132,7 @@ export class Keyring {
     await this.chains.clear(channelIds);
     await this.senderChains.clear();
     await this.trust.clear();
+    await this.proofs.clear();
     await this.store.delete(StoreKeys.handles);
     await this.store.delete(StoreKeys.epochIndex);
     await this.vault.deleteIdentity();
@@ -167,11 +199,12 @@ export class Keyring {
    * Trust on first use: the first key seen for a did is pinned. Returns "pinned" (new), "same", or
    * "changed" (the offered key differs from the pin; the pin is kept until the user accepts).
    */
-  async pin(did: string, publicKey: string): Promise<"pinned" | "same" | "changed"> {
+  async pin(did: string, publicKey: string, atproto = false): Promise<"pinned" | "same" | "changed"> {
     const pins = await this.loadPins();
     const current = pins[did];
     if (current === publicKey) return "same";
     if (current !== undefined) return "changed";
+    if ((await this.refusedByProof([{ did, publicKey, atproto }], pins)).has(did)) return "changed";
     pins[did] = publicKey;
     await this.store.set(StoreKeys.pins, JSON.stringify(pins));
     return "pinned";
@@ -181,13 +214,15 @@ export class Keyring {
    * `pin` for many keys with one write: a 1,000-member channel's first sight costs one store write,
    * not 1,000. Returns the dids whose offered key differs from their pin.
    */
-  async pinMany(entries: { did: string; publicKey: string }[]): Promise<string[]> {
+  async pinMany(entries: { did: string; publicKey: string; atproto?: boolean }[]): Promise<string[]> {
     const pins = await this.loadPins();
+    const refused = await this.refusedByProof(entries, pins);
     const changed: string[] = [];
     let added = false;
     for (const { did, publicKey } of entries) {
       const current = pins[did];
-      if (current === undefined) {
+      if (refused.has(did)) changed.push(did);
+      else if (current === undefined) {
         pins[did] = publicKey;
         added = true;
       } else if (current !== publicKey) changed.push(did);

@@ -33,7 +33,7 @@ export class SignerKeys {
       const k = keys.find((x) => x.did === did);
       if (!k?.publicKey) return null;
       // The key only: a name is pinned from the first verified commit that lists it (protocol §8).
-      await this.c.keyring.pin(did, k.publicKey);
+      await this.c.keyring.pin(did, k.publicKey, (k as { atproto?: boolean }).atproto === true);
       return (await this.c.keyring.pinned(did)) ?? null;
     });
   }

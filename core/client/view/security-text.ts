@@ -68,6 +68,32 @@ export const SecurityText = {
   /** Protocol §8: a did no verified commit has named yet. */
   unverifiedName: (did: string) => `${did} (unverified name)`,
   deletedBy: (handle: string) => `deleted by ${handle}`,
+  /**
+   * Issue 33: what a chat-key proof in the person's ATProto repository says about the key shown beside
+   * the safety number (null: not an ATProto account, nothing to say).
+   */
+  keyProof(
+    proof:
+      | { status: "confirmed"; handle: string | null }
+      | { status: "missing" }
+      | { status: "mismatch"; reason: string }
+      | { status: "unavailable"; reason: string }
+      | null,
+    handle: string,
+  ): string | null {
+    if (!proof) return null;
+    const h = `@${(proof.status === "confirmed" && proof.handle) || handle}`.replace(/^@@/, "@");
+    switch (proof.status) {
+      case "confirmed":
+        return `key confirmed by ${h}'s ATProto repository`;
+      case "missing":
+        return "no proof published";
+      case "mismatch":
+        return `this key does not match ${h}'s ATProto repository (${proof.reason}): it is not trusted. Compare safety numbers.`;
+      case "unavailable":
+        return `${h}'s ATProto repository could not be checked just now`;
+    }
+  },
   deletedUnsigned: "removed by the server (no valid signature)",
   linkUnknown:
     "This device does not know this secret channel's link, so it cannot make the channel's next key: a member who knows the link will.",

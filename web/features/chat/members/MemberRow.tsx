@@ -1,6 +1,7 @@
 import { useEffect, useState } from "react";
 import { type Snapshot, useSnapshot } from "valtio";
 import { handleWithoutSuffix } from "../../../../core/client/view/display.ts";
+import { SecurityText } from "../../../../core/client/view/security-text.ts";
 import type { Member } from "../../../../core/protocol/runtime.ts";
 import { toast } from "../../../components/toast.ts";
 import { kickMember } from "../../../state/channel-actions.ts";
@@ -79,6 +80,18 @@ function KeyCheck({
           <dd>{sn.theirs}</dd>
           <dt>PAIR</dt>
           <dd>{sn.pair}</dd>
+          {sn.proof ? (
+            <>
+              <dt>ATPROTO</dt>
+              <dd
+                className={`key-proof ${sn.proof.status === "mismatch" ? "changed" : sn.proof.status === "confirmed" ? "ok" : ""}`}
+                data-testid="key-proof"
+              >
+                {sn.proof.status === "mismatch" ? "⚠ " : ""}
+                {SecurityText.keyProof(sn.proof, m.handle)}
+              </dd>
+            </>
+          ) : null}
         </dl>
       ) : (
         <button type="button" onClick={() => void load()}>
