@@ -24,9 +24,6 @@ export { toEpochInfo };
 const conflict = (why: string) =>
   new ApiError("EpochConflict", `${why}; fetch the epoch info and members again`);
 
-/** Channels whose serialised epoch info is kept (EpochService.infoJson); the oldest goes first. */
-const INFO_CACHE_CAP = 10_000;
-
 export class EpochService {
   constructor(
     private readonly storage: Storage,
@@ -37,31 +34,6 @@ export class EpochService {
   async info(channelId: string): Promise<EpochInfo> {
     return toEpochInfo(await this.storage.epochs.state(channelId));
   }
-
-  /**
-   * A channel's epoch info as JSON, for `channel:joined` (issue 35, joins): kept per channel with the
-   * store's stateKey, which changes with every change of what `info` would answer, so a join reads
-   * one indexed row instead of the epoch (its commit and admissions parsed, then serialised again).
-   * Correct across processes too: the key is read from the database at every call.
-   */
-  async infoJson(channelId: string): Promise<string> {
-    const key = await this.storage.epochs.stateKey(channelId);
-    const cached = key === null ? undefined : this.infoCache.get(channelId);
-    if (cached && cached.key === key) return cached.json;
-    // The key is read before the state: if the state moves in between, the entry is stale at once
-    // (its key is older than the state it holds) and the next call replaces it.
-    const json = JSON.stringify(await this.info(channelId));
-    if (key !== null) {
-      if (this.infoCache.size >= INFO_CACHE_CAP && !this.infoCache.has(channelId)) {
-        const oldest = this.infoCache.keys().next().value;
-        if (oldest !== undefined) this.infoCache.delete(oldest);
-      }
-      this.infoCache.set(channelId, { key, json });
-    }
-    return json;
-  }
-
-  private readonly infoCache = new Map<string, { key: string; json: string }>();
 
   /**
    * Only the caller's own wrapped keys: nobody can even fetch ciphertext of another member's key.

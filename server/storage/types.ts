@@ -279,13 +279,6 @@ export type EpochInsertResult = "ok" | "conflict" | "members-changed";
 export interface EpochStore {
   state(channelId: string): Promise<EpochState>;
   /**
-   * A string that changes whenever `state(channelId)` would answer differently: the current epoch's
-   * number (epochs never change once stored), the channel's member version, type and link state.
-   * Null when the channel does not exist. One indexed read, no JSON: what a cache of the state's
-   * serialised form checks before it answers (EpochService.infoJson).
-   */
-  stateKey(channelId: string): Promise<string | null>;
-  /**
    * Inserts epoch `row` and its wrapped keys only if `row.epochNumber` is current + 1 ("conflict"
    * otherwise) and the channel's member version is still `row.memberVersion` ("members-changed"
    * otherwise: the member set moved under the caller). One transaction. With `joinTokenHash`, the

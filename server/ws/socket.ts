@@ -351,11 +351,10 @@ export class SocketSession implements Connection {
           uri: channel.uri,
           direct: channel.value.type === "direct",
         });
-        // The epoch info, the largest part of the answer, comes serialised from its cache.
-        const epochInfo = await s.epochs.infoJson(channel.id);
-        this.send(
-          `{"type":"${WsEvent.channelJoined}","data":{"channelUri":${JSON.stringify(channel.uri)},"channel":${JSON.stringify(channel)},"members":${JSON.stringify(members)},"epochInfo":${epochInfo}}}`,
-        );
+        this.sendFrame({
+          type: WsEvent.channelJoined,
+          data: { channelUri: channel.uri, channel, members, epochInfo: await s.epochs.info(channel.id) },
+        });
         return ack({ channelUri: channel.uri });
       }
       case WsEvent.channelLeave:

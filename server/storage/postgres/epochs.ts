@@ -36,24 +36,6 @@ export class PostgresEpochs implements EpochStore {
     };
   }
 
-  async stateKey(channelId: string): Promise<string | null> {
-    const [r]: {
-      member_version: number | string;
-      type: string;
-      no_link: boolean;
-      link_voided: number | boolean;
-      epoch_number: number | string | null;
-    }[] = await this.db.run(
-      (sql) => sql`
-        SELECT c.member_version, c.type, c.join_token_hash IS NULL AS no_link, c.link_voided,
-          (SELECT MAX(epoch_number) FROM epochs WHERE channel_id = c.id) AS epoch_number
-        FROM channels c WHERE c.id = ${channelId}`,
-    );
-    return r
-      ? `${r.epoch_number ?? 0}:${r.member_version}:${r.type}:${r.no_link ? 1 : 0}:${Number(r.link_voided)}`
-      : null;
-  }
-
   async insert(
     e: EpochRow,
     wrappedKeys: WrappedEpochKey[],

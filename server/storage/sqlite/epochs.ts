@@ -41,23 +41,6 @@ export class SqliteEpochs implements EpochStore {
     })();
   }
 
-  async stateKey(channelId: string): Promise<string | null> {
-    const r = this.db
-      .query(
-        `SELECT c.member_version, c.type, c.join_token_hash IS NULL AS no_link, c.link_voided,
-           (SELECT MAX(epoch_number) FROM epochs WHERE channel_id = c.id) AS epoch_number
-         FROM channels c WHERE c.id = ?`,
-      )
-      .get(channelId) as {
-      member_version: number;
-      type: string;
-      no_link: number;
-      link_voided: number;
-      epoch_number: number | null;
-    } | null;
-    return r ? `${r.epoch_number ?? 0}:${r.member_version}:${r.type}:${r.no_link}:${r.link_voided}` : null;
-  }
-
   async insert(
     e: EpochRow,
     wrappedKeys: WrappedEpochKey[],

@@ -16,24 +16,6 @@ export function epochsContract(w: () => World): void {
       expect(await s.epochs.keysFor(ch.id, owner.did)).toEqual([]);
     });
 
-    test("stateKey changes with every change of state (an epoch, a member joining), and is null for no channel", async () => {
-      const { s } = w();
-      const owner = await w().user();
-      const bob = await w().user();
-      const ch = await w().channel(owner);
-      expect(await s.epochs.stateKey(`no-such-${ch.id}`)).toBeNull();
-      const k0 = await s.epochs.stateKey(ch.id);
-      expect(typeof k0).toBe("string");
-      expect(await s.epochs.stateKey(ch.id)).toBe(k0);
-      await w().epoch(ch, owner);
-      const k1 = await s.epochs.stateKey(ch.id);
-      expect(k1).not.toBe(k0);
-      await w().join(ch, bob);
-      const k2 = await s.epochs.stateKey(ch.id);
-      expect([k0, k1]).not.toContain(k2);
-      expect((await s.epochs.state(ch.id)).rotationRequired).toBe(true);
-    });
-
     test("insert of epoch 1 for the current member version: ok; it becomes current, rotation no longer required", async () => {
       const { s } = w();
       const owner = await w().user();
