@@ -4,6 +4,8 @@
  *   npm run bench                    5 interleaved rounds, full sizes; updates docs/benchmarks.md
  *   npm run bench -- --quick         1 round, small sizes (CI: proves the suite runs, no speed asserted)
  *   npm run bench -- --rounds 3 --systems wsync,ngircd
+ *   npm run bench -- --systems wsync --metrics publishes,connects   (a subset; does not touch the docs)
+ *   npm run bench -- --systems wsync --metrics connects --sockets 50000   (idle sockets, goal 5)
  *
  * Servers run pinned to core 0, this generator to core 1. Results: bench/results/<stamp>.json,
  * .md and -latency.svg. The last line is the headline:
@@ -30,6 +32,11 @@ const quick = flag("quick");
 const irc = new Set(["ngircd", "inspircd"]);
 const rounds = Number(option("rounds") ?? (quick ? 1 : 5));
 const wanted = (option("systems") ?? "wsync,ngircd,inspircd,bun-raw").split(",");
+const METRICS = ["fanout", "fanout1k", "fanoutSmall", "latency", "publishes", "connects"] as const;
+const subset = option("metrics")?.split(",");
+for (const m of subset ?? [])
+  if (!(METRICS as readonly string[]).includes(m))
+    throw new Error(`--metrics: unknown ${m} (${METRICS.join(",")})`);
 /**
  * Connects in flight at once. InspIRCd takes ~1 s to register a client here (it finishes
  * registrations in a once-a-second pass), so its connect rate is bound by this.
@@ -58,6 +65,15 @@ const S = quick
       pubPerChannel: 200,
       sockets: 10_000,
     };
+
+// --sockets N: how many sockets the connects metric opens and then holds idle (issue 35 goal 5:
+// 50,000, spread over forwarded addresses; the generator needs `ulimit -n` above N).
+const socketsOption = option("sockets");
+if (socketsOption !== undefined) {
+  const n = Number(socketsOption);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--sockets: not a positive integer: ${socketsOption}`);
+  S.sockets = n;
+}
 
 function version(cmd: string[]): string {
   try {
@@ -120,6 +136,7 @@ async function main(): Promise<number> {
       const s = await start(wantedSystem);
       if (s) systems.push(s);
     }
+    if (subset) return await runSubset(systems, subset);
     for (let round = 1; round <= rounds; round++) {
       for (const sys of systems) {
         const t0 = performance.now();
@@ -202,6 +219,36 @@ async function main(): Promise<number> {
     `bench: cpu/delivery M=${S.bigM} wsync ${cpu("wsync").toFixed(2)} us, ngircd ${cpu("ngircd").toFixed(2)} us (ratio ${median(ratios).toFixed(2)})`,
   );
   return ok ? 0 : 1;
+}
+
+/**
+ * `--metrics a,b`: only those metrics, each round on each system, printed as JSON lines (no report,
+ * no docs): for profiling one path (WSYNC_BENCH_BUN_FLAGS) and for quick before/after comparisons.
+ */
+async function runSubset(systems: System[], subset: string[]): Promise<number> {
+  const runs: Record<string, (sys: System) => Promise<unknown>> = {
+    fanout: (sys) => closedLoop(sys, S.bigM, 400, S.bigMessages, 16),
+    fanout1k: (sys) => closedLoop(sys, S.bigM, 1024, Math.ceil(S.bigMessages / 2), 16),
+    fanoutSmall: (sys) => closedLoop(sys, 10, 400, S.smallMessages, 32),
+    latency: (sys) => openLoop(sys, S.bigM, 400, S.rates, S.rateSeconds),
+    publishes: (sys) => publishes(sys, S.pubChannels, 10, 400, S.pubPerChannel, 8),
+    connects: (sys) => connects(sys, S.sockets, CONNECT_CONCURRENCY),
+  };
+  let failed = 0;
+  for (let round = 1; round <= rounds; round++)
+    for (const sys of systems)
+      for (const m of subset) {
+        const run = runs[m];
+        if (!run || (m === "fanout1k" && irc.has(sys.name))) continue;
+        try {
+          const result = await step(m, () => run(sys));
+          console.log(JSON.stringify({ system: sys.name, round, metric: m, result }));
+        } catch (e) {
+          failed++;
+          console.error(`bench: ${sys.name} round ${round} ${m} failed: ${String(e)}`);
+        }
+      }
+  return failed === 0 ? 0 : 1;
 }
 
 /** A full run rewrites the results part of docs/benchmarks.md and its chart. */

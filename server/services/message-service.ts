@@ -25,6 +25,9 @@ const messageUriRe = new RegExp(
   `^at://(did:plc:[a-z2-7]{24})/${Collections.message.replaceAll(".", "\\.")}/([a-z2-7]{19})$`,
 );
 
+/** At most this many v2 epoch ids are remembered (MessageService.v2Epochs). */
+const V2_EPOCHS_CAP = 100_000;
+
 /** Opaque page cursors: the seq to continue below, versioned so the format can change. */
 export const encodeCursor = (seq: number) => Buffer.from(`v1:${seq}`).toString("base64url");
 export function decodeCursor(cursor: string): number {
@@ -54,6 +57,14 @@ export class MessageService {
    * the answer, and after the first look it costs no query.
    */
   private readonly v3Channels = new Set<string>();
+  /**
+   * v2 epochs seen as a channel's current epoch, by epoch id → channel id. An epoch never changes
+   * once stored, so "this id is a v2 epoch of that channel" stays true; whether it is still the
+   * current one is checked by the commit (stale-epoch), so a send under a known v2 epoch costs no
+   * query before it (the profile in docs/benchmarks.md: reading and parsing the epoch row per
+   * message was the largest single cost of a v2 send). Bounded: cleared when it grows past the cap.
+   */
+  private readonly v2Epochs = new Map<string, string>();
 
   constructor(
     private readonly storage: Storage,
@@ -75,6 +86,10 @@ export class MessageService {
     const current = (await this.storage.epochs.state(channelId)).current;
     const v3 = current?.commit.v === 3;
     if (v3) this.v3Channels.add(channelId);
+    else if (current) {
+      if (this.v2Epochs.size >= V2_EPOCHS_CAP) this.v2Epochs.clear();
+      this.v2Epochs.set(current.epochId, channelId);
+    }
     return { v3, epochId: current?.epochId ?? null };
   }
 
@@ -194,7 +209,8 @@ export class MessageService {
       },
       content.epochId,
     );
-    return { sent: committed.then((result) => this.settle(ctx, result, channel.id, chUri)) };
+    const v2 = content.v === 2;
+    return { sent: committed.then((result) => this.settle(ctx, result, channel.id, chUri, v2)) };
   }
 
   /**
@@ -210,6 +226,9 @@ export class MessageService {
     epochId: string,
     clientMsgId: string,
   ): Promise<void> {
+    // Known to be a v2 epoch of this channel: the commit refuses it unless it is still the current
+    // one, and settle() then answers as this check would have (v3 since: 422; else 409).
+    if (this.v2Epochs.get(epochId) === channelId) return;
     const { v3, epochId: currentEpochId } = await this.channelVersion(channelId);
     if (!v3 && epochId === currentEpochId) return;
     if (await this.storage.timeline.byClientMsgId(ctx.did, clientMsgId)) return;
@@ -230,6 +249,7 @@ export class MessageService {
     result: AppendMessageResult,
     channelId: string,
     chUri: string,
+    v2 = false,
   ): Promise<SentMessage> {
     switch (result.kind) {
       case "not-member":
@@ -246,6 +266,12 @@ export class MessageService {
           "The member set changed: create the next epoch before sending",
         );
       case "stale-epoch":
+        // v2 content under an epoch that is no longer current: a v3 epoch came since (protocol §8).
+        if (v2 && (await this.channelVersion(channelId)).v3)
+          throw new ApiError(
+            "InvalidRequest",
+            "content.v: must be 3: this channel has a v3 epoch (protocol §8)",
+          );
         throw new ApiError(
           "EpochConflict",
           "content.epochId: not the current epoch; fetch epoch keys and retry",

@@ -13,7 +13,10 @@ export async function freePort(): Promise<number> {
 export async function startServerProcess(env: Record<string, string> = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), "wsync-bench-"));
   const port = await freePort();
-  const proc = Bun.spawn([process.execPath, "server/main.ts"], {
+  // WSYNC_BENCH_BUN_FLAGS: extra flags for the server's bun, e.g. "--cpu-prof-md --cpu-prof-dir=/tmp/p"
+  // (docs/benchmarks.md, "Where a persisted publish goes").
+  const flags = (process.env.WSYNC_BENCH_BUN_FLAGS ?? "").split(/\s+/).filter(Boolean);
+  const proc = Bun.spawn([process.execPath, ...flags, "server/main.ts"], {
     cwd: join(import.meta.dir, "../.."),
     env: {
       ...process.env,

@@ -100,6 +100,14 @@ test("before the first v3 epoch v2 content works; a retry of a committed v2 mess
 
 test("v2 channel: v2 content under an epoch that is not the current one is still 409 EpochConflict", async () => {
   const { channel, epochId, epochKey } = await createChannel(t.url, alice, "public");
+  // A send under epoch 1 while it is current: the server remembers it as a v2 epoch of this channel
+  // (MessageService.v2Epochs), so the stale send below is refused by the commit, not the pre-check.
+  await ok(
+    t.url,
+    "send",
+    await seal(alice, channel, { epochId, epochNumber: 1, epochKey }, "fresh"),
+    alice.token,
+  );
   const { res } = await rotate(t.url, alice, channel);
   expect(res.status).toBe(200);
   const r = await call(
