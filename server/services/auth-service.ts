@@ -84,6 +84,13 @@ export class AuthService {
     return handleNameRe.test(name) ? name + this.d.handleSuffix : null;
   }
 
+  /** A new session of an account signed in elsewhere (ATProto: server/atproto/service.ts). */
+  sessionFor(account: AccountRow): Promise<Session> {
+    if (account.deletedAt != null) return Promise.reject(new AccountClosedError("deleted"));
+    if (account.disabledAt != null) return Promise.reject(new AccountClosedError("disabled"));
+    return this.issueSession(account);
+  }
+
   private async issueSession(account: AccountRow): Promise<Session> {
     const now = this.d.clock.now();
     const sessionId = randomBase64Url(16);

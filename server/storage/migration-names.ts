@@ -21,6 +21,7 @@ export const MIGRATION_NAMES: readonly { readonly version: number; readonly name
   { version: 10, name: "direct conversations (unique per pair), message request states, blocks" },
   { version: 11, name: "encrypted files (blob records: channel, uploader, message, size)" },
   { version: 12, name: "accounts disabled or deleted by the operator (wsync admin, account deletion)" },
+  { version: 15, name: "ATProto sign-in (linked identities, OAuth client state and sessions)" },
 ];
 
 /**
