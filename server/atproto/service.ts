@@ -129,7 +129,7 @@ export class AtprotoService {
     const identity = await this.d.client.identityResolver.resolve(did).catch(() => null);
     if (!identity || identity.handle !== pending.handle)
       throw new AtprotoSignInError(`ATProto sign-in failed: ${pending.handle} no longer names ${did}`);
-    const pdsUrl = (await result.session.getTokenInfo(false)).aud;
+    const pdsUrl = new URL((await result.session.getTokenInfo(false)).aud).origin;
     const account = await this.accountFor(did, pending.handle, pdsUrl);
     return this.d.auth.sessionFor(account);
   }

@@ -211,7 +211,9 @@ export class AuthService {
   async user(ctx: AuthContext): Promise<User> {
     const a = await this.d.storage.accounts.byDid(ctx.did);
     if (!a) throw new ApiError("Unauthorized", "Session is no longer valid");
-    return { did: a.did, handle: a.handle, email: a.email, publicKey: a.publicKey };
+    const user: User = { did: a.did, handle: a.handle, email: a.email, publicKey: a.publicKey };
+    if (await this.d.storage.atproto.byDid(a.did)) user.atproto = true;
+    return user;
   }
 
   /**
