@@ -5,6 +5,8 @@
  * DID other than the handle's, and an http PDS when the public URL is not loopback.
  * When the fixture cannot be installed or Chromium is missing, the tests say so and why.
  */
+
+import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { type AtprotoFixture, startAtprotoFixture } from "../fixtures/atproto/start.ts";
@@ -54,7 +56,9 @@ async function signInAtPds(page: Page, url: string, password: string): Promise<s
   const consent = page.getByRole("button", { name: /accept|authorize|allow/i });
   await consent.waitFor({ timeout: 30_000 });
   await consent.click();
-  await page.waitForURL((u) => u.pathname === "/sync" || u.pathname === "/login", { timeout: 30_000 });
+  await page.waitForURL((u) => ["/sync", "/login", "/oauth/callback"].includes(u.pathname), {
+    timeout: 30_000,
+  });
   if (!callback) throw new Error("the PDS did not redirect to the callback");
   return callback;
 }
@@ -114,6 +118,36 @@ describe.if(!why)("Sign in with ATProto (offline PDS fixture)", () => {
     expect(replay.headers.get("set-cookie")).toBeNull();
     expect(await replay.text()).toContain("ATProto sign-in failed");
     expect((await srv.storage.sessions.listActive(alice.did, Date.now())).length).toBe(sessionsBefore);
+    await page.close();
+  }, 120_000);
+
+  test("a sub that is not the handle's DID is refused", async () => {
+    const alice = fixture?.account("alice");
+    const bob = fixture?.account("bob");
+    if (!alice || !bob) throw new Error("no accounts");
+    const url = await startLogin(srv, "bob.test");
+    // What the server remembered for this request (the handle and the DID it resolved to) is made to
+    // say alice, so the PDS's answer (bob signs in) names another DID than the handle's.
+    const db = new Database(srv.config.sqlitePath);
+    const rows = db.query("SELECT key FROM atproto_oauth WHERE store = 'pending'").all() as { key: string }[];
+    db.close();
+    expect(rows.length).toBe(1);
+    const key = rows[0]?.key as string;
+    await srv.storage.atproto.set(
+      "pending",
+      key,
+      JSON.stringify({ handle: "alice.test", did: alice.did }),
+      Date.now() + 60_000,
+    );
+    const before = await srv.storage.accounts.byDid(bob.did);
+    const page = await browser.newPage();
+    await signInAtPds(page, url, bob.password);
+    expect(new URL(page.url()).pathname).toBe("/oauth/callback");
+    expect(await page.textContent("body")).toContain(`the PDS signed in ${bob.did}, not alice.test`);
+    expect(before).toBeNull();
+    expect(await srv.storage.accounts.byDid(bob.did)).toBeNull();
+    const jar = await page.context().cookies(`${srv.url}/api/auth/refresh`);
+    expect(jar.find((c) => c.name === "wsync_refresh")).toBeUndefined();
     await page.close();
     await browser.close();
     await srv.stop();
