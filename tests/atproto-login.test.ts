@@ -10,7 +10,7 @@ import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { type AtprotoFixture, startAtprotoFixture } from "../fixtures/atproto/start.ts";
-import { hasChromium, launchChromium } from "./e2e/browser.ts";
+import { CHROMIUM_PATH, hasChromium, launchChromium } from "./e2e/browser.ts";
 import { startTestServer, type TestServer } from "./server/harness.ts";
 
 let fixture: AtprotoFixture | null = null;
@@ -20,7 +20,7 @@ try {
 } catch (e) {
   why = (e as Error).message;
 }
-if (!hasChromium()) why ||= "no Chromium at /usr/bin/chromium";
+if (!hasChromium()) why ||= `no Chromium at ${CHROMIUM_PATH}`;
 if (why) console.warn(`ATProto sign-in tests NOT RUN: ${why}`);
 
 afterAll(async () => {

@@ -1,6 +1,6 @@
 import { type RuntimeLock, requestLocalLock } from "@atproto/oauth-client-node";
 import type { Elysia } from "elysia";
-import { ApiError } from "../../core/protocol/index.ts";
+import { API_BASE, ApiError } from "../../core/protocol/index.ts";
 import { refreshCookie } from "../http/session-cookie.ts";
 import type { Services } from "../services/services.ts";
 import type { Clock } from "../util/clock.ts";
@@ -14,7 +14,7 @@ import {
 } from "./oauth.ts";
 import { AtprotoService } from "./service.ts";
 
-export const LOGIN_PATH = "/api/atproto/login";
+export const LOGIN_PATH = `${API_BASE}/atproto/login`;
 
 export interface AtprotoRouteDeps {
   config: AtprotoConfig;
