@@ -173,6 +173,15 @@ describe.if(!why)("Sign in with ATProto (offline PDS fixture)", () => {
       expect(bad.status).toBe(422);
       const wrongType = await post(s, "/api/atproto/login", { handle: 5 });
       expect(wrongType.status).toBe(422);
+      // A request never completed leaves rows; the next request clears those that expired.
+      await s.storage.atproto.set("pending", "stale", "{}", Date.now() - 1);
+      await startLogin(s, "alice.test");
+      const db = new Database(s.config.sqlitePath);
+      const stale = db.query("SELECT count(*) AS n FROM atproto_oauth WHERE key = 'stale'").get() as {
+        n: number;
+      };
+      db.close();
+      expect(stale.n).toBe(0);
     } finally {
       await s.stop();
     }

@@ -71,6 +71,8 @@ export class AtprotoService {
     const endpoint = typeof pds?.serviceEndpoint === "string" ? pds.serviceEndpoint : null;
     if (!endpoint) throw new ApiError("NotFound", `${handle} names no PDS`);
     this.checkPdsUrl(endpoint);
+    // Requests never completed leave rows behind: each new one clears those that expired.
+    await this.d.storage.atproto.purgeExpired(this.d.clock.now());
     const key = randomBase64Url(24);
     const pending: Pending = { handle, did: identity.did };
     await this.d.storage.atproto.set(

@@ -502,4 +502,6 @@ export interface AtprotoStore {
   /** Deletes the entry and tells whether it was there (unexpired) just before: a state is used once. */
   take(store: string, key: string, now: number): Promise<string | null>;
   delete(store: string, key: string): Promise<void>;
+  /** Removes every entry whose expiry has passed; gives how many. */
+  purgeExpired(now: number): Promise<number>;
 }

@@ -74,4 +74,12 @@ export class PostgresAtproto implements AtprotoStore {
   async delete(store: string, key: string): Promise<void> {
     await this.db.run((sql) => sql`DELETE FROM atproto_oauth WHERE store = ${store} AND key = ${key}`);
   }
+
+  async purgeExpired(now: number): Promise<number> {
+    const rows = await this.db.run(
+      (sql) =>
+        sql`DELETE FROM atproto_oauth WHERE expires_at IS NOT NULL AND expires_at <= ${now} RETURNING 1`,
+    );
+    return rows.length;
+  }
 }

@@ -70,4 +70,10 @@ export class SqliteAtproto implements AtprotoStore {
   async delete(store: string, key: string): Promise<void> {
     this.db.query("DELETE FROM atproto_oauth WHERE store = ? AND key = ?").run(store, key);
   }
+
+  async purgeExpired(now: number): Promise<number> {
+    return this.db
+      .query("DELETE FROM atproto_oauth WHERE expires_at IS NOT NULL AND expires_at <= ?")
+      .run(now).changes;
+  }
 }
