@@ -24,6 +24,9 @@ if (!hasChromium()) why ||= `no Chromium at ${CHROMIUM_PATH}`;
 if (why) console.warn(`ATProto sign-in tests NOT RUN: ${why}`);
 
 afterAll(async () => {
+  // Other test files run in this process after this one: leave them the default settings.
+  delete process.env.WSYNC_ATPROTO_PLC_URL;
+  delete process.env.WSYNC_ATPROTO_HANDLE_RESOLVER;
   await fixture?.stop();
 });
 
