@@ -1,3 +1,4 @@
+import type { RuntimeLock } from "@atproto/oauth-client-node";
 import type { TSchema } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { Elysia } from "elysia";
@@ -15,6 +16,8 @@ import {
   Routes,
   WS_PATH,
 } from "../core/protocol/index.ts";
+import { type AtprotoConfig, loadAtprotoConfig } from "./atproto/config.ts";
+import { mountAtproto } from "./atproto/routes.ts";
 import { relayConfig } from "./atproto-relay/config.ts";
 import { mountAtprotoRelay } from "./atproto-relay/relay.ts";
 import { createBlobService, mountBlobRoutes } from "./blobs/index.ts";
@@ -80,6 +83,10 @@ export interface AppDeps {
    * Tests pass a fake one.
    */
   clientAddress?: (request: Request) => string | null;
+  /** "Sign in with ATProto" settings (server/atproto/config.ts); default: read from the environment. */
+  atproto?: AtprotoConfig;
+  /** The ATProto OAuth client's lock shared by every process (Redis); default: this process's. */
+  atprotoLock?: RuntimeLock;
 }
 
 export type { Services };
@@ -450,6 +457,15 @@ export function createApp(deps: AppDeps) {
     const res = await serveAsset(path, request.headers.get("accept-encoding"));
     return res ?? new Response("Not found", { status: 404, headers: { "content-type": "text/plain" } });
   });
+  const atproto = deps.atproto ?? loadAtprotoConfig();
+  if (atproto.enabled)
+    mountAtproto(app as unknown as Parameters<typeof mountAtproto>[0], s, {
+      config: atproto,
+      publicUrl: () => deps.config.publicUrl,
+      dataDir: deps.config.dataDir,
+      clock: deps.clock ?? systemClock,
+      ...(deps.atprotoLock ? { lock: deps.atprotoLock } : {}),
+    });
   const pageContext = { handleSuffix: deps.config.handleSuffix, weather: () => s.weather.get() };
   const page = ({ request }: { request: Request }) => renderPage(new URL(request.url), pageContext);
   // The known pages get static routes (the router's fast path); everything else is a 404 page,

@@ -1,5 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { createApp, metricsText } from "./app.ts";
+import { redisLock } from "./atproto/lock.ts";
 import { loadConfig } from "./config.ts";
 import { loggerFromEnv } from "./ops/log.ts";
 import { serveMetrics } from "./ops/metrics.ts";
@@ -100,6 +101,8 @@ export async function startServer(env: Record<string, string | undefined> = proc
     ...(bus ? { bus } : {}),
     ...(buckets ? { sharedLimits: buckets } : {}),
     ...(logins ? { sharedLogins: logins } : {}),
+    // With Redis, the ATProto OAuth client's session lock is shared by every process too.
+    ...(bus ? { atprotoLock: redisLock(await bus.connectClient(), bus.prefix) } : {}),
     ...(redisPresence
       ? {
           presence: (local: (did: string) => boolean) => {

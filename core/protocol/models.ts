@@ -32,6 +32,8 @@ export const User = Type.Object({
   handle: Type.String(),
   email: Type.String(),
   publicKey: Type.Union([Type.String(), Type.Null()]),
+  /** Present (true) on an account signed in with ATProto (docs/protocol-extensions.md, docs/atproto.md). */
+  atproto: Type.Optional(Type.Literal(true)),
 });
 export type User = Static<typeof User>;
 

@@ -84,6 +84,13 @@ export class AuthService {
     return handleNameRe.test(name) ? name + this.d.handleSuffix : null;
   }
 
+  /** A new session of an account signed in elsewhere (ATProto: server/atproto/service.ts). */
+  sessionFor(account: AccountRow): Promise<Session> {
+    if (account.deletedAt != null) return Promise.reject(new AccountClosedError("deleted"));
+    if (account.disabledAt != null) return Promise.reject(new AccountClosedError("disabled"));
+    return this.issueSession(account);
+  }
+
   private async issueSession(account: AccountRow): Promise<Session> {
     const now = this.d.clock.now();
     const sessionId = randomBase64Url(16);
@@ -204,7 +211,9 @@ export class AuthService {
   async user(ctx: AuthContext): Promise<User> {
     const a = await this.d.storage.accounts.byDid(ctx.did);
     if (!a) throw new ApiError("Unauthorized", "Session is no longer valid");
-    return { did: a.did, handle: a.handle, email: a.email, publicKey: a.publicKey };
+    const user: User = { did: a.did, handle: a.handle, email: a.email, publicKey: a.publicKey };
+    if (await this.d.storage.atproto.byDid(a.did)) user.atproto = true;
+    return user;
   }
 
   /**

@@ -476,6 +476,8 @@ export interface Storage {
   admin: AdminStore;
   /** Channels' retention settings and the sweep's removals (retention-types.ts; migration 13). */
   retention: RetentionStore;
+  /** ATProto sign-in: linked identities and the OAuth client's stores (migration 15, server/atproto/). */
+  atproto: AtprotoStore;
   close(): Promise<void>;
 }
 
@@ -484,4 +486,30 @@ export class DuplicateError extends Error {
   constructor(readonly field: "handle" | "email") {
     super(`${field} already exists`);
   }
+}
+
+/** An account whose did is an ATProto DID, signed in through its PDS (server/atproto/). */
+export interface AtprotoLinkRow {
+  did: string;
+  handle: string;
+  pdsUrl: string;
+  linkedAt: number;
+}
+
+/**
+ * ATProto sign-in's rows: which accounts are ATProto identities, and the OAuth client library's
+ * state and session stores as keyed text (`store` is "state" or "session"), shared by every process.
+ */
+export interface AtprotoStore {
+  link(row: AtprotoLinkRow): Promise<void>;
+  byDid(did: string): Promise<AtprotoLinkRow | null>;
+  /** Which of these dids are ATProto identities. */
+  linked(dids: string[]): Promise<Set<string>>;
+  get(store: string, key: string, now: number): Promise<string | null>;
+  set(store: string, key: string, value: string, expiresAt: number | null): Promise<void>;
+  /** Deletes the entry and tells whether it was there (unexpired) just before: a state is used once. */
+  take(store: string, key: string, now: number): Promise<string | null>;
+  delete(store: string, key: string): Promise<void>;
+  /** Removes every entry whose expiry has passed; gives how many. */
+  purgeExpired(now: number): Promise<number>;
 }

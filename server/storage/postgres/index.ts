@@ -2,6 +2,7 @@ import { SQL } from "bun";
 import type { Storage } from "../types.ts";
 import { PostgresAccounts } from "./accounts.ts";
 import { PostgresAdmin } from "./admin.ts";
+import { PostgresAtproto } from "./atproto.ts";
 import { PostgresBlobs } from "./blobs.ts";
 import { PostgresBots } from "./bots.ts";
 import { PostgresChannels } from "./channels.ts";
@@ -50,6 +51,7 @@ export async function openPostgresStorage(opts: PostgresOptions): Promise<Storag
     retention: new PostgresRetention(db),
     direct: new PostgresDirect(db),
     blobs: new PostgresBlobs(db),
+    atproto: new PostgresAtproto(db),
     timeline: new PostgresTimeline(db),
     close: () => db.close(),
   };

@@ -286,6 +286,24 @@ export const migrations: { version: number; sql: string }[] = [
     version: 13,
     sql: `
       ALTER TABLE channels ADD COLUMN retention_days INTEGER;
+      `,
+  },
+  {
+    version: 15,
+    sql: `
+      CREATE TABLE atproto_links (
+        did TEXT PRIMARY KEY REFERENCES accounts(did),
+        handle TEXT NOT NULL,
+        pds_url TEXT NOT NULL,
+        linked_at BIGINT NOT NULL
+      );
+      CREATE TABLE atproto_oauth (
+        store TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        expires_at BIGINT,
+        PRIMARY KEY (store, key)
+      );
     `,
   },
 ];

@@ -2,6 +2,7 @@ import { Database } from "bun:sqlite";
 import type { Storage } from "../types.ts";
 import { SqliteAccounts } from "./accounts.ts";
 import { SqliteAdmin } from "./admin.ts";
+import { SqliteAtproto } from "./atproto.ts";
 import { SqliteBlobs } from "./blobs.ts";
 import { SqliteBots } from "./bots.ts";
 import { SqliteChannels } from "./channels.ts";
@@ -64,6 +65,7 @@ export function openSqliteStorage(opts: SqliteOptions): Storage {
     retention: new SqliteRetention(db),
     direct: new SqliteDirect(db),
     blobs: new SqliteBlobs(db),
+    atproto: new SqliteAtproto(db),
     timeline,
     async close() {
       timeline.commitPending();
