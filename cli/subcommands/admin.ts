@@ -7,6 +7,8 @@ interface AdminOpts {
   data?: string;
   json?: boolean;
   yes?: boolean;
+  files?: string;
+  default?: boolean;
 }
 
 const dataDirOf = (data?: string) => resolve(data || process.env.WSYNC_DATA_DIR || "./data");
@@ -49,7 +51,7 @@ async function withStorage<T>(
 const out = (text: string): void => void process.stdout.write(text);
 
 /**
- * `wsync admin users|channels|disable|enable|delete`: the operator's commands, run on the server's
+ * `wsync admin users|channels|disable|enable|delete|quota`: the operator's commands, run on the server's
  * machine as the data folder's owner (server/ops/admin.ts; docs/operators.md "Admin tasks").
  */
 export function registerAdminCommands(program: Command): void {
@@ -180,6 +182,101 @@ export function registerAdminCommands(program: Command): void {
     }
     out(
       `Deleted ${report.handle} (${report.did}): left ${report.channels} channel(s) (${report.handedOver} handed to their longest-standing member, ${report.closed} left empty), ${report.messages} message(s) now tombstones, ${report.sessions} session(s) revoked\n`,
+    );
+  });
+
+  common(
+    admin
+      .command("quota [handle]")
+      .description(
+        "file quotas: the server's defaults and every per-user override; with a handle, its quota and storage used; --files MB sets an override, --default removes it",
+      )
+      .option("--files <mb>", "set the account's file quota override, in whole MB (0: no uploads)")
+      .option("--default", "remove the account's override: the server's WSYNC_FILE_QUOTA_MB applies again"),
+  ).action(async (ref: string | undefined, o: AdminOpts) => {
+    const { accountQuota, bytesText, findAccount, MiB, parseQuotaMb, table } = await ops();
+    const { fileLimits, sizeName } = await import("../../server/blobs/file-config.ts");
+    if (o.files !== undefined && o.default)
+      throw usageError("admin quota: give --files MB or --default, not both");
+    if ((o.files !== undefined || o.default) && ref === undefined)
+      throw usageError(
+        `admin quota: ${o.default ? "--default" : "--files"} needs a handle (wsync admin quota HANDLE …)`,
+      );
+    const mb =
+      o.files === undefined
+        ? undefined
+        : (() => {
+            try {
+              return parseQuotaMb(o.files);
+            } catch (e) {
+              return asCliError(e);
+            }
+          })();
+    let limits: { maxFileMb: number; quotaMb: number };
+    try {
+      limits = fileLimits(process.env);
+    } catch (e) {
+      throw usageError(
+        `${(e as Error).message} (the server's settings: run wsync admin with its environment)`,
+      );
+    }
+    const defaults = { fileQuotaMb: limits.quotaMb, maxFileMb: limits.maxFileMb };
+
+    if (ref === undefined) {
+      const overrides = await withStorage(o, (s) => s.admin.quotaOverrides());
+      if (o.json) {
+        out(
+          `${JSON.stringify({
+            defaults,
+            overrides: overrides.map((r) => ({ ...r, fileQuotaMb: r.fileQuotaBytes / MiB })),
+          })}\n`,
+        );
+        return;
+      }
+      out(
+        `Defaults: file quota ${sizeName(limits.quotaMb)} per user (WSYNC_FILE_QUOTA_MB), largest file ${sizeName(limits.maxFileMb)} (WSYNC_MAX_FILE_MB)\n`,
+      );
+      if (overrides.length === 0) {
+        out("No per-user overrides.\n");
+        return;
+      }
+      out(
+        table(
+          ["HANDLE", "DID", "FILE QUOTA", "USED"],
+          overrides.map((r) => [r.handle, r.did, sizeName(r.fileQuotaBytes / MiB), bytesText(r.usedBytes)]),
+        ),
+      );
+      return;
+    }
+
+    const result = await withStorage(o, async (s) => {
+      const account = await findAccount(s, ref);
+      if (account.deletedAt != null) throw new CliError(`${account.handle} was deleted`, ExitCode.notFound);
+      const before = await accountQuota(s, account, limits.quotaMb);
+      if (mb === undefined && !o.default) return { before, after: before };
+      const done = await s.admin.setFileQuota(account.did, mb === undefined ? null : mb * MiB);
+      if (!done) throw new CliError(`no account "${ref}"`, ExitCode.notFound);
+      return { before, after: await accountQuota(s, account, limits.quotaMb) };
+    });
+    const { before, after } = result;
+    if (o.json) {
+      out(`${JSON.stringify({ ...after, defaults })}\n`);
+      return;
+    }
+    const quotaText = (q: typeof after) =>
+      `${sizeName(q.fileQuotaMb)} (${q.override ? `override; the default is ${sizeName(limits.quotaMb)}` : "the default"})`;
+    if (mb === undefined && !o.default) {
+      out(
+        `${after.handle} (${after.did}): file quota ${quotaText(after)}, ${bytesText(after.usedBytes)} used\n`,
+      );
+      return;
+    }
+    const over =
+      after.usedBytes > after.fileQuotaBytes
+        ? `; it already holds more (${bytesText(after.usedBytes)}), so its uploads are refused until it deletes files (nothing is removed)`
+        : `; ${bytesText(after.usedBytes)} used`;
+    out(
+      `${o.default ? "Removed the override of" : "Set the file quota of"} ${after.handle} (${after.did}): ${quotaText(after)}, was ${quotaText(before)}${over}. Every running server applies it to uploads started from now on.\n`,
     );
   });
 }

@@ -70,11 +70,15 @@ export class BlobService {
       createdAt: this.clock.now(),
       completedAt: null,
     };
-    const result = await this.storage.blobs.create(row, Math.floor(this.config.quotaMb * MiB));
+    // The operator's override for this account (wsync admin quota), read from storage at every upload's
+    // start, so every server process applies a change at once; else the server's WSYNC_FILE_QUOTA_MB.
+    const override = await this.storage.blobs.quotaOverride(ctx.did);
+    const quota = override ?? Math.floor(this.config.quotaMb * MiB);
+    const result = await this.storage.blobs.create(row, quota);
     if (result === "quota")
       throw new ApiError(
         "RateLimited",
-        `Your files use up your ${sizeName(this.config.quotaMb)} quota; delete some to make room`,
+        `Your files use up your ${sizeName(override === null ? this.config.quotaMb : override / MiB)} quota; delete some to make room`,
       );
     return { blobId: row.id };
   }

@@ -55,11 +55,20 @@ function s3Settings(env: Record<string, string | undefined>): S3Settings | undef
   };
 }
 
-export function fileConfig(env: Record<string, string | undefined>, dataDir: string): FileConfig {
-  const s3 = s3Settings(env);
+/** The server-wide file limits alone (also read by `wsync admin quota`, which shows them). */
+export function fileLimits(
+  env: Record<string, string | undefined>,
+): Pick<FileConfig, "maxFileMb" | "quotaMb"> {
   return {
     maxFileMb: positive(env, "WSYNC_MAX_FILE_MB", 25),
     quotaMb: positive(env, "WSYNC_FILE_QUOTA_MB", 1024),
+  };
+}
+
+export function fileConfig(env: Record<string, string | undefined>, dataDir: string): FileConfig {
+  const s3 = s3Settings(env);
+  return {
+    ...fileLimits(env),
     dir: env.WSYNC_BLOB_DIR || join(dataDir, "blobs"),
     ...(s3 ? { s3 } : {}),
   };

@@ -102,3 +102,57 @@ export function table(header: string[], rows: string[][]): string {
       .trimEnd();
   return `${[header, ...rows].map(line).join("\n")}\n`;
 }
+
+/** The largest per-account file quota `wsync admin quota --files` takes, in MB (about 1 PB). */
+export const MAX_QUOTA_MB = 1_000_000_000;
+
+/**
+ * The MB of `--files MB`: a whole number from 0 (no uploads at all) to MAX_QUOTA_MB; anything else is
+ * a usage error naming what was given.
+ */
+export function parseQuotaMb(raw: string): number {
+  const text = raw.trim();
+  const n = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n > MAX_QUOTA_MB)
+    throw new AdminError(
+      `--files must be a whole number of MB from 0 to ${MAX_QUOTA_MB}, got "${raw}"`,
+      "usage",
+    );
+  return n;
+}
+
+/** An account's file quota as `wsync admin quota HANDLE` shows it. */
+export interface AccountQuota {
+  handle: string;
+  did: string;
+  /** The quota that applies to it, in MB and in bytes. */
+  fileQuotaMb: number;
+  fileQuotaBytes: number;
+  /** True when the operator set it for this account; false when it is the server's default. */
+  override: boolean;
+  /** Bytes its files hold (uploads in progress included). */
+  usedBytes: number;
+}
+
+/** `account`'s effective file quota (its override, else `defaultMb`) and what its files use. */
+export async function accountQuota(
+  storage: Storage,
+  account: AccountRow,
+  defaultMb: number,
+): Promise<AccountQuota> {
+  const [override, usedBytes] = await Promise.all([
+    storage.blobs.quotaOverride(account.did),
+    storage.blobs.usage(account.did),
+  ]);
+  const bytes = override ?? Math.floor(defaultMb * MiB);
+  return {
+    handle: account.handle,
+    did: account.did,
+    fileQuotaMb: override === null ? defaultMb : override / MiB,
+    fileQuotaBytes: bytes,
+    override: override !== null,
+    usedBytes,
+  };
+}
+
+export const MiB = 1024 * 1024;

@@ -62,6 +62,16 @@ export interface ClosedAccount {
   deletedAt: number | null;
 }
 
+/** An account with a file quota of its own (`wsync admin quota`). */
+export interface QuotaOverrideRow {
+  did: string;
+  handle: string;
+  /** Ciphertext bytes its files may hold. */
+  fileQuotaBytes: number;
+  /** Bytes its files hold now (uploads in progress included). */
+  usedBytes: number;
+}
+
 export interface AdminStore {
   /** Every account, oldest first, deleted ones included (marked). */
   users(): Promise<AdminUserRow[]>;
@@ -86,4 +96,11 @@ export interface AdminStore {
   eraseAccount(did: string, at: number): Promise<{ messages: number; sessions: number } | null>;
   /** The notices (left, kicked, ...) about `did` stored at or after `since`, oldest first. */
   noticesAbout(did: string, since: number): Promise<AdminNotice[]>;
+  /** Every undeleted account with a file quota override, oldest first. */
+  quotaOverrides(): Promise<QuotaOverrideRow[]>;
+  /**
+   * Sets the account's file quota override in bytes, or removes it (null). False when there is no
+   * such undeleted account.
+   */
+  setFileQuota(did: string, bytes: number | null): Promise<boolean>;
 }

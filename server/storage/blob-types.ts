@@ -30,6 +30,11 @@ export interface BlobStore {
   complete(id: string, now: number): Promise<void>;
   /** The blobs of one message: its author's uploads under that clientMsgId, in that channel. */
   forMessage(channelId: string, ownerDid: string, clientMsgId: string): Promise<BlobRow[]>;
+  /**
+   * The operator's file quota for this account in bytes (`wsync admin quota HANDLE --files MB`), or
+   * null when it has none (the server's WSYNC_FILE_QUOTA_MB applies). Read at each upload's start.
+   */
+  quotaOverride(ownerDid: string): Promise<number | null>;
   /** Bytes the user holds (every blob, uploads in progress included). */
   usage(ownerDid: string): Promise<number>;
   /**

@@ -22,6 +22,7 @@ export const MIGRATION_NAMES: readonly { readonly version: number; readonly name
   { version: 11, name: "encrypted files (blob records: channel, uploader, message, size)" },
   { version: 12, name: "accounts disabled or deleted by the operator (wsync admin, account deletion)" },
   { version: 13, name: "channel retention (the owner's signed setting, for the retention sweep)" },
+  { version: 14, name: "per-account file quota overrides (wsync admin quota)" },
   { version: 15, name: "ATProto sign-in (linked identities, OAuth client state and sessions)" },
 ];
 

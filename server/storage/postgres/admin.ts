@@ -4,6 +4,7 @@ import type {
   AdminStore,
   AdminUserRow,
   ClosedAccount,
+  QuotaOverrideRow,
 } from "../admin-types.ts";
 import { type Int8, num, numOrNull, type TimelineColumns, toRow } from "../rows.ts";
 import type { PgClient } from "./client.ts";
@@ -130,5 +131,29 @@ export class PostgresAdmin implements AdminStore {
         ORDER BY created_at, seq`,
     );
     return rows.map(toRow) as AdminNotice[];
+  }
+
+  async quotaOverrides(): Promise<QuotaOverrideRow[]> {
+    const rows: Row[] = await this.db.run(
+      (sql) => sql`
+        SELECT a.did, a.handle, a.file_quota_bytes,
+          COALESCE((SELECT SUM(b.size) FROM blobs b WHERE b.owner_did = a.did), 0) AS used
+        FROM accounts a WHERE a.file_quota_bytes IS NOT NULL AND a.deleted_at IS NULL
+        ORDER BY a.created_at, a.did`,
+    );
+    return rows.map((r) => ({
+      did: String(r.did),
+      handle: String(r.handle),
+      fileQuotaBytes: num(r.file_quota_bytes as Int8),
+      usedBytes: num(r.used as Int8),
+    }));
+  }
+
+  async setFileQuota(did: string, bytes: number | null): Promise<boolean> {
+    const found: Row[] = await this.db.run(
+      (sql) =>
+        sql`UPDATE accounts SET file_quota_bytes = ${bytes} WHERE did = ${did} AND deleted_at IS NULL RETURNING did`,
+    );
+    return found.length > 0;
   }
 }

@@ -42,6 +42,13 @@ export class PostgresBlobs implements BlobStore {
     return rows.map(toBlob);
   }
 
+  async quotaOverride(ownerDid: string): Promise<number | null> {
+    const [r]: { q: Int8 | null }[] = await this.db.run(
+      (sql) => sql`SELECT file_quota_bytes AS q FROM accounts WHERE did = ${ownerDid}`,
+    );
+    return r?.q == null ? null : num(r.q);
+  }
+
   async usage(ownerDid: string): Promise<number> {
     const [r]: { n: Int8 }[] = await this.db.run(
       (sql) => sql`SELECT coalesce(sum(size), 0) AS n FROM blobs WHERE owner_did = ${ownerDid}`,

@@ -289,6 +289,14 @@ export const migrations: { version: number; sql: string }[] = [
       `,
   },
   {
+    // The operator's per-account file quota (wsync admin quota, docs/decisions/quota.md): ciphertext
+    // bytes the account may hold in files, replacing WSYNC_FILE_QUOTA_MB for it; null: the default.
+    version: 14,
+    sql: `
+      ALTER TABLE accounts ADD COLUMN file_quota_bytes BIGINT;
+    `,
+  },
+  {
     version: 15,
     sql: `
       CREATE TABLE atproto_links (

@@ -5,6 +5,7 @@ import type {
   AdminStore,
   AdminUserRow,
   ClosedAccount,
+  QuotaOverrideRow,
 } from "../admin-types.ts";
 import { num, numOrNull, type TimelineColumns, toRow } from "../rows.ts";
 
@@ -153,5 +154,29 @@ export class SqliteAdmin implements AdminStore {
       )
       .all(did, since) as TimelineColumns[];
     return rows.map(toRow) as AdminNotice[];
+  }
+
+  async quotaOverrides(): Promise<QuotaOverrideRow[]> {
+    const rows = this.db
+      .query(
+        `SELECT a.did, a.handle, a.file_quota_bytes,
+           COALESCE((SELECT SUM(b.size) FROM blobs b WHERE b.owner_did = a.did), 0) AS used
+         FROM accounts a WHERE a.file_quota_bytes IS NOT NULL AND a.deleted_at IS NULL
+         ORDER BY a.created_at, a.did`,
+      )
+      .all() as { did: string; handle: string; file_quota_bytes: number; used: number }[];
+    return rows.map((r) => ({
+      did: r.did,
+      handle: r.handle,
+      fileQuotaBytes: num(r.file_quota_bytes),
+      usedBytes: num(r.used),
+    }));
+  }
+
+  async setFileQuota(did: string, bytes: number | null): Promise<boolean> {
+    const found = this.db
+      .query("UPDATE accounts SET file_quota_bytes = ? WHERE did = ? AND deleted_at IS NULL RETURNING did")
+      .get(bytes, did);
+    return found !== null;
   }
 }

@@ -48,6 +48,13 @@ export class SqliteBlobs implements BlobStore {
     return rows.map(toBlob);
   }
 
+  async quotaOverride(ownerDid: string): Promise<number | null> {
+    const r = this.db.query("SELECT file_quota_bytes AS q FROM accounts WHERE did = ?").get(ownerDid) as {
+      q: number | null;
+    } | null;
+    return r?.q ?? null;
+  }
+
   async usage(ownerDid: string): Promise<number> {
     const r = this.db
       .query("SELECT coalesce(sum(size), 0) AS n FROM blobs WHERE owner_did = ?")

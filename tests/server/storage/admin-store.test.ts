@@ -3,7 +3,7 @@
  * set, PostgreSQL: the same answers from both. Users with counts and bytes, channels with sizes,
  * disable (sessions revoked in the same transaction) and enable, the poll's view, and deletion
  * through deleteAccount (tombstones at the same seqs, ownership handed on, notices, everything else
- * of the account gone).
+ * of the account gone), and file quota overrides (wsync admin quota).
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { deleteAccount } from "../../../server/services/account-deletion.ts";
@@ -106,6 +106,47 @@ for (const [name, open] of backends) {
       expect(await s.admin.setDisabled(owner.did, null)).toEqual({ sessionsRevoked: 0 });
       expect((await s.accounts.byDid(owner.did))?.disabledAt).toBeUndefined();
       expect(await s.admin.setDisabled("did:plc:nobody", at)).toBeNull();
+    });
+
+    test("file quota overrides: set, read by the blob store, listed with use, removed; none for deleted accounts", async () => {
+      const s = await open();
+      const w = new World(s);
+      const { owner, other, channel } = await w.room();
+      expect(await s.blobs.quotaOverride(owner.did)).toBeNull();
+      expect(await s.admin.quotaOverrides()).toEqual([]);
+      const blob = {
+        id: randomHex(16),
+        channelId: channel.id,
+        ownerDid: owner.did,
+        clientMsgId: randomHex(8),
+        size: 1000,
+        chunks: 1,
+        createdAt: w.now(),
+        completedAt: null,
+      };
+      expect(await s.blobs.create(blob, 10_000)).toBe("ok");
+
+      expect(await s.admin.setFileQuota(owner.did, 5 * 1024 * 1024)).toBe(true);
+      expect(await s.admin.setFileQuota(other.did, 0)).toBe(true);
+      expect(await s.blobs.quotaOverride(owner.did)).toBe(5 * 1024 * 1024);
+      expect(await s.blobs.quotaOverride(other.did)).toBe(0);
+      expect(await s.admin.quotaOverrides()).toEqual([
+        { did: owner.did, handle: owner.handle, fileQuotaBytes: 5 * 1024 * 1024, usedBytes: 1000 },
+        { did: other.did, handle: other.handle, fileQuotaBytes: 0, usedBytes: 0 },
+      ]);
+      // A value above what a 32-bit column holds survives the round trip (bytes of a large quota).
+      expect(await s.admin.setFileQuota(owner.did, 5000 * 1024 * 1024 * 1024)).toBe(true);
+      expect(await s.blobs.quotaOverride(owner.did)).toBe(5000 * 1024 * 1024 * 1024);
+
+      expect(await s.admin.setFileQuota(owner.did, null)).toBe(true);
+      expect(await s.blobs.quotaOverride(owner.did)).toBeNull();
+      expect((await s.admin.quotaOverrides()).map((r) => r.did)).toEqual([other.did]);
+
+      // Unknown and deleted accounts: nothing set, and a deleted account is not listed.
+      expect(await s.admin.setFileQuota("did:plc:nobodynobodynobodynobody", 1)).toBe(false);
+      await deleteAccount(s, other.did, w.now());
+      expect(await s.admin.setFileQuota(other.did, 1)).toBe(false);
+      expect(await s.admin.quotaOverrides()).toEqual([]);
     });
 
     test("deleteAccount: tombstones at their seqs, ownership handed on, notices, the rest gone", async () => {
