@@ -61,7 +61,7 @@ export interface Config {
   retentionMaxDays?: number | null;
   /** WSYNC_RETENTION_SWEEP_MINUTES: how often the retention sweep runs (default 60). */
   retentionSweepMinutes?: number;
-  /** The chat-key proof relay (server/atproto-relay/config.ts: WSYNC_PLC_URL, WSYNC_ATPROTO_TIMEOUT_MS). */
+  /** The chat-key proof relay (server/atproto-relay/config.ts: WSYNC_ATPROTO_PLC_URL, WSYNC_ATPROTO_TIMEOUT_MS). */
   atprotoRelay?: RelayConfig;
 }
 

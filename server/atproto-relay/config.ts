@@ -2,7 +2,7 @@ import { isIP } from "node:net";
 
 /** The relay's settings (README's settings table). */
 export interface RelayConfig {
-  /** WSYNC_PLC_URL: the PLC directory (default https://plc.directory). */
+  /** WSYNC_ATPROTO_PLC_URL: the PLC directory (default https://plc.directory). */
   plcUrl: string;
   /** WSYNC_ATPROTO_TIMEOUT_MS: how long one upstream fetch may take (default 5000, 100–30000). */
   timeoutMs: number;
@@ -25,16 +25,16 @@ export function isLoopbackHost(hostname: string): boolean {
 }
 
 export function relayConfig(env: Record<string, string | undefined>): RelayConfig {
-  const plcUrl = (env.WSYNC_PLC_URL || "https://plc.directory").replace(/\/+$/, "");
+  const plcUrl = (env.WSYNC_ATPROTO_PLC_URL || "https://plc.directory").replace(/\/+$/, "");
   let url: URL;
   try {
     url = new URL(plcUrl);
   } catch {
-    throw new RelayConfigError(`WSYNC_PLC_URL is not a URL: "${plcUrl}"`);
+    throw new RelayConfigError(`WSYNC_ATPROTO_PLC_URL is not a URL: "${plcUrl}"`);
   }
   const loopbackHttp = url.protocol === "http:" && isLoopbackHost(url.hostname);
   if (url.protocol !== "https:" && !loopbackHttp)
-    throw new RelayConfigError("WSYNC_PLC_URL must be https (or http on a loopback address)");
+    throw new RelayConfigError("WSYNC_ATPROTO_PLC_URL must be https (or http on a loopback address)");
   const raw = env.WSYNC_ATPROTO_TIMEOUT_MS;
   const timeoutMs = raw === undefined || raw === "" ? 5000 : Number(raw);
   if (!Number.isInteger(timeoutMs) || timeoutMs < 100 || timeoutMs > 30_000)

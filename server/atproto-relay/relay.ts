@@ -81,7 +81,10 @@ async function fetchBytes(
 }
 
 export function mountAtprotoRelay(app: Elysia, s: Services, cfg: RelayConfig): void {
-  /** The caller is signed in and under its limit; the did is one of this server's accounts. */
+  /**
+   * The caller is signed in and under its limit; the did is an account on this server that signed in
+   * with ATProto (a local account's did resolves nowhere, so nothing is asked of the PLC directory for it).
+   */
   const guard = async (request: Request, set: { headers: Record<string, string | number> }) => {
     set.headers["cache-control"] = "no-store";
     const ctx = await s.auth.authenticate(request.headers.get("authorization"));
@@ -89,8 +92,8 @@ export function mountAtprotoRelay(app: Elysia, s: Services, cfg: RelayConfig): v
     const url = new URL(request.url);
     const did = url.searchParams.get("did") ?? "";
     if (!PLC_DID.test(did) && !WEB_DID.test(did)) invalid("did", "not a did:plc or did:web");
-    if (!(await s.storage.accounts.byDid(did)))
-      throw new ApiError("NotFound", "No such account on this server");
+    if (!(await s.storage.accounts.byDid(did)) || !(await s.storage.atproto.byDid(did)))
+      throw new ApiError("NotFound", "No such ATProto account on this server");
     return { did, url };
   };
   const upstream = async <T>(what: string, run: () => Promise<T>): Promise<T> => {

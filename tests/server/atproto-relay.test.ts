@@ -51,7 +51,7 @@ beforeAll(async () => {
     },
   });
   t = await startTestServer({
-    env: { WSYNC_PLC_URL: `http://127.0.0.1:${upstream.port}`, WSYNC_ATPROTO_TIMEOUT_MS: "500" },
+    env: { WSYNC_ATPROTO_PLC_URL: `http://127.0.0.1:${upstream.port}`, WSYNC_ATPROTO_TIMEOUT_MS: "500" },
   });
   viewer = await person(t.url, "viewer");
   acct = await makePlcAccount();
@@ -64,6 +64,12 @@ beforeAll(async () => {
     did: acct.did,
     handle: "alice-at.test",
     email: "alice-at@example.com",
+  });
+  await t.storage.atproto.link({
+    did: acct.did,
+    handle: "alice.example",
+    pdsUrl: `http://127.0.0.1:${upstream.port}`,
+    linkedAt: Date.now(),
   });
   const { storage, repo } = await makeRepo(acct.did, acct.signing, chat.record);
   served.log = auditLog(acct.did, acct.ops);
@@ -126,6 +132,13 @@ describe("atproto relay", () => {
     expect(served.hits).toBe(before);
   });
 
+  test("a local account (not signed in with ATProto) is 404 and nothing is fetched", async () => {
+    const before = served.hits;
+    const res = await get(viewer.token)(`/api/atproto/plc-log?did=${viewer.session.did}`);
+    expect(res.status).toBe(404);
+    expect(served.hits).toBe(before);
+  });
+
   test("a malformed did or rkey is 422 InvalidRequest naming the field", async () => {
     const a = await get(viewer.token)("/api/atproto/plc-log?did=https://evil.example/");
     expect(a.status).toBe(422);
@@ -153,9 +166,9 @@ describe("atproto relay", () => {
   });
 
   test("the PLC URL must be https unless it is loopback", () => {
-    expect(() => relayConfig({ WSYNC_PLC_URL: "http://plc.example" })).toThrow("must be https");
+    expect(() => relayConfig({ WSYNC_ATPROTO_PLC_URL: "http://plc.example" })).toThrow("must be https");
     expect(relayConfig({}).plcUrl).toBe("https://plc.directory");
-    expect(relayConfig({ WSYNC_PLC_URL: "http://127.0.0.1:2582" }).allowLoopbackHttp).toBe(true);
-    expect(relayConfig({ WSYNC_PLC_URL: "https://plc.example" }).allowLoopbackHttp).toBe(false);
+    expect(relayConfig({ WSYNC_ATPROTO_PLC_URL: "http://127.0.0.1:2582" }).allowLoopbackHttp).toBe(true);
+    expect(relayConfig({ WSYNC_ATPROTO_PLC_URL: "https://plc.example" }).allowLoopbackHttp).toBe(false);
   });
 });
