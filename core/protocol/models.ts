@@ -179,6 +179,11 @@ export const Member = Type.Object({
   fingerprint: Type.Union([Type.String(), Type.Null()]),
   /** null for the channel's creator and for members who joined before protocol v2. */
   admission: Type.Union([Admission, Type.Null()]),
+  /**
+   * Present (true) when the member signed in with ATProto: clients then check the chat-key proof in
+   * that DID's repository before pinning its key (docs/protocol-extensions.md "ATProto key proofs").
+   */
+  atproto: Type.Optional(Type.Literal(true)),
 });
 export type Member = Static<typeof Member>;
 

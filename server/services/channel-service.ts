@@ -27,7 +27,7 @@ import type { AuthContext } from "./auth-service.ts";
 import { requireMember } from "./channel-access.ts";
 import { admitToConversation } from "./direct-rules.ts";
 import type { Notices } from "./notices.ts";
-import { toChannel, toMember, uriOf } from "./records.ts";
+import { markAtproto, toChannel, toMember, uriOf } from "./records.ts";
 
 export interface ChannelDeps {
   storage: Storage;
@@ -58,7 +58,10 @@ export class ChannelService {
 
   async memberList(channelId: string): Promise<Member[]> {
     const rows = await this.d.storage.channels.members(channelId);
-    return rows.map((m) => toMember(m, this.d.isOnline(m.did)));
+    return markAtproto(
+      this.d.storage,
+      rows.map((m) => toMember(m, this.d.isOnline(m.did))),
+    );
   }
 
   /**
@@ -174,7 +177,9 @@ export class ChannelService {
         channelId: id,
         frame: frame(WsEvent.memberJoined, {
           channelUri: uriOf(channel),
-          member: toMember(change.member, this.d.isOnline(ctx.did)),
+          member: (
+            await markAtproto(this.d.storage, [toMember(change.member, this.d.isOnline(ctx.did))])
+          )[0] as Member,
         }),
       });
     }

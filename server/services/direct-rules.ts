@@ -3,7 +3,7 @@ import { type Bus, frame } from "../realtime/bus.ts";
 import type { AccountRow, ChannelRow, SignedInvite, Storage } from "../storage/types.ts";
 import type { AuthContext } from "./auth-service.ts";
 import type { Notices } from "./notices.ts";
-import { toMember, uriOf } from "./records.ts";
+import { markAtproto, toMember, uriOf } from "./records.ts";
 
 /**
  * The rules a direct conversation adds to the channel calls it shares (docs/protocol-extensions.md
@@ -51,7 +51,9 @@ export async function admitToConversation(
   const knows = await d.storage.direct.knows(target.did, ctx.did);
   await d.storage.direct.setState(channel.id, target.did, knows ? "accepted" : "request");
   await d.notices.post(channel, { did: target.did, handle: target.handle }, "joined");
-  const member: Member = toMember(change.member, d.isOnline(target.did));
+  const [member] = (await markAtproto(d.storage, [toMember(change.member, d.isOnline(target.did))])) as [
+    Member,
+  ];
   await d.bus.publish({
     kind: "channel",
     channelId: channel.id,

@@ -19,6 +19,7 @@ import type {
   MemberRow,
   MessageRow,
   NotifyRow,
+  Storage,
   TimelineRow,
 } from "../storage/types.ts";
 import { iso } from "../util/clock.ts";
@@ -47,6 +48,14 @@ export function toChannel(s: ChannelSummary): Channel {
     isMember: s.role !== null,
     role: s.type === "direct" && s.role !== null ? "member" : s.role,
   };
+}
+
+/** Marks the members who signed in with ATProto (one read for the whole list). */
+export async function markAtproto(storage: Storage, members: Member[]): Promise<Member[]> {
+  if (members.length === 0) return members;
+  const linked = await storage.atproto.linked(members.map((m) => m.did));
+  if (linked.size === 0) return members;
+  return members.map((m) => (linked.has(m.did) ? { ...m, atproto: true } : m));
 }
 
 export function toMember(m: MemberRow, online: boolean): Member {

@@ -10,8 +10,8 @@ import { relaySource } from "../../core/atproto/relay-source.ts";
 import { checkKeyProof } from "../../core/atproto/verify.ts";
 import { relayConfig } from "../../server/atproto-relay/config.ts";
 import { auditLog, chatKey, makePlcAccount, makeRepo, recordCar, SERVER } from "../core/atproto/fixture.ts";
-import { startTestServer, type TestServer } from "./harness.ts";
-import { type Person, person } from "./people.ts";
+import { ok, startTestServer, type TestServer } from "./harness.ts";
+import { createChannel, type Person, person } from "./people.ts";
 
 let t: TestServer;
 let upstream: ReturnType<typeof Bun.serve>;
@@ -170,5 +170,24 @@ describe("atproto relay", () => {
     expect(relayConfig({}).plcUrl).toBe("https://plc.directory");
     expect(relayConfig({ WSYNC_ATPROTO_PLC_URL: "http://127.0.0.1:2582" }).allowLoopbackHttp).toBe(true);
     expect(relayConfig({ WSYNC_ATPROTO_PLC_URL: "https://plc.example" }).allowLoopbackHttp).toBe(false);
+  });
+});
+
+describe("members who signed in with ATProto", () => {
+  test("the member list marks them (atproto: true), so clients check their proofs; others carry no mark", async () => {
+    const owner = await person(t.url, "markowner");
+    const linked = await person(t.url, "marklinked");
+    await t.storage.atproto.link({
+      did: linked.session.did,
+      handle: "marklinked.example",
+      pdsUrl: "https://pds.example",
+      linkedAt: Date.now(),
+    });
+    const { channel } = await createChannel(t.url, owner, "public", "marks");
+    await ok(t.url, "joinChannel", { channelUri: channel.uri }, linked.token);
+    const { members } = await ok(t.url, "getMembers", { channelUri: channel.uri }, owner.token);
+    const byDid = new Map(members.map((m: { did: string; atproto?: boolean }) => [m.did, m]));
+    expect(byDid.get(linked.session.did)).toMatchObject({ atproto: true });
+    expect(byDid.get(owner.session.did)).not.toHaveProperty("atproto");
   });
 });
