@@ -16,6 +16,7 @@ import {
   settle,
   submit,
   typeInto,
+  until,
 } from "../harness.ts";
 import { ME, MORPHEUS, member, openChannel, resetChat, TRINITY, view, warning } from "./fixtures.ts";
 
@@ -223,7 +224,8 @@ describe("info panel", () => {
     try {
       await show(openChannel({ members: crew() }));
       await click(button("DISCONNECT"));
-      await settle(20);
+      // The dialog is a lazy chunk, and it asks the engine about the backup: wait for both, not a time.
+      await until(() => body().includes("A key backup sealed"), 20_000);
       expect(callsOf(fake, "logout")).toHaveLength(0);
       const dialog = document.querySelector('[role="dialog"]');
       expect(dialog?.getAttribute("aria-labelledby")).toBe("logout-title");
@@ -235,9 +237,9 @@ describe("info panel", () => {
       expect(document.querySelector('[role="dialog"]')).toBeNull();
       expect(callsOf(fake, "logout")).toHaveLength(0);
       await click(button("DISCONNECT"));
-      await settle(20);
+      await until(() => button("Log out") !== null, 20_000);
       await click(button("Log out"));
-      await settle();
+      await until(() => went.length > 0, 20_000);
       expect(callsOf(fake, "logout")).toHaveLength(1);
       expect(went).toEqual(["/login"]);
     } finally {
