@@ -19,6 +19,7 @@ import {
   mount,
   settle,
   typeInto,
+  until,
 } from "../harness.ts";
 import {
   addItems,
@@ -216,7 +217,8 @@ describe("message list", () => {
       items: [item({ text: "once", isNew: true, uri: "at://x/chat.wsync.message/new2" })],
     });
     await show(id);
-    await settle(600);
+    // The reveal runs on timers: wait until it has ended (a loaded machine stretches them).
+    await until(() => ui.$(".msg .text")?.textContent === "once", 20_000);
     await ui.unmount();
     await show(id);
     expect(ui.$(".msg .text")?.textContent).toBe("once");
