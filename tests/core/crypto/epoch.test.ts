@@ -161,7 +161,7 @@ describe("wrapEpochKeyForMembers", () => {
     await expect(attempt).rejects.toThrow(/listed twice/);
   });
 
-  test("1,000 members: concurrent and fast", async () => {
+  test("1,000 members: one wrapped key for each (its time is `npm run bench:rotate`'s, not asserted)", async () => {
     const recipients = await Promise.all(
       Array.from({ length: 1000 }, async (_, i) => {
         const pair = await crypto.subtle.generateKey({ name: "ECDH", namedCurve: "P-256" }, true, [
@@ -178,8 +178,7 @@ describe("wrapEpochKeyForMembers", () => {
     const elapsed = performance.now() - started;
     console.log(`wrapEpochKeyForMembers: 1,000 members in ${elapsed.toFixed(0)} ms`);
     expect(wrapped.length).toBe(1000);
-    // The target is well under 300 ms; the bound here leaves room for a loaded CI machine.
-    expect(elapsed).toBeLessThan(1000);
+    expect(new Set(wrapped.map((w) => w.recipientDid)).size).toBe(1000);
   });
 });
 
