@@ -213,7 +213,9 @@ describe("files: upload, download, access", () => {
       if (init?.method === "PUT") sizes.push((init.body as Blob).size);
       return fetch(input, init);
     }) as typeof fetch;
-    const up = await client(t, alice, counting).upload({
+    const c = client(t, alice, counting);
+    c.batch = 16;
+    const up = await c.upload({
       channelUri: channel.channel.uri,
       clientMsgId: newClientMsgId(),
       key,

@@ -60,9 +60,11 @@ export class BlobClient {
   /**
    * Consecutive chunks sent in one PUT (at most CHUNKS_PER_PUT_MAX). One request per 64 KiB chunk
    * cost the browser several milliseconds of main thread each (issue 31's 100 MB took 1,600 of
-   * them); an older server that refuses a multi-chunk body turns this down to 1 for the upload.
+   * them); 4 (256 KiB) kept the CLI's memory growth under 64 MB where 16 did not; the web panel
+   * sets 16 (docs/decisions/upload.md). An older server that refuses a multi-chunk body turns this down to
+   * 1 for the upload.
    */
-  batch = CHUNKS_PER_PUT_MAX;
+  batch = 4;
   /**
    * Downloads straight from the object store when the server hands out presigned links (S3), so the
    * bytes skip the server. Off in the browser: the page's Content-Security-Policy allows its own

@@ -54,6 +54,7 @@ function withFiles(blobs: BlobClient) {
   const jobs: FileSendJob[] = [];
   const sent: { clientMsgId: string; body: FilePlaintext }[] = [];
   fake.impl.files = async () => ({
+    blobs,
     job: (_channelId: string, input: SendFileInput) => {
       // No automatic pauses: the job gives up at the first loss, as it does after ~2 minutes.
       const j = new FileSendJob(

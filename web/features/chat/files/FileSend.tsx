@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from "react";
 import type { FileSendJob } from "../../../../core/client/files/send-file.ts";
 import { isTransient } from "../../../../core/client/files/send-file.ts";
+import { CHUNKS_PER_PUT_MAX } from "../../../../core/protocol/blob-paths.ts";
 import { loadClient } from "../../../state/engine.ts";
 import { blobPieces, isInlineImage, prepareImage, sizeText } from "./image-prep.ts";
 
@@ -65,6 +66,9 @@ export function FileSend({
     try {
       const client = await loadClient();
       const api = await client.files();
+      // The page's memory is not the bound here (the bodies are Blobs, outside the JS heap): the
+      // most chunks per PUT, fewest requests (docs/decisions/upload.md).
+      api.blobs.batch = CHUNKS_PER_PUT_MAX;
       // The list may grow while earlier files upload (more dropped): read it afresh each round.
       for (let index = at.current.index; index < latest.current.length; index++) {
         const file = latest.current[index] as File;
