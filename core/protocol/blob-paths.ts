@@ -6,6 +6,12 @@ import { API_BASE } from "./routes.ts";
  * own paths and adapter (server/blobs/blob-routes.ts). The bytes are ciphertext in the format of
  * core/crypto/file-cipher.ts: whole chunks of FILE_CIPHER_CHUNK bytes.
  */
+/**
+ * The most whole chunks one chunk PUT may carry (chunks `index` to `index + k - 1`): fewer requests
+ * for a big file. A body of one chunk is the original form; an older server refuses more with 400.
+ */
+export const CHUNKS_PER_PUT_MAX = 16;
+
 export const BlobPaths = {
   /** POST BlobCreateBody → BlobCreated. */
   create: `${API_BASE}/blobs`,
@@ -13,7 +19,10 @@ export const BlobPaths = {
   blob: `${API_BASE}/blobs/:id`,
   /** GET → BlobStatus (the uploader only: to resume). */
   status: `${API_BASE}/blobs/:id/status`,
-  /** PUT one chunk (the uploader, idempotent); GET one chunk (members). */
+  /**
+   * PUT chunk `index` (the uploader, idempotent), or up to CHUNKS_PER_PUT_MAX consecutive whole
+   * chunks from `index` in one body; GET one chunk (members).
+   */
   chunk: `${API_BASE}/blobs/:id/chunks/:index`,
   /**
    * GET → BlobLinks (members): short-lived presigned links to each chunk in the object store, so a

@@ -1,11 +1,15 @@
 import type { Elysia } from "elysia";
-import { ApiError, BlobPaths, Limits } from "../../core/protocol/index.ts";
+import { FILE_CIPHER_CHUNK } from "../../core/crypto/file-cipher.ts";
+import { ApiError, BlobPaths, CHUNKS_PER_PUT_MAX, Limits } from "../../core/protocol/index.ts";
 import { readJsonBody } from "../http/body.ts";
 import type { Services } from "../services/services.ts";
 import { type BlobService, parseRange } from "./blob-service.ts";
 
-/** The largest chunk body read: one ciphertext chunk and a little slack (a bigger body is 413 before it is read whole). */
-const CHUNK_BODY_MAX = 65552 + 1024;
+/**
+ * The largest chunk body read: CHUNKS_PER_PUT_MAX ciphertext chunks and a little slack (a bigger body
+ * is 413 before it is read whole).
+ */
+const CHUNK_BODY_MAX = CHUNKS_PER_PUT_MAX * FILE_CIPHER_CHUNK + 1024;
 
 async function readBytes(request: Request, max: number): Promise<Uint8Array> {
   const declared = Number(request.headers.get("content-length") ?? "0");
@@ -61,8 +65,11 @@ export function mountBlobRoutes(app: Elysia, s: Services, blobs: BlobService): v
     async ({ request, params, set }) => {
       set.headers["cache-control"] = "no-store";
       const ctx = await who(request);
-      await s.limits.check(ctx.did, "chunk");
-      return blobs.putChunk(ctx, params.id, index(params.index), await readBytes(request, CHUNK_BODY_MAX));
+      const bytes = await readBytes(request, CHUNK_BODY_MAX);
+      // Every chunk in the body counts against the `chunk` bucket, however many one PUT carries.
+      const count = Math.max(1, Math.floor(bytes.length / FILE_CIPHER_CHUNK));
+      for (let n = 0; n < count; n++) await s.limits.check(ctx.did, "chunk");
+      return blobs.putChunk(ctx, params.id, index(params.index), bytes);
     },
     { parse: "none" },
   );

@@ -7,6 +7,7 @@ import {
   type BlobCreated,
   type BlobLinks,
   type BlobStatus,
+  CHUNKS_PER_PUT_MAX,
 } from "../../core/protocol/index.ts";
 import type { AuthContext } from "../services/auth-service.ts";
 import { resolveChannel } from "../services/channel-access.ts";
@@ -108,16 +109,37 @@ export class BlobService {
     return { blobId: id, size: row.size, chunks: row.chunks, missing, complete: row.completedAt !== null };
   }
 
-  /** Stores one chunk; the same chunk again is fine (a retry after a lost answer). */
+  /**
+   * Stores chunk `index`, or, when the body holds k whole chunks (1 ≤ k ≤ CHUNKS_PER_PUT_MAX), chunks
+   * `index` to `index + k - 1`; the same chunks again are fine (a retry after a lost answer).
+   */
   async putChunk(ctx: AuthContext, id: string, index: number, bytes: Uint8Array): Promise<{ success: true }> {
     const row = await this.owned(ctx, id);
     if (row.completedAt !== null)
       throw new ApiError("InvalidRequest", "The upload is complete; its chunks cannot change");
     if (!Number.isSafeInteger(index) || index < 0 || index >= row.chunks)
       throw new ApiError("InvalidRequest", `index: must be 0 to ${row.chunks - 1}`);
-    if (bytes.length !== FILE_CIPHER_CHUNK)
-      throw new ApiError("InvalidRequest", `body: a chunk is exactly ${FILE_CIPHER_CHUNK} bytes`);
-    await this.bytes.putChunk(id, index, bytes);
+    const count = bytes.length / FILE_CIPHER_CHUNK;
+    if (!Number.isInteger(count) || count < 1 || count > CHUNKS_PER_PUT_MAX)
+      throw new ApiError(
+        "InvalidRequest",
+        `body: a chunk is exactly ${FILE_CIPHER_CHUNK} bytes (1 to ${CHUNKS_PER_PUT_MAX} whole chunks per PUT)`,
+      );
+    if (index + count > row.chunks)
+      throw new ApiError(
+        "InvalidRequest",
+        `body: ${count} chunks from ${index} run past chunk ${row.chunks - 1}`,
+      );
+    const puts: Promise<void>[] = [];
+    for (let n = 0; n < count; n++)
+      puts.push(
+        this.bytes.putChunk(
+          id,
+          index + n,
+          bytes.subarray(n * FILE_CIPHER_CHUNK, (n + 1) * FILE_CIPHER_CHUNK),
+        ),
+      );
+    await Promise.all(puts);
     return { success: true };
   }
 

@@ -6,6 +6,8 @@
  */
 import { expect } from "bun:test";
 import { readFileSync } from "node:fs";
+import { FILE_CIPHER_CHUNK, fileChunkCount } from "../../core/crypto/file-cipher.ts";
+import { CHUNKS_PER_PUT_MAX } from "../../core/protocol/blob-paths.ts";
 import { createInDialog, messageRow, openChannel, sidebarChannel, signUp, WAIT } from "./chat.ts";
 import { browserTest, e2eServer } from "./harness.ts";
 
@@ -34,20 +36,24 @@ browserTest(
       if (req.method() === "POST" && path === "/api/blobs") creates++;
       if (path.endsWith("/status")) statuses++;
       if (req.method() === "PUT") {
-        // After three chunks the network is gone for chunk uploads until the browser resumes.
+        // After three chunks the network is gone for chunk uploads until the browser resumes. A PUT
+        // may carry several chunks (its length says how many).
         if (delivered >= 3 && statuses === 0) {
           dropped++;
           return route.abort("connectionreset");
         }
-        delivered++;
+        const length = req.postDataBuffer()?.length ?? Number.NaN;
+        expect(length % FILE_CIPHER_CHUNK).toBe(0);
+        delivered += length / FILE_CIPHER_CHUNK;
       }
       return route.continue();
     });
 
-    const text = "the quarterly numbers, line by line\n".repeat(17_000);
+    // More chunks than one PUT carries (the panel sends 16 per PUT), so the loss falls mid-file.
+    const text = "the quarterly numbers, line by line\n".repeat(85_000);
     const bytes = new TextEncoder().encode(text);
-    const chunks = Math.ceil((bytes.length + 8) / 65536);
-    expect(chunks).toBeGreaterThan(6);
+    const chunks = fileChunkCount(bytes.length);
+    expect(chunks).toBeGreaterThan(2 * CHUNKS_PER_PUT_MAX);
     await alice.page.locator('.composer input[type="file"]').setInputFiles({
       name: "numbers.txt",
       mimeType: "text/plain",

@@ -175,6 +175,7 @@ describe("files: upload, download, access", () => {
     }) as typeof fetch;
     const flaky = client(t, alice, dropping);
     flaky.retries = 2;
+    flaky.batch = 1;
     const input = {
       channelUri: channel.channel.uri,
       clientMsgId,
@@ -196,9 +197,103 @@ describe("files: upload, download, access", () => {
       if (init?.method === "PUT") resumedPuts++;
       return fetch(input, init);
     }) as typeof fetch;
-    await client(t, alice, counting).upload(input, row.id);
+    const resumer = client(t, alice, counting);
+    resumer.batch = 1;
+    await resumer.upload(input, row.id);
     expect(resumedPuts).toBe(status.missing.length);
     expect(await collect(decryptFile(key, await client(t, bob).download(row.id)))).toEqual(data);
+  });
+
+  test("one PUT may carry up to 16 consecutive chunks; the client sends a big file in few PUTs", async () => {
+    const data = bytes(40 * 65536);
+    const key = newFileKey();
+    const chunks = fileChunkCount(data.length);
+    const sizes: number[] = [];
+    const counting: typeof fetch = (async (input: string, init?: RequestInit) => {
+      if (init?.method === "PUT") sizes.push((init.body as Blob).size);
+      return fetch(input, init);
+    }) as typeof fetch;
+    const c = client(t, alice, counting);
+    c.batch = 16;
+    const up = await c.upload({
+      channelUri: channel.channel.uri,
+      clientMsgId: newClientMsgId(),
+      key,
+      size: data.length,
+      open: () => once(data),
+    });
+    expect(sizes.length).toBe(Math.ceil(chunks / 16));
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(chunks * FILE_CIPHER_CHUNK);
+    expect(Math.max(...sizes)).toBe(16 * FILE_CIPHER_CHUNK);
+    expect(await collect(decryptFile(key, await client(t, bob).download(up.blobId)))).toEqual(data);
+  });
+
+  test("a multi-chunk PUT stores exactly its chunks; past the end, over 16, or not whole chunks is refused", async () => {
+    const key = newFileKey();
+    const data = bytes(20 * 65536);
+    const chunks = fileChunkCount(data.length);
+    const sealed = await encryptBytes(key, data);
+    const c = client(t, alice);
+    const { blobId } = await c.create({
+      channelUri: channel.channel.uri,
+      clientMsgId: newClientMsgId(),
+      size: sealed.length,
+      chunks,
+    });
+    const part = (from: number, count: number) =>
+      sealed.slice(from * FILE_CIPHER_CHUNK, (from + count) * FILE_CIPHER_CHUNK);
+    await c.putChunk(blobId, 2, part(2, 3));
+    expect((await c.status(blobId)).missing).toEqual(
+      Array.from({ length: chunks }, (_, i) => i).filter((i) => i < 2 || i > 4),
+    );
+    // Running past the last chunk, a body of 17 chunks, and a body that is not whole chunks.
+    await expect(c.putChunk(blobId, chunks - 2, part(0, 3))).rejects.toMatchObject({
+      code: "InvalidRequest",
+    });
+    await expect(c.putChunk(blobId, 0, part(0, 17))).rejects.toMatchObject({ code: "TooLarge" });
+    await expect(c.putChunk(blobId, 0, part(0, 2).slice(1))).rejects.toMatchObject({
+      code: "InvalidRequest",
+    });
+    expect((await c.status(blobId)).missing).toContain(0);
+    await c.putChunk(blobId, 0, part(0, 2));
+    await c.putChunk(blobId, 5, part(5, 16));
+    await c.putChunk(blobId, 21, part(21, chunks - 21));
+    await c.complete(blobId);
+    expect(
+      new Uint8Array(await (await get(t, bob, blobPath(BlobPaths.blob, { id: blobId }))).arrayBuffer()),
+    ).toEqual(sealed);
+  });
+
+  test("against a server that takes one chunk per PUT (413 on more), the client falls back and finishes", async () => {
+    const data = bytes(10 * 65536);
+    const key = newFileKey();
+    let refused = 0;
+    let puts = 0;
+    const older: typeof fetch = (async (input: string, init?: RequestInit) => {
+      if (init?.method === "PUT") {
+        puts++;
+        if ((init.body as Blob).size > FILE_CIPHER_CHUNK) {
+          refused++;
+          return Response.json(
+            { error: "TooLarge", message: `Body is larger than ${FILE_CIPHER_CHUNK + 1024} bytes` },
+            { status: 413 },
+          );
+        }
+      }
+      return fetch(input, init);
+    }) as typeof fetch;
+    const c = client(t, alice, older);
+    const up = await c.upload({
+      channelUri: channel.channel.uri,
+      clientMsgId: newClientMsgId(),
+      key,
+      size: data.length,
+      open: () => once(data),
+    });
+    expect(refused).toBe(1);
+    expect(c.batch).toBe(1);
+    expect(puts).toBe(1 + fileChunkCount(data.length));
+    expect(await collect(decryptFile(key, await client(t, bob).download(up.blobId)))).toEqual(data);
   });
 
   test("chunk PUTs are idempotent; a wrong length, index or someone else's blob is refused", async () => {

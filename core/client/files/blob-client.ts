@@ -12,6 +12,7 @@ import {
   BlobPaths,
   type BlobStatus,
   blobPath,
+  CHUNKS_PER_PUT_MAX,
   isErrorBody,
 } from "../../protocol/runtime.ts";
 import { type ApiClientOptions, NetworkError } from "../net/api.ts";
@@ -54,8 +55,16 @@ export class BlobClient {
   /** Attempts per request before an upload gives up (with a growing pause between them). */
   retries = 5;
   retryPauseMs = 500;
-  /** Chunk uploads in flight at once. */
+  /** Chunk PUTs in flight at once. */
   parallel = 4;
+  /**
+   * Consecutive chunks sent in one PUT (at most CHUNKS_PER_PUT_MAX). One request per 64 KiB chunk
+   * cost the browser several milliseconds of main thread each (issue 31's 100 MB took 1,600 of
+   * them); 4 (256 KiB) kept the CLI's memory growth under 64 MB where 16 did not; the web panel
+   * sets 16 (docs/decisions/upload.md). An older server that refuses a multi-chunk body turns this down to
+   * 1 for the upload.
+   */
+  batch = 4;
   /**
    * Downloads straight from the object store when the server hands out presigned links (S3), so the
    * bytes skip the server. Off in the browser: the page's Content-Security-Policy allows its own
@@ -131,7 +140,10 @@ export class BlobClient {
     await this.request(blobPath(BlobPaths.chunk, { id: blobId, index }), {
       method: "PUT",
       headers: { "content-type": "application/octet-stream" },
-      body: bytes,
+      // A Blob, not the bytes: Chromium hands a Blob body to the network process by reference,
+      // where an ArrayBuffer body is copied on the page's thread (and, with DevTools or playwright
+      // attached, also base64-encoded for the inspector: issue 31's 173 s for 100 MB).
+      body: new Blob([bytes], { type: "application/octet-stream" }),
       ...(signal ? { signal } : {}),
     });
   }
@@ -168,26 +180,46 @@ export class BlobClient {
     const held = blobId ? new Set(Array.from({ length: chunks }, (_, i) => i)) : new Set<number>();
     if (blobId)
       for (const m of (await this.retrying(() => this.status(id, signal), signal)).missing) held.delete(m);
-    // Up to `parallel` chunks in flight (a round trip and the server's fsync each): memory stays
-    // bounded by that many sealed chunks, and a failure stops the upload at the next chunk.
+    // Up to `parallel` PUTs of up to `batch` consecutive chunks each in flight (a round trip and the
+    // server's fsyncs each): memory stays bounded by parallel × batch sealed chunks, and a failure
+    // stops the upload at the next PUT.
     let index = 0;
     let done = 0;
     const inFlight = new Set<Promise<void>>();
     const failure: { error?: unknown; failed: boolean } = { failed: false };
-    for await (const chunk of encryptFile(input.key, input.open(), input.size)) {
-      // A chunk that failed for good ends the upload, once the others in flight have settled (so a
-      // resumption asking the server's status sees every chunk that did arrive).
-      if (failure.failed || signal?.aborted) break;
-      const i = index++;
-      if (held.has(i)) {
-        done++;
-        input.onProgress?.(done * FILE_CIPHER_CHUNK, cipherSize);
-        continue;
+    const sendRun = async (first: number, run: Uint8Array<ArrayBuffer>[]): Promise<void> => {
+      if (run.length > 1) {
+        const body = new Uint8Array(run.length * FILE_CIPHER_CHUNK);
+        for (let n = 0; n < run.length; n++) body.set(run[n] as Uint8Array, n * FILE_CIPHER_CHUNK);
+        try {
+          await this.retrying(() => this.putChunk(id, first, body, signal), signal);
+          return;
+        } catch (e) {
+          // A server from before multi-chunk PUTs refuses the body (413 over its one-chunk body
+          // limit, or 400 naming the chunk size): send one chunk per PUT from now on.
+          const older =
+            e instanceof ApiError &&
+            ((e.code === "TooLarge" && e.message.startsWith("Body is larger")) ||
+              (e.code === "InvalidRequest" && e.message.startsWith("body:")));
+          if (!older) throw e;
+          this.batch = 1;
+        }
       }
-      const p: Promise<void> = this.retrying(() => this.putChunk(id, i, chunk, signal), signal).then(
+      for (let n = 0; n < run.length; n++)
+        await this.retrying(
+          () => this.putChunk(id, first + n, run[n] as Uint8Array<ArrayBuffer>, signal),
+          signal,
+        );
+    };
+    let run: Uint8Array<ArrayBuffer>[] = [];
+    let runStart = 0;
+    const flush = async () => {
+      if (run.length === 0) return;
+      const chunksInRun = run.length;
+      const p: Promise<void> = sendRun(runStart, run).then(
         () => {
           inFlight.delete(p);
-          done++;
+          done += chunksInRun;
           input.onProgress?.(done * FILE_CIPHER_CHUNK, cipherSize);
         },
         (error: unknown) => {
@@ -195,9 +227,26 @@ export class BlobClient {
           if (!failure.failed) Object.assign(failure, { failed: true, error });
         },
       );
+      run = [];
       inFlight.add(p);
       if (inFlight.size >= this.parallel) await Promise.race(inFlight);
+    };
+    for await (const chunk of encryptFile(input.key, input.open(), input.size)) {
+      // A PUT that failed for good ends the upload, once the others in flight have settled (so a
+      // resumption asking the server's status sees every chunk that did arrive).
+      if (failure.failed || signal?.aborted) break;
+      const i = index++;
+      if (held.has(i)) {
+        await flush();
+        done++;
+        input.onProgress?.(done * FILE_CIPHER_CHUNK, cipherSize);
+        continue;
+      }
+      if (run.length === 0) runStart = i;
+      run.push(chunk);
+      if (run.length >= Math.max(1, Math.min(this.batch, CHUNKS_PER_PUT_MAX))) await flush();
     }
+    if (!failure.failed && !signal?.aborted) await flush();
     await Promise.all(inFlight);
     signal?.throwIfAborted();
     if (failure.failed) throw failure.error;

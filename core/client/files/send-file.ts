@@ -76,10 +76,21 @@ export async function sendFile(
   input: SendFileInput,
   maxFileMb = DEFAULT_MAX_FILE_MB,
 ): Promise<TimelineItem> {
+  return fileSendJob(blobs, send, channelUri, input, maxFileMb).run();
+}
+
+/** sendFile's job, not started: the caller runs it, and runs it again to resume (Retry). */
+export function fileSendJob(
+  blobs: BlobClient,
+  send: (clientMsgId: string, body: FilePlaintext) => Promise<TimelineItem>,
+  channelUri: string,
+  input: SendFileInput,
+  maxFileMb = DEFAULT_MAX_FILE_MB,
+): FileSendJob {
   if (!isSafeFileName(input.name))
     throw new Error("The file name cannot be sent (empty, too long, or a path)");
   if (input.size > maxFileMb * 1024 * 1024) throw new Error(fileTooLargeText(maxFileMb));
-  return new FileSendJob(blobs, send, channelUri, input).run();
+  return new FileSendJob(blobs, send, channelUri, input);
 }
 
 /**

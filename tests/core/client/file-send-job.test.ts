@@ -46,6 +46,9 @@ function network(down: (seen: string[]) => boolean) {
   });
   c.retries = 2;
   c.retryPauseMs = 1;
+  // One chunk per PUT, so a loss can fall between any two chunks (tests/server/files.test.ts
+  // covers PUTs of several chunks).
+  c.batch = 1;
   return { c, seen };
 }
 

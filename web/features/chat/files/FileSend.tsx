@@ -1,4 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from "react";
+import type { FileSendJob } from "../../../../core/client/files/send-file.ts";
+import { isTransient } from "../../../../core/client/files/send-file.ts";
+import { CHUNKS_PER_PUT_MAX } from "../../../../core/protocol/blob-paths.ts";
 import { loadClient } from "../../../state/engine.ts";
 import { blobPieces, isInlineImage, prepareImage, sizeText } from "./image-prep.ts";
 
@@ -6,6 +9,7 @@ import { blobPieces, isInlineImage, prepareImage, sizeText } from "./image-prep.
 export const FileSendText = {
   original: "Send the original (keeps its location and camera data)",
   cancelled: "Upload cancelled",
+  retry: "Retry",
 } as const;
 
 /** A media type the file message accepts (core/crypto/file-message.ts); anything else is sent as bytes. */
@@ -24,7 +28,7 @@ function Preview({ file }: { file: File }) {
 type Phase =
   | { at: "confirm" }
   | { at: "sending"; index: number; done: number; total: number }
-  | { at: "error"; text: string };
+  | { at: "error"; text: string; retry: boolean };
 
 /**
  * Files about to be sent to the open channel (issue 31): each goes as its own message, encrypted in
@@ -50,53 +54,82 @@ export function FileSend({
   latest.current = files;
   const images = files.some((f) => isInlineImage(f.type) && f.type !== "image/gif");
 
+  // The file being sent and its job: a Retry after the automatic resumption gave up runs the same
+  // job again (same message id, key and blob id), so the upload goes on where it stopped.
+  const at = useRef<{ index: number; job: FileSendJob | null }>({ index: 0, job: null });
+
   const send = async () => {
-    const controller = new AbortController();
+    // A Retry keeps the controller its job was made with; a Cancel aborted it, and that ends the panel.
+    const controller = abort.current ?? new AbortController();
     abort.current = controller;
     const { signal } = controller;
     try {
       const client = await loadClient();
       const api = await client.files();
+      // The page's memory is not the bound here (the bodies are Blobs, outside the JS heap): the
+      // most chunks per PUT, fewest requests (docs/decisions/upload.md).
+      api.blobs.batch = CHUNKS_PER_PUT_MAX;
       // The list may grow while earlier files upload (more dropped): read it afresh each round.
-      for (let index = 0; index < latest.current.length; index++) {
+      for (let index = at.current.index; index < latest.current.length; index++) {
         const file = latest.current[index] as File;
+        at.current.index = index;
         setPhase({ at: "sending", index, done: 0, total: file.size });
-        const image = await prepareImage(file, original);
-        signal.throwIfAborted();
-        const body = image?.file ?? file;
-        await api.send(
-          channelId,
-          {
-            name: file.name || "file",
-            mime: image?.mime ?? mimeOf(file),
-            size: body.size,
-            open: () => blobPieces(body),
-            text: index === 0 ? caption.trim() : "",
-            ...(image
-              ? {
-                  width: image.width,
-                  height: image.height,
-                  placeholder: image.placeholder,
-                  thumb: image.thumb,
-                }
-              : {}),
-            onProgress: (done, total) => setPhase({ at: "sending", index, done, total }),
-            signal,
-          },
-          // The server names its own limit (413 "File is larger than the 25 MB limit"): a server
-          // may set another, so the browser does not guess it.
-          Number.POSITIVE_INFINITY,
-        );
+        let job = at.current.job;
+        if (!job) {
+          const image = await prepareImage(file, original);
+          signal.throwIfAborted();
+          const body = image?.file ?? file;
+          // Progress redraws the panel only when the whole percent changes (not once per chunk).
+          let shown = -1;
+          job = api.job(
+            channelId,
+            {
+              name: file.name || "file",
+              mime: image?.mime ?? mimeOf(file),
+              size: body.size,
+              open: () => blobPieces(body),
+              text: index === 0 ? caption.trim() : "",
+              ...(image
+                ? {
+                    width: image.width,
+                    height: image.height,
+                    placeholder: image.placeholder,
+                    thumb: image.thumb,
+                  }
+                : {}),
+              onProgress: (done, total) => {
+                const pct = total > 0 ? Math.floor((done / total) * 100) : 0;
+                if (pct === shown) return;
+                shown = pct;
+                setPhase({ at: "sending", index, done, total });
+              },
+              signal,
+            },
+            // The server names its own limit (413 "File is larger than the 25 MB limit"): a server
+            // may set another, so the browser does not guess it.
+            Number.POSITIVE_INFINITY,
+          );
+          at.current.job = job;
+        }
+        await job.run();
+        at.current = { index: index + 1, job: null };
       }
+      abort.current = null;
       onClose();
     } catch (e) {
       if (signal.aborted || isAbort(e)) {
+        abort.current = null;
         onClose();
         return;
       }
-      setPhase({ at: "error", text: e instanceof Error ? e.message : "The file could not be sent" });
-    } finally {
-      abort.current = null;
+      // Only a lost connection or a server error is worth retrying; a refusal (limit, quota) is final.
+      const retry = at.current.job !== null && isTransient(e);
+      if (!retry) abort.current = null;
+      setPhase({
+        at: "error",
+        text: e instanceof Error ? e.message : "The file could not be sent",
+        retry,
+      });
     }
   };
 
@@ -107,6 +140,11 @@ export function FileSend({
           {phase.text}
         </p>
         <div className="file-send-actions">
+          {phase.retry ? (
+            <button type="button" className="primary" onClick={() => void send()}>
+              {FileSendText.retry}
+            </button>
+          ) : null}
           <button type="button" onClick={onClose}>
             Close
           </button>
