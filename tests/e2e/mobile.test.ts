@@ -194,7 +194,9 @@ browserTest(
     expect(await info.textContent()).toContain(`HANDLE: ${handle}`);
     expect(await members.getByText("CONNECTED_NODES").count()).toBe(0);
     await slidIn(page, '[data-testid="members"]');
-    await inViewport(page, '[data-testid="info-panel"] button.danger');
+    // DISCONNECT and DELETE_ACCOUNT (both drawn as danger buttons) fit the width.
+    await inViewport(page, '[data-testid="info-panel"] button.danger:not(.info-delete-account)');
+    await inViewport(page, '[data-testid="info-panel"] button.info-delete-account');
     await shot(page, "mobile-info-drawer");
     await page.getByRole("button", { name: "Close panel" }).click({ position: { x: 20, y: 300 } });
     await members.waitFor({ state: "hidden" });
