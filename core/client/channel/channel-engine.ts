@@ -328,6 +328,12 @@ export class ChannelEngine {
   }
 
   private refreshMissing(view: ChannelView): void {
+    this.markCoverageGaps(view);
+    void this.refreshWithheld(view);
+  }
+
+  /** Marks the gaps in what was fetched, as removed by retention where the channel's window says so. */
+  private markCoverageGaps(view: ChannelView): void {
     const cov = this.coverage.get(view.channel.id);
     const days = view.retention?.days;
     if (cov)
@@ -338,7 +344,6 @@ export class ChannelEngine {
         SecurityText.missing,
         days ? { days, text: SecurityText.retained(days) } : undefined,
       );
-    void this.refreshWithheld(view);
   }
 
   /** The server's announced maximum retention, fetched once (null: none, or not announced). */
@@ -388,16 +393,7 @@ export class ChannelEngine {
     const seen = await this.c.keyring.chains.seenState(channelId);
     const chain = await this.epochs.chain(channelId);
     if (await this.refreshRetention(view, chain)) {
-      const cov = this.coverage.get(channelId);
-      const days = view.retention?.days;
-      if (cov)
-        markMissing(
-          view,
-          cov.lo,
-          cov.hi,
-          SecurityText.missing,
-          days ? { days, text: SecurityText.retained(days) } : undefined,
-        );
+      this.markCoverageGaps(view);
       this.c.changed();
     }
     // Under retention: per chain, the lowest number a commit made well inside the window lists
