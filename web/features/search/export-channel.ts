@@ -6,6 +6,7 @@ import {
   exportAs,
   readWholeHistory,
 } from "../../../core/export/export.ts";
+import { saveBlob } from "../../components/save-blob.ts";
 
 /**
  * The info panel's export (issue 32), loaded on first use: the channel's whole decrypted history,
@@ -46,15 +47,6 @@ export async function exportChannel(
     view,
   );
   const name = exportFileName(view.channel.value.name, format, now);
-  const url = URL.createObjectURL(new Blob([text], { type: `${EXPORT_MIME[format]};charset=utf-8` }));
-  const a = document.createElement("a");
-  a.href = url;
-  a.download = name;
-  a.rel = "noopener";
-  document.body.append(a);
-  a.click();
-  a.remove();
-  // The download has its own copy once it started; the URL goes after the click's turn.
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  saveBlob(new Blob([text], { type: `${EXPORT_MIME[format]};charset=utf-8` }), name);
   return { name, messages: view.items.filter((i) => i.kind === "message").length };
 }

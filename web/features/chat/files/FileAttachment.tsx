@@ -5,8 +5,9 @@ import type { TimelineItem } from "../../../../core/client/view/state.ts";
 import { fromBase64 } from "../../../../core/crypto/base64.ts";
 import type { FileInfo } from "../../../../core/crypto/file-message.ts";
 import { Modal } from "../../../components/Modal.tsx";
+import { saveBlob } from "../../../components/save-blob.ts";
 import { hasWarningNote } from "../messages/SecurityRows.tsx";
-import { decryptToBlob, saveBlob, thumbUrl } from "./decrypt.ts";
+import { decryptToBlob, thumbUrl } from "./decrypt.ts";
 import { isInlineImage, sizeText } from "./image-prep.ts";
 
 type Item = Snapshot<TimelineItem>;
