@@ -1,9 +1,11 @@
 #!/usr/bin/env bun
-import { lifetime } from "./lifetime.ts";
+import { exitWhenFlushed, lifetime, watchOutput } from "./lifetime.ts";
 import { run } from "./program.ts";
+
+watchOutput();
 
 // No top-level await: the compiled binary is bytecode-compiled, which needs a plain module body.
 run(process.argv.slice(2)).then((code) => {
   // `serve` keeps running; everything else (tail and the screen included, once they return) exits.
-  if (code !== 0 || !lifetime.keepAlive) process.exit(code);
+  if (code !== 0 || !lifetime.keepAlive) void exitWhenFlushed(code);
 });

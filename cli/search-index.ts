@@ -224,11 +224,9 @@ export class SearchIndex {
   private applyOne(c: IndexChange): void {
     if (c.op === "message") {
       const m = c.message;
-      const old = this.db
-        .query<{ id: number; signed_at: number }, [string]>(
-          "SELECT id, signed_at FROM messages WHERE uri = ?",
-        )
-        .get(m.uri);
+      const old = this.db.query<MessageRow, [string]>("SELECT * FROM messages WHERE uri = ?").get(m.uri);
+      // Read again as it was indexed (every later read of a long channel): nothing to write.
+      if (old && sameMessage(old, m)) return;
       // The same message again with another signed time (never from a well-behaved author) moves.
       if (old && old.signed_at !== m.signedAt) {
         this.unindex(old.id);
@@ -405,6 +403,22 @@ export class SearchIndex {
       ranges: matchRanges(r.current, q.terms),
     }));
   }
+}
+
+/** Whether a stored row already says everything `m` says (its edits are kept apart, in `edits`). */
+function sameMessage(r: MessageRow, m: IndexedMessage): boolean {
+  return (
+    r.channel_id === m.channelId &&
+    r.seq === m.seq &&
+    r.author_did === m.author.did &&
+    r.author_handle === m.author.handle &&
+    r.client_msg_id === m.clientMsgId &&
+    r.signed_at === m.signedAt &&
+    r.verified === (m.verified ? 1 : 0) &&
+    r.notes === JSON.stringify(m.notes) &&
+    r.has_file === (m.hasFile ? 1 : 0) &&
+    r.text === m.text
+  );
 }
 
 function toMessage(r: MessageRow): IndexedMessage {

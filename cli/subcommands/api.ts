@@ -6,6 +6,8 @@ import { allChannels, type GlobalOptions, memberChannel, signedInClient } from "
 import { conversationJson } from "../direct-format.ts";
 import { CliError, ExitCode, errorJson, usageError } from "../errors.ts";
 import { channelJson, itemJson, memberJson, sendBlockedText } from "../format.ts";
+import { exitWhenFlushed } from "../lifetime.ts";
+import { READ_LIMIT_MAX, readLatest } from "../read-latest.ts";
 import { sessionEndedText } from "../session-end.ts";
 import { openDm, parseDmTarget } from "./dm.ts";
 import { saveFile, sendFileCommand } from "./files.ts";
@@ -66,15 +68,10 @@ export async function runApiMethod(client: WsyncClient, method: string, p: Param
       return (await allChannels(client)).map(channelJson);
     case "read": {
       const limit = p.limit === undefined ? 50 : p.limit;
-      if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > 100)
-        throw usageError("params.limit: 1 to 100");
+      if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > READ_LIMIT_MAX)
+        throw usageError(`params.limit: 1 to ${READ_LIMIT_MAX}`);
       const ch = await memberChannel(client, str(p, "channel"));
-      const view = await client.open(ch.id, { focus: false });
-      while (view.items.length < limit && view.hasMore) {
-        const before = view.items.length;
-        await client.loadMore(ch.id);
-        if (view.items.length === before) break;
-      }
+      const view = await readLatest(client, ch.id, limit, { focus: false });
       return view.items.slice(-limit).map(itemJson);
     }
     case "send": {
@@ -274,7 +271,7 @@ export function registerApiCommand(program: Command): void {
       listener?.attach();
       client.events.on("session-ended", ({ reason }) => {
         process.stderr.write(`${sessionEndedText(reason)}\n`);
-        process.exit(ExitCode.auth);
+        void exitWhenFlushed(ExitCode.auth);
       });
       client.connect();
       await connected(client);
@@ -301,6 +298,6 @@ export function registerApiCommand(program: Command): void {
         : serve().then(() => ExitCode.ok));
       if (rescan) clearInterval(rescan);
       client.disconnect();
-      if (listener) process.exit(code);
+      if (listener) await exitWhenFlushed(code);
     });
 }

@@ -16,6 +16,7 @@ import {
   warningKey,
   warningLine,
 } from "../format.ts";
+import { exitWhenFlushed } from "../lifetime.ts";
 import { SeqOrder } from "../seq-order.ts";
 import { sessionEndedText } from "../session-end.ts";
 
@@ -317,7 +318,7 @@ export function registerListenCommand(program: Command): void {
       client.events.on("session-ended", ({ reason }) => {
         ended = true;
         process.stderr.write(`${sessionEndedText(reason)}\n`);
-        process.exit(ExitCode.auth);
+        void exitWhenFlushed(ExitCode.auth);
       });
       client.connect();
       await connected(client);
@@ -346,6 +347,6 @@ export function registerListenCommand(program: Command): void {
       stopNotes();
       clearInterval(rescan);
       client.disconnect();
-      process.exit(code);
+      await exitWhenFlushed(code);
     });
 }

@@ -16,7 +16,9 @@ import {
   warningKey,
   warningLine,
 } from "../format.ts";
+import { exitWhenFlushed } from "../lifetime.ts";
 import { textFromStdin } from "../prompt.ts";
+import { READ_LIMIT_MAX, readLatest } from "../read-latest.ts";
 import { SeqOrder } from "../seq-order.ts";
 import { sessionEndedText } from "../session-end.ts";
 import { sendFileCommand } from "./files.ts";
@@ -64,21 +66,17 @@ export function registerMessageCommands(program: Command): void {
   program
     .command("read <channel>")
     .description("print the latest messages, decrypted and verified")
-    .option("--limit <n>", "how many records (1-100)", "50")
+    .option("--limit <n>", `how many records (1-${READ_LIMIT_MAX})`, "50")
     .option("--json", "print JSON")
     .action(async (ref: string, _o, cmd: Command) => {
       const o = opts(cmd);
       const limit = Number(o.limit);
-      if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw usageError("--limit must be 1 to 100");
+      if (!Number.isInteger(limit) || limit < 1 || limit > READ_LIMIT_MAX)
+        throw usageError(`--limit must be 1 to ${READ_LIMIT_MAX}`);
       const { client } = await signedInClient(o);
       const ch = await memberChannel(client, ref);
-      const view = await client.open(ch.id);
       // Opening loads one page (50 records); older pages until --limit is met or history ends.
-      while (view.items.length < limit && view.hasMore) {
-        const before = view.items.length;
-        await client.loadMore(ch.id);
-        if (view.items.length === before) break;
-      }
+      const view = await readLatest(client, ch.id, limit);
       const items = view.items.slice(-limit);
       // Warnings follow the items in the same array, as tail --json puts them in the same stream.
       if (o.json) {
@@ -122,7 +120,7 @@ export function registerMessageCommands(program: Command): void {
       client.events.on("security-warning", warn);
       client.events.on("session-ended", ({ reason }) => {
         process.stderr.write(`${sessionEndedText(reason)}\n`);
-        process.exit(ExitCode.auth);
+        void exitWhenFlushed(ExitCode.auth);
       });
       // Kicked (or left from elsewhere): say so, then end with its own code instead of waiting forever.
       client.events.on("removed", (r) => {
@@ -131,7 +129,7 @@ export function registerMessageCommands(program: Command): void {
         if (o.json) process.stdout.write(`${JSON.stringify(removedJson(r, ch.value.name))}\n`);
         else process.stdout.write(`*** ${removedText(r.reason, name)}\n`);
         client.disconnect();
-        process.exit(ExitCode.removed);
+        void exitWhenFlushed(ExitCode.removed);
       });
       client.connect();
       await new Promise<void>((resolve) => {

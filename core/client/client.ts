@@ -622,10 +622,15 @@ export class WsyncClient {
     return this.state.open[channelId];
   }
 
-  /** The next older page: 20 records (LOAD_MORE_DATA, spec §4.5), or `limit` (at most the server's 100). */
+  /**
+   * The next older page: 20 records (LOAD_MORE_DATA, spec §4.5), or `limit`. Over the server's 100 a
+   * page, as many pages as `limit` takes (until history ends), settled once at the end.
+   */
   async loadMore(channelId: string, limit: number = Limits.pageDefault): Promise<void> {
-    const n = Math.max(1, Math.min(Limits.pageMax, Math.floor(limit)));
-    await (await this.parts()).channels.loadPage(channelId, n, false);
+    const n = Math.max(1, Math.floor(limit));
+    const channels = (await this.parts()).channels;
+    if (n > Limits.pageMax) await channels.loadOlder(channelId, n);
+    else await channels.loadPage(channelId, n, false);
   }
 
   /**

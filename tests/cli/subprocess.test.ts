@@ -327,7 +327,7 @@ describe("errors", () => {
       ["not a channel reference", alice.cli.run(["read", "nope"]), 2, "Not a channel id"],
       ["bad --type", alice.cli.run(["create", "x", "--type", "bogus"]), 2, "--type must be one of"],
       ["missing --type", alice.cli.run(["create", "x"]), 2, "required option"],
-      ["bad --limit", alice.cli.run(["read", channelId, "--limit", "0"]), 2, "--limit must be 1 to 100"],
+      ["bad --limit", alice.cli.run(["read", channelId, "--limit", "0"]), 2, "--limit must be 1 to 10000"],
       ["empty message", alice.cli.run(["send", channelId, "-"], { stdin: "\n" }), 2, "empty"],
       // The root command has an action (the screen), so commander reports extra arguments here.
       ["unknown command", alice.cli.run(["frobnicate"]), 2, "frobnicate"],
