@@ -4,12 +4,11 @@
  * engine) on different processes. Runs when WSYNC_TEST_DATABASE_URL is set (CI sets it).
  */
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
-import { spawnSync } from "node:child_process";
-import { readdirSync } from "node:fs";
 import { SQL } from "bun";
 import type { WsyncClient } from "../../core/client/index.ts";
 import { startServerProcess } from "../bench/server-process.ts";
 import { signedUp, texts } from "../core/client/engine-harness.ts";
+import { type OwnPostgres, ownPostgres } from "./own-postgres.ts";
 import { dropAll, newDatabase, notRun, PG_URL } from "./pg-harness.ts";
 
 type Server = Awaited<ReturnType<typeof startServerProcess>>;
@@ -17,9 +16,10 @@ type Server = Awaited<ReturnType<typeof startServerProcess>>;
 const secret = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64");
 const running: Server[] = [];
 const clients: WsyncClient[] = [];
+const owned: OwnPostgres[] = [];
 
-async function cluster(n: number) {
-  const db = await newDatabase();
+async function cluster(n: number, databaseUrl?: string) {
+  const db = databaseUrl ? { url: databaseUrl } : await newDatabase();
   const env = { WSYNC_DATABASE_URL: db.url, WSYNC_JWT_SECRET: secret };
   // All at once, as a deployment starts them (the migrations run under an advisory lock).
   const servers = await Promise.all(Array.from({ length: n }, () => startServerProcess(env)));
@@ -53,6 +53,7 @@ else
     });
     afterAll(async () => {
       await dropAll();
+      for (const pg of owned.splice(0)) pg.remove();
     });
 
     test("concurrent sends from three processes into one channel: one seq, 1…N, no gap, no duplicate", async () => {
@@ -90,7 +91,11 @@ else
     }, 120_000);
 
     test("PostgreSQL restarted: calls answer 503 with Retry-After meanwhile, then recover; nothing acknowledged is lost", async () => {
-      const { db, servers } = await cluster(2);
+      // A cluster of the test's own: stopping the machine's shared server would fail every other
+      // suite using it at the time (two suites run side by side).
+      const own = await ownPostgres();
+      owned.push(own);
+      const { db, servers } = await cluster(2, own.url);
       const [p1, p2] = servers as [Server, Server];
       const alice = await user(p1.url, "alice");
       const bob = await user(p2.url, "bob");
@@ -99,21 +104,7 @@ else
       await alice.client.open(channel.id);
       await alice.client.send(channel.id, "before the restart");
       const token = await alice.client.freshToken();
-      const version = readdirSync("/etc/postgresql")[0] as string;
-      const pg = (action: "stop" | "start") =>
-        spawnSync(
-          "pg_ctlcluster",
-          [
-            "--skip-systemctl-redirect",
-            version,
-            "main",
-            action,
-            ...(action === "stop" ? ["-m", "fast"] : []),
-          ],
-          { encoding: "utf8" },
-        );
-      const stopped = pg("stop");
-      expect(stopped.stderr).toBe("");
+      own.stop();
       try {
         for (const server of [p1, p2]) {
           const r = await fetch(`${server.url}/api/channel/get-channels`, {
@@ -126,7 +117,7 @@ else
           expect(((await r.json()) as { error: string }).error).toBe("Unavailable");
         }
       } finally {
-        expect(pg("start").status).toBe(0);
+        own.start();
       }
       // Back without restarting the servers.
       let sent = false;
