@@ -79,6 +79,9 @@ export async function atprotoCliLogin(client: WsyncClient, handle: string): Prom
     await client.atprotoCliFinish({ code: result.code, verifier: secret.verifier });
   } finally {
     clearTimeout(timer);
+    // Not forced at first: the page answering the browser's last request is sent before the listener
+    // closes; a browser keeping its connection open is cut after a moment.
+    await Promise.race([listener.stop(), new Promise((r) => setTimeout(r, 2000))]);
     await listener.stop(true);
   }
 }

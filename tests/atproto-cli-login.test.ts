@@ -7,8 +7,10 @@
  * When the fixture cannot be installed or Chromium is missing, the tests say so and why.
  */
 
+import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { createHash, randomBytes } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
 import type { Browser } from "playwright-core";
 import { type AtprotoFixture, startAtprotoFixture } from "../fixtures/atproto/start.ts";
 import { Cli, cleanupTempDirs, registerCli } from "./cli/cli-harness.ts";
@@ -178,6 +180,33 @@ describe.if(!why)("wsync login --atproto (offline PDS fixture)", () => {
     } finally {
       await listener.stop(true);
     }
+  }, 120_000);
+
+  test("a sign-in the server refuses reaches the CLI, which stops with the reason (exit 3)", async () => {
+    const server = srv as TestServer;
+    const bob = account("bob");
+    const alice = account("alice");
+    const cli = new Cli(server.url);
+    const run = cli.start(["login", "--atproto", "bob.test"]);
+    const url = await run.out.waitFor((l) => l.startsWith("http"), 30_000, "the PDS URL");
+    // What the server remembered for this request is made to name alice, so the PDS's answer (bob
+    // signs in) is refused as a DID other than the handle's; the request stays the terminal's.
+    const db = new Database(server.config.sqlitePath);
+    const rows = db.query("SELECT key, value FROM atproto_oauth WHERE store = 'pending'").all() as {
+      key: string;
+      value: string;
+    }[];
+    db.close();
+    expect(rows.length).toBe(1);
+    const row = rows[0] as { key: string; value: string };
+    const pending = { ...JSON.parse(row.value), handle: "alice.test", did: alice.did };
+    expect(pending.cli.redirect).toStartWith("http://127.0.0.1:");
+    await server.storage.atproto.set("pending", row.key, JSON.stringify(pending), Date.now() + 60_000);
+    const landed = new URL(await walkPds(url, bob.password));
+    expect([...landed.searchParams.keys()]).toEqual(["error"]);
+    expect(await run.proc.exited).toBe(3);
+    expect(run.err.lines.join("\n")).toContain(`the PDS signed in ${bob.did}, not alice.test`);
+    expect(existsSync(cli.storeFile) ? readFileSync(cli.storeFile, "utf8") : "").not.toContain("refreshJwt");
   }, 120_000);
 
   test("a redirect that is not a loopback http URL with a port, or a malformed challenge or code, is refused", async () => {
