@@ -86,9 +86,11 @@ else
         await lock("s", async () => (await redis.send("EXISTS", [`${pre}:atproto-lock:s`])) as number),
       ).toBe(1);
       expect(await redis.send("EXISTS", [`${pre}:atproto-lock:s`])).toBe(0);
-      const err = await lock("s", async () => {
-        throw new Error("refresh failed");
-      }).catch((e: Error) => e.message);
+      const err = await Promise.resolve(
+        lock("s", async () => {
+          throw new Error("refresh failed");
+        }),
+      ).catch((e: Error) => e.message);
       expect(err).toBe("refresh failed");
       expect(await redis.send("EXISTS", [`${pre}:atproto-lock:s`])).toBe(0);
       // And the next holder gets it at once.
