@@ -10,10 +10,11 @@
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { type AtprotoFixture, startAtprotoFixture } from "../fixtures/atproto/start.ts";
-import { Cli, cleanupTempDirs, registerCli } from "./cli/cli-harness.ts";
+import { Cli, cleanupTempDirs, registerCli, tempDir } from "./cli/cli-harness.ts";
 import { CHROMIUM_PATH, hasChromium, launchChromium } from "./e2e/browser.ts";
 import { startTestServer, type TestServer } from "./server/harness.ts";
 import { signInAtPdsPage } from "./support/atproto-pds-page.ts";
@@ -126,6 +127,27 @@ describe.if(!why)("wsync login --atproto (offline PDS fixture)", () => {
     // The code was used: presenting it again (even with any verifier) is refused.
     const again = await post("/api/atproto/cli-exchange", { code, verifier: newVerifier().verifier });
     expect(again.status).toBe(401);
+  }, 180_000);
+
+  test("on a second device the sign-in leads to the usual key paths: the key comes back from the backup", async () => {
+    const me = account("alice");
+    const file = join(tempDir("wsync-pass-"), "pass.txt");
+    writeFileSync(file, "purple staple horse battery correct 42\n", { mode: 0o600 });
+    await alice.ok(["keys", "backup", "--passphrase-file", file]);
+    const laptop = new Cli((srv as TestServer).url);
+    const r = await cliLogin(laptop, "alice.test", me.password);
+    if (r.code !== 0) throw new Error(`login exited ${r.code}\n${r.out}\n${r.err}`);
+    expect(r.out).toContain("Signed in as alice.test");
+    expect(r.out).not.toContain("Your keys were made");
+    // Without a terminal, the same help a password login prints on a new device.
+    expect(r.err).toContain("This device has no private key for your account. To use it here, run one of:");
+    const refused = await laptop.run(["read", "#moved"]);
+    expect(refused.code).toBe(3);
+    await laptop.ok(["keys", "restore", "--passphrase-file", file]);
+    const items = JSON.parse(await laptop.ok(["read", "#moved", "--json"])) as { text?: string }[];
+    expect(items.some((i) => i.text === "hello from the terminal")).toBe(true);
+    // The account's key did not change: the first device still reads and writes.
+    await alice.ok(["send", "#moved", "from the first device"]);
   }, 180_000);
 
   test("a wrong verifier is refused and spends the code; the right one cannot use it after", async () => {
