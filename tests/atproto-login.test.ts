@@ -12,6 +12,7 @@ import type { Browser, Page } from "playwright-core";
 import { type AtprotoFixture, startAtprotoFixture } from "../fixtures/atproto/start.ts";
 import { CHROMIUM_PATH, hasChromium, launchChromium } from "./e2e/browser.ts";
 import { startTestServer, type TestServer } from "./server/harness.ts";
+import { signInAtPdsPage } from "./support/atproto-pds-page.ts";
 
 let fixture: AtprotoFixture | null = null;
 let why = "";
@@ -155,6 +156,49 @@ describe.if(!why)("Sign in with ATProto (offline PDS fixture)", () => {
     await browser.close();
     await srv.stop();
   }, 120_000);
+
+  test("a callback with another session's code is refused: the code is bound to its own request", async () => {
+    const alice = fixture?.account("alice");
+    const bob = fixture?.account("bob");
+    if (!alice || !bob) throw new Error("no accounts");
+    // The public URL (hence the redirect_uri the PDS sends browsers to) is a listener of the test's,
+    // which holds each callback: neither code reaches the server until the test presents it.
+    const holder = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("held") });
+    const s = await server(`http://127.0.0.1:${holder.port}`);
+    const b = await launchChromium();
+    try {
+      const held = async (handle: string, password: string) => {
+        const context = await b.newContext();
+        const page = await context.newPage();
+        const landed = new URL(await signInAtPdsPage(page, await startLogin(s, handle), password));
+        await context.close();
+        expect(landed.port).toBe(String(holder.port));
+        expect(landed.pathname).toBe("/oauth/callback");
+        return landed.searchParams;
+      };
+      const a = await held("alice.test", alice.password);
+      const other = await held("bob.test", bob.password);
+      expect(a.get("state")).not.toBe(other.get("state"));
+      // Alice's code presented with bob's request (its state, PKCE verifier and DPoP key).
+      const mixed = new URLSearchParams(other);
+      mixed.set("code", a.get("code") as string);
+      const res = await fetch(`${s.url}/oauth/callback?${mixed}`, { redirect: "manual" });
+      expect(res.status).toBe(401);
+      expect(res.headers.get("set-cookie")).toBeNull();
+      expect(await res.text()).toContain("ATProto sign-in failed");
+      // Nobody was signed in by it: neither account got a session, bob's was not even made.
+      expect(await s.storage.accounts.byDid(bob.did)).toBeNull();
+      const aliceAccount = await s.storage.accounts.byDid(alice.did);
+      if (aliceAccount) expect((await s.storage.sessions.listActive(alice.did, Date.now())).length).toBe(0);
+      // Bob's request was spent by the attempt: his own code with his state is refused now too.
+      const late = await fetch(`${s.url}/oauth/callback?${other}`, { redirect: "manual" });
+      expect(late.status).toBe(401);
+    } finally {
+      await b.close();
+      await s.stop();
+      await holder.stop(true);
+    }
+  }, 180_000);
 
   test("an http PDS is refused when the public URL is not loopback", async () => {
     const https = await server("https://wsync.example");

@@ -1,7 +1,10 @@
 import type { Command } from "commander";
+import type { WsyncClient } from "../../core/client/index.ts";
 import { fingerprint } from "../../core/crypto/index.ts";
+import { atprotoCliLogin } from "../atproto-login.ts";
 import { type GlobalOptions, KeyStateText, makeClient, signedInClient } from "../context.ts";
 import { CliError, ExitCode } from "../errors.ts";
+import type { FileStore } from "../file-store.ts";
 import {
   backupInfo,
   confirmDestroy,
@@ -12,6 +15,7 @@ import {
   keyMenu,
   logoutLossText,
   NO_KEY_HELP,
+  offerBackup,
 } from "../key-custody.ts";
 import { forgetPasswordCheck, rememberPasswordCheck } from "../password-check.ts";
 import { ask, interactive, io, password } from "../prompt.ts";
@@ -21,6 +25,7 @@ interface AuthOpts extends GlobalOptions {
   handle?: string;
   email?: string;
   identifier?: string;
+  atproto?: string;
   passwordStdin?: boolean;
   json?: boolean;
   export?: string;
@@ -29,6 +34,27 @@ interface AuthOpts extends GlobalOptions {
 }
 
 const global = (cmd: Command) => cmd.optsWithGlobals() as AuthOpts;
+
+/**
+ * After a sign-in on this device: the key check's outcome, as `wsync login` has always handled it
+ * (restore, paste or new keys on a terminal; the commands that do it otherwise).
+ */
+async function keysAfterLogin(
+  client: WsyncClient,
+  store: FileStore,
+  o: { loginPassword?: string },
+): Promise<void> {
+  const { keyState } = client.state.auth;
+  if (keyState === "validate") {
+    if (interactive()) await keyMenu(client, store);
+    else io.err(NO_KEY_HELP);
+  } else if (keyState === "lost") {
+    io.err(`${KeyStateText.lost}.\n`);
+  } else if (keyState === "unconfirmed") {
+    // A registration that stopped before its keys were confirmed: finish it, as register does.
+    await confirmKeys(client, store, { ...o, resumed: true });
+  }
+}
 
 export function registerAuthCommands(program: Command): void {
   program
@@ -57,12 +83,40 @@ export function registerAuthCommands(program: Command): void {
   program
     .command("login")
     .description(
-      "sign in with a handle or e-mail and password; on a device without your private key, offers to restore it or make new keys",
+      "sign in with a handle or e-mail and password, or with an ATProto account (--atproto); on a device without your private key, offers to restore it or make new keys",
     )
     .option("--identifier <handleOrEmail>", "handle (with or without suffix) or e-mail")
     .option("--password-stdin", "read the password from standard input")
+    .option(
+      "--atproto <handle>",
+      "sign in with an ATProto account (Bluesky or your own PDS): prints the URL to open, then waits for the browser",
+    )
     .action(async (_o, cmd: Command) => {
       const o = global(cmd);
+      if (o.atproto !== undefined) {
+        if (o.identifier !== undefined || o.passwordStdin)
+          throw new CliError(
+            "--atproto signs in at your PDS: no --identifier or password here",
+            ExitCode.usage,
+          );
+        const { client, store } = makeClient(o);
+        await atprotoCliLogin(client, o.atproto);
+        await forgetPasswordCheck(store);
+        const { user, keyState } = client.state.auth;
+        io.out(`Signed in as ${user?.handle} (ATProto: ${user?.did})\n`);
+        if (keyState === "lost") {
+          // A new ATProto account (or one whose keys were never made): nothing exists to lose, so the
+          // keys are made here, as registration does; on a terminal a backup is offered.
+          await client.createNewKeys();
+          io.out("Your keys were made on this device\n");
+          if (interactive()) await offerBackup(client);
+          else
+            io.err(
+              `Your private key is stored in ${store.path}.\nBack it up: \`wsync keys backup\` (encrypted, on the server), \`wsync keys export\` (text) or \`wsync keys export --qr key.png\`.\n`,
+            );
+        } else await keysAfterLogin(client, store, {});
+        return;
+      }
       const identifier = o.identifier ?? (await ask("Email or Handle: "));
       const pw = await password(o);
       const { client, store } = makeClient(o);
@@ -74,17 +128,8 @@ export function registerAuthCommands(program: Command): void {
         throw e;
       }
       await rememberPasswordCheck(store, pw);
-      const { user, keyState } = client.state.auth;
-      io.out(`Signed in as ${user?.handle}\n`);
-      if (keyState === "validate") {
-        if (interactive()) await keyMenu(client, store);
-        else io.err(NO_KEY_HELP);
-      } else if (keyState === "lost") {
-        io.err(`${KeyStateText.lost}.\n`);
-      } else if (keyState === "unconfirmed") {
-        // A registration that stopped before its keys were confirmed: finish it, as register does.
-        await confirmKeys(client, store, { loginPassword: pw, resumed: true });
-      }
+      io.out(`Signed in as ${client.state.auth.user?.handle}\n`);
+      await keysAfterLogin(client, store, { loginPassword: pw });
     });
 
   program

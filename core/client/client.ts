@@ -296,6 +296,26 @@ export class WsyncClient {
     return this.auth.login(identifier, password);
   }
 
+  /**
+   * Sign in with ATProto from a terminal (docs/atproto.md), step 1: the PDS's sign-in URL for
+   * `handle`; after it, the server sends the browser to `redirect` (the caller's loopback listener)
+   * with a one-time code bound to `challenge`.
+   */
+  async atprotoCliStart(o: {
+    handle: string;
+    redirect: string;
+    challenge: string;
+  }): Promise<{ url: string }> {
+    const { startCliSignIn } = await import("./account/atproto-cli-login.ts");
+    return startCliSignIn(this.apiOptions, o);
+  }
+
+  /** Step 2: the code the listener received and the verifier behind the challenge: signed in. */
+  async atprotoCliFinish(o: { code: string; verifier: string }): Promise<void> {
+    const { exchangeCliCode } = await import("./account/atproto-cli-login.ts");
+    await this.auth.adoptSession(await exchangeCliCode(this.apiOptions, o));
+  }
+
   /** The Private Key Validation modal (spec §2.6, §5): the pasted or image-read key must be the account's. */
   validatePrivateKey(text: string): Promise<void> {
     return this.auth.validatePrivateKey(text);

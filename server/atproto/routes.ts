@@ -4,6 +4,7 @@ import { API_BASE, ApiError } from "../../core/protocol/index.ts";
 import { refreshCookie } from "../http/session-cookie.ts";
 import type { Services } from "../services/services.ts";
 import type { Clock } from "../util/clock.ts";
+import { cliRedirect, mountAtprotoCli } from "./cli-routes.ts";
 import type { AtprotoConfig } from "./config.ts";
 import {
   CALLBACK_PATH,
@@ -12,7 +13,7 @@ import {
   createOAuthClient,
   JWKS_PATH,
 } from "./oauth.ts";
-import { AtprotoService } from "./service.ts";
+import { AtprotoService, AtprotoSignInError } from "./service.ts";
 
 export const LOGIN_PATH = `${API_BASE}/atproto/login`;
 
@@ -74,12 +75,18 @@ export function mountAtproto(
     set.headers["cache-control"] = "no-store";
     return (await service()).login(body);
   });
+  const { codes } = mountAtprotoCli(app, s, { service, clock: d.clock });
   app.get(CALLBACK_PATH, async ({ request }) => {
     const params = new URL(request.url).searchParams;
     let session: Awaited<ReturnType<AtprotoService["callback"]>>;
     try {
-      session = await (await service()).callback(params);
+      const done = await (await service()).complete(params);
+      // A terminal's sign-in (wsync login --atproto): its listener gets a one-time code, never a session.
+      if (done.cli)
+        return cliRedirect(done.cli, { code: await codes.issue(done.account.did, done.cli.challenge) });
+      session = await s.auth.sessionFor(done.account);
     } catch (e) {
+      if (e instanceof AtprotoSignInError && e.cli) return cliRedirect(e.cli, { error: e.message });
       if (e instanceof ApiError && e.code !== "Unavailable") return html(401, e.message);
       throw e;
     }

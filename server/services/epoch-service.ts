@@ -181,10 +181,17 @@ export class EpochService {
       );
     }
     // Clients pin a did's handle from signed commits (protocol §7 "Names"): a commit must never
-    // carry a handle the account does not have.
+    // carry a handle the account does not have, except that a continuing member listed by someone
+    // else keeps the name the previous commit signed for them (protocol §8: only their own commit
+    // renames them), as their key does. An ATProto account whose handle moved (docs/atproto.md) is
+    // thus still listed under the old name until its own commit, and the channel goes on meanwhile.
     const byDid = new Map(members.map((m) => [m.did, m]));
+    const previousHandle = new Map<string, string | undefined>(
+      (state.current?.commit.members ?? []).map((m: { did: string; handle?: string }) => [m.did, m.handle]),
+    );
     commit.members.forEach((m, i) => {
-      if (byDid.get(m.did)?.handle !== m.handle) {
+      const signedBefore = m.did !== commit.creatorDid && previousHandle.get(m.did) === m.handle;
+      if (byDid.get(m.did)?.handle !== m.handle && !signedBefore) {
         throw new ApiError("InvalidRequest", `commit.members.${i}.handle: must be that member's handle`);
       }
     });

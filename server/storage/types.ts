@@ -502,6 +502,11 @@ export interface AtprotoLinkRow {
  */
 export interface AtprotoStore {
   link(row: AtprotoLinkRow): Promise<void>;
+  /**
+   * An ATProto account's handle moved (a new handle verified at sign-in): the account and its link
+   * take it, in one transaction. Throws DuplicateError("handle") when another account holds it.
+   */
+  rename(did: string, handle: string): Promise<void>;
   byDid(did: string): Promise<AtprotoLinkRow | null>;
   /** Which of these dids are ATProto identities. */
   linked(dids: string[]): Promise<Set<string>>;

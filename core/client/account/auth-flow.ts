@@ -1,6 +1,6 @@
 import { reasonOf } from "../../crypto/errors.ts";
 import type { BackupSecretKind } from "../../crypto/key-backup.ts";
-import { ApiError } from "../../protocol/runtime.ts";
+import { ApiError, type Session } from "../../protocol/runtime.ts";
 import type { TrustOrigin } from "../keys/trust.ts";
 import { resetState } from "../view/state.ts";
 import { type AuthContext, type AuthMemory, KEY_SECURED, type KeySecuredBy } from "./auth-types.ts";
@@ -111,6 +111,17 @@ export class AuthFlow {
 
   async login(identifier: string, password: string): Promise<void> {
     return (await this.setup()).login(identifier, password);
+  }
+
+  /**
+   * A session the server gave by another way than a password (sign in with ATProto from a terminal):
+   * kept, then the same key check as after any login.
+   */
+  async adoptSession(session: Session): Promise<void> {
+    await this.runAuth(async () => {
+      await this.c.session.save(session);
+      await this.afterAuth(session.publicKey);
+    });
   }
 
   /** The Private Key Validation modal (spec §2.6, §5): the pasted or image-read key must be the account's. */

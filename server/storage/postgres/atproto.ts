@@ -1,6 +1,6 @@
 import type { Int8 } from "../rows.ts";
-import type { AtprotoLinkRow, AtprotoStore } from "../types.ts";
-import type { PgClient } from "./client.ts";
+import { type AtprotoLinkRow, type AtprotoStore, DuplicateError } from "../types.ts";
+import { constraintOf, type PgClient, sqlState } from "./client.ts";
 
 interface LinkColumns {
   did: string;
@@ -27,6 +27,19 @@ export class PostgresAtproto implements AtprotoStore {
         VALUES (${row.did}, ${row.handle}, ${row.pdsUrl}, ${row.linkedAt})
         ON CONFLICT (did) DO UPDATE SET handle = excluded.handle, pds_url = excluded.pds_url`,
     );
+  }
+
+  async rename(did: string, handle: string): Promise<void> {
+    try {
+      await this.db.tx(async (tx) => {
+        await tx`UPDATE accounts SET handle = ${handle} WHERE did = ${did}`;
+        await tx`UPDATE atproto_links SET handle = ${handle} WHERE did = ${did}`;
+      });
+    } catch (e) {
+      if (sqlState(e) === "23505" && constraintOf(e) === "accounts_handle_key")
+        throw new DuplicateError("handle");
+      throw e;
+    }
   }
 
   async byDid(did: string): Promise<AtprotoLinkRow | null> {

@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import type { AtprotoLinkRow, AtprotoStore } from "../types.ts";
+import { type AtprotoLinkRow, type AtprotoStore, DuplicateError } from "../types.ts";
 
 interface LinkColumns {
   did: string;
@@ -26,6 +26,18 @@ export class SqliteAtproto implements AtprotoStore {
          ON CONFLICT (did) DO UPDATE SET handle = excluded.handle, pds_url = excluded.pds_url`,
       )
       .run(row.did, row.handle, row.pdsUrl, row.linkedAt);
+  }
+
+  async rename(did: string, handle: string): Promise<void> {
+    try {
+      this.db.transaction(() => {
+        this.db.query("UPDATE accounts SET handle = ? WHERE did = ?").run(handle, did);
+        this.db.query("UPDATE atproto_links SET handle = ? WHERE did = ?").run(handle, did);
+      })();
+    } catch (e) {
+      if (String((e as Error).message).includes("accounts.handle")) throw new DuplicateError("handle");
+      throw e;
+    }
   }
 
   async byDid(did: string): Promise<AtprotoLinkRow | null> {

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe } from "bun:test";
 import type { Storage } from "../../../server/storage/types.ts";
 import { accountsContract, sessionsContract } from "./contract-accounts.ts";
+import { atprotoContract } from "./contract-atproto.ts";
 import { channelsContract } from "./contract-channels.ts";
 import { epochsContract } from "./contract-epochs.ts";
 import { keyCustodyContract } from "./contract-key-custody.ts";
@@ -43,5 +44,6 @@ export function storageContract(name: string, open: OpenStorage): void {
     v2Contract(w);
     v3Contract(w);
     keyCustodyContract(w);
+    atprotoContract(w);
   });
 }
