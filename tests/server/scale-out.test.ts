@@ -49,7 +49,6 @@ async function user(url: string, name: string) {
 const online = (view: ChannelView | undefined, did: string) =>
   view?.members.find((m) => m.did === did)?.online;
 
-
 if (!PG_URL || !REDIS_URL)
   notRun(
     "scale-out (PostgreSQL + Redis, several processes)",
