@@ -37,6 +37,25 @@ for (const [kind, make] of [
       expect(hit?.text.slice(...(hit.ranges[0] as [number, number]))).toBe("Café");
     });
 
+    test("ß and ss find each other, in the text and in the query", () => {
+      const ix = new WebIndex(make);
+      ix.applyAll(
+        ["Die Straße ist nass", "STRASSE gesperrt", "Grüße aus Köln", "a mass of glass"].map((t) =>
+          changeOf("c1", msg(t)),
+        ),
+      );
+      expect(texts(ix, "strasse").sort()).toEqual(["Die Straße ist nass", "STRASSE gesperrt"]);
+      expect(texts(ix, "Straße").sort()).toEqual(["Die Straße ist nass", "STRASSE gesperrt"]);
+      expect(texts(ix, "STRAẞE").sort()).toEqual(["Die Straße ist nass", "STRASSE gesperrt"]);
+      expect(texts(ix, "grusse")).toEqual(["Grüße aus Köln"]);
+      expect(texts(ix, "grüss")).toEqual(["Grüße aus Köln"]);
+      expect(texts(ix, "maß")).toEqual(["a mass of glass"]);
+      const marked = ix
+        .search(parseQuery("strass in:c1"))
+        .map((h) => h.text.slice(...(h.ranges[0] as [number, number])));
+      expect(marked).toEqual(["STRASS", "Straß"]); // newest first
+    });
+
     test("edits (in any order) and deletions, signed or not, keep it right", () => {
       const ix = new WebIndex(make);
       const a = msg("meeting on tuesday");
