@@ -134,7 +134,10 @@ const api = {
       const items: ReturnType<typeof item>[] = [];
       for (let k = i; k < Math.min(n, i + 50); k++) items.push(item(k));
       const s = performance.now();
-      const batches = channels.map((c, j) => ({ channelId: c, items: items.filter((_, x) => (i + x) % 4 === j) }));
+      const batches = channels.map((c, j) => ({
+        channelId: c,
+        items: items.filter((_, x) => (i + x) % 4 === j),
+      }));
       await call({ op: "apply", batches, channels: channelNames });
       trips.push(performance.now() - s);
       await breathe();

@@ -77,9 +77,11 @@ try {
     page.on("pageerror", (e) => errors.push(e.message));
     await page.addScriptTag({ content: script, type: "module" });
     // An inline module script runs when the page gets to it, not within addScriptTag.
-    await page.waitForFunction(() => "searchBench" in globalThis, null, { timeout: 30_000 }).catch(() => {
-      throw new Error(`the benchmark page did not start: ${errors.join("; ")}`);
-    });
+    await page
+      .waitForFunction(() => "searchBench" in globalThis, null, { timeout: 30_000 })
+      .catch(() => {
+        throw new Error(`the benchmark page did not start: ${errors.join("; ")}`);
+      });
     return page;
   };
   for (const kind of (["minisearch", "flexsearch"] as PostingsKind[]).filter(runs)) {
@@ -135,7 +137,9 @@ try {
       per: { q: string; p95: number; hits: number }[];
       page: { count: number; longest: number };
     }>(page, "workerQueries");
-    console.log("\nflexsearch in the search worker (the product's path; times are round trips from the page)");
+    console.log(
+      "\nflexsearch in the search worker (the product's path; times are round trips from the page)",
+    );
     console.log(
       `  indexing (${b.pages} pages of 50): ${f(b.wall)} wall; per page median ${f(b.median)}, longest ${f(b.longest)}, ${b.over50} over 50 ms`,
     );
