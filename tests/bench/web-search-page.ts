@@ -17,10 +17,12 @@ let index: WebIndex | null = null;
 
 /** The page's long tasks (over 50 ms), as Chromium reports them, since the last `longTasks()`. */
 let long: number[] = [];
-new PerformanceObserver((list) => {
+const observer = new PerformanceObserver((list) => {
   for (const e of list.getEntries()) long.push(e.duration);
-}).observe({ type: "longtask", buffered: true });
+});
+observer.observe({ type: "longtask", buffered: true });
 function longTasks() {
+  for (const e of observer.takeRecords()) long.push(e.duration);
   const out = { count: long.length, longest: Math.max(0, ...long) };
   long = [];
   return out;
