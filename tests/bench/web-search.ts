@@ -136,6 +136,7 @@ try {
       runs: number;
       per: { q: string; p95: number; hits: number }[];
       page: { count: number; longest: number };
+      save: { runs: number; p95: number; max: number };
     }>(page, "workerQueries");
     console.log(
       "\nflexsearch in the search worker (the product's path; times are round trips from the page)",
@@ -151,6 +152,9 @@ try {
     console.log(`  query: p50 ${f(q.p50)}, p95 ${f(q.p95)} over ${q.runs} runs`);
     for (const p of q.per) console.log(`    ${p.q.padEnd(45)} p95 ${p.p95.toFixed(2)} ms (${p.hits} shown)`);
     console.log(`  the page's long tasks during the queries: ${q.page.count} (longest ${f(q.page.longest)})`);
+    console.log(
+      `  queries while a new message's snapshot is saved (4 s of queries): p95 ${f(q.save.p95)}, max ${f(q.save.max)} over ${q.save.runs} runs`,
+    );
     await page.close();
   }
 } finally {

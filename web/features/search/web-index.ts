@@ -350,7 +350,9 @@ export class WebIndex {
       messages: [...this.messages.values()],
       edits: [...this.edits.values()],
       channelNames: Object.fromEntries(this.channelNames),
-      progress: this.progress,
+      // A copy: the snapshot is written out in pieces while the index goes on (the progress of a
+      // channel is replaced, never changed in place, so a shallow copy is this moment's).
+      progress: { ...this.progress },
     };
   }
 
