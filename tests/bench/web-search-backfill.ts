@@ -42,13 +42,22 @@ try {
     new PerformanceObserver((list) => {
       for (const e of list.getEntries() as (PerformanceEntry & {
         blockingDuration: number;
-        scripts: { invoker: string; duration: number; sourceFunctionName: string }[];
+        scripts: {
+          invoker: string;
+          duration: number;
+          sourceFunctionName: string;
+          sourceURL: string;
+          sourceCharPosition: number;
+        }[];
       })[])
         if (e.blockingDuration > 0)
           w.__frames.push(
             `${e.duration.toFixed(0)} ms (blocking ${e.blockingDuration.toFixed(0)}): ${
               e.scripts
-                .map((x) => `${x.invoker} ${x.sourceFunctionName} ${x.duration.toFixed(0)} ms`)
+                .map(
+                  (x) =>
+                    `${x.invoker} ${x.sourceFunctionName}@${x.sourceURL.split("/").pop()}:${x.sourceCharPosition} ${x.duration.toFixed(0)} ms`,
+                )
                 .join("; ") || "no script"
             }`,
           );
