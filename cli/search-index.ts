@@ -8,6 +8,7 @@ import {
   type IndexedMessage,
   MIN_SUBSTRING,
   matchRanges,
+  orderKey,
   type SearchQuery,
   searchBody,
 } from "../core/search/index.ts";
@@ -78,23 +79,16 @@ interface EditRow {
  * The layout's version, kept in `meta`: a file of another version is emptied and rebuilt (the index
  * is derived data; the next `--backfill` reads the history again).
  */
-const SCHEMA_VERSION = "2";
+// 3: "ß" is indexed as "ss" (core's normalize), so text normalized by version 2 is stale.
+const SCHEMA_VERSION = "3";
 const TABLES = ["meta", "channels", "messages", "edits", "words", "tri"];
 
 /**
- * A message's row id, which is also its row id in both full-text tables: its signed time in ms, then
- * the low bits of its seq, so that id order is "newest first" and a query walks the full-text index
- * in that order and stops at the first 50 answers (no sort of every match). It stays below 2^53 (a
- * JavaScript number is exact there): times outside 1970..2248 are clamped (an author signs any time
- * they like), and an id already taken moves up by one.
+ * A message's row id is also its row id in both full-text tables: core's `orderKey` (its signed time
+ * in ms, then the low bits of its seq), so that id order is "newest first" and a query walks the
+ * full-text index in that order and stops at the first 50 answers (no sort of every match). An id
+ * already taken moves up by one.
  */
-const ID_SEQ_BITS = 10;
-const MAX_TIME = 2 ** 43;
-export function orderKey(signedAt: number, seq: number): number {
-  const t = Math.min(Math.max(Math.floor(Number.isFinite(signedAt) ? signedAt : 0), 0), MAX_TIME - 1);
-  const low = Number.isFinite(seq) ? Math.abs(Math.floor(seq)) % 2 ** ID_SEQ_BITS : 0;
-  return t * 2 ** ID_SEQ_BITS + low;
-}
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

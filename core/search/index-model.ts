@@ -1,6 +1,6 @@
 import { presentTimeline, refKey } from "../client/channel/rich.ts";
 import type { TimelineItem } from "../client/view/state.ts";
-import { matchRanges, searchBody, termMatches } from "./normalize.ts";
+import { MIN_SUBSTRING, matchRanges, searchBody, termMatches } from "./normalize.ts";
 import { handleMatches, type SearchQuery } from "./query.ts";
 
 /**
@@ -189,8 +189,14 @@ export function docMatches(doc: SearchDoc, q: SearchQuery): boolean {
   if (q.before !== null && !(doc.signedAt < q.before)) return false;
   if (q.after !== null && !(doc.signedAt >= q.after)) return false;
   if (q.hasFile && !doc.hasFile) return false;
-  const words = doc.normText.match(/[\p{L}\p{N}]+/gu) ?? [];
-  return q.terms.every((t) => termMatches(t, doc.normText, words));
+  // The words are split out only for a term of one or two characters (a word's beginning); longer
+  // terms are substrings of the text. Indexes confirm many candidates per query with this.
+  let words: string[] | undefined;
+  return q.terms.every((t) => {
+    if (t.length >= MIN_SUBSTRING) return termMatches(t, doc.normText);
+    words ??= doc.normText.match(/[\p{L}\p{N}]+/gu) ?? [];
+    return termMatches(t, doc.normText, words);
+  });
 }
 
 export interface SearchHit {

@@ -1,19 +1,29 @@
 /**
  * How search sees text, the same on every client (the CLI's SQLite index and the browser's): NFKD,
- * combining marks stripped (so "café" is "cafe" and "ｃａｆé" is "cafe" too), then case-folded. Words
- * are runs of letters and digits in any script; everything else separates them.
+ * combining marks stripped (so "café" is "cafe" and "ｃａｆé" is "cafe" too), then case-folded, with
+ * "ß" (and capital "ẞ") folded to "ss", as German writes it without the letter ("Straße" is found by
+ * "strasse" and the other way round). Words are runs of letters and digits in any script; everything
+ * else separates them.
  */
 
 /** The smallest term matched inside words (substrings); shorter terms match word beginnings only. */
 export const MIN_SUBSTRING = 3;
 
 const MARKS = /\p{M}+/gu;
+/** Letters that case folding expands but NFKD and toLowerCase leave alone. */
+const SHARP_S = /ß/g;
 const WORD = /[\p{L}\p{N}]+/gu;
 
-/** Accent- and case-insensitive form of a text: NFKD, marks removed, lower case. */
+/** Accent- and case-insensitive form of a text: NFKD, marks removed, lower case, ß as ss. */
 export function normalize(text: string): string {
   // toLowerCase after NFKD; a second NFKD pass catches characters whose lower case decomposes.
-  return text.normalize("NFKD").replace(MARKS, "").toLowerCase().normalize("NFKD").replace(MARKS, "");
+  return text
+    .normalize("NFKD")
+    .replace(MARKS, "")
+    .toLowerCase()
+    .normalize("NFKD")
+    .replace(MARKS, "")
+    .replace(SHARP_S, "ss");
 }
 
 /** The words of a text, normalized, in order (duplicates kept). */
@@ -67,7 +77,10 @@ export function matchRanges(text: string, terms: readonly string[]): [number, nu
       if (at < 0) break;
       const startsWord = at === 0 || !/[\p{L}\p{N}]/u.test(norm[at - 1] as string);
       if (term.length >= MIN_SUBSTRING || startsWord) {
-        const end = at + term.length;
+        // The mark ends after the original character holding the match's last normalized one (a
+        // match ending inside an expansion, "stras" in "Straße", marks the whole "ß").
+        let end = at + term.length;
+        while (end < origin.length - 1 && origin[end] === origin[end - 1]) end++;
         const endOrig = end < origin.length - 1 ? (origin[end] as number) : text.length;
         ranges.push([origin[at] as number, Math.max(endOrig, (origin[at] as number) + 1)]);
       }

@@ -8,9 +8,9 @@ import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import { deleteSearchIndex, orderKey, SearchIndex } from "../../cli/search-index.ts";
+import { deleteSearchIndex, SearchIndex } from "../../cli/search-index.ts";
 import type { TimelineItem } from "../../core/client/index.ts";
-import { changeOf, MemoryIndex, parseQuery, utcDayStart } from "../../core/search/index.ts";
+import { changeOf, MemoryIndex, orderKey, parseQuery, utcDayStart } from "../../core/search/index.ts";
 import { ALICE, BOB, deleted, edit, msg } from "../support/search-items.ts";
 import { cleanupTempDirs, tempDir } from "./cli-harness.ts";
 
@@ -51,6 +51,25 @@ describe("the SQLite index", () => {
     expect(texts(ix, '"kubernetes cluster"')).toEqual(["Deploying the Kubernetes cluster"]);
     const [hit] = ix.search(parseQuery("cafe"));
     expect(hit?.text.slice(...(hit.ranges[0] as [number, number]))).toBe("Café");
+  });
+
+  test("ß and ss find each other, in the text and in the query", () => {
+    const ix = fresh();
+    ix.applyAll(
+      ["Die Straße ist nass", "STRASSE gesperrt", "Grüße aus Köln", "a mass of glass"].map((t) =>
+        changeOf("c1", msg(t)),
+      ),
+    );
+    expect(texts(ix, "strasse").sort()).toEqual(["Die Straße ist nass", "STRASSE gesperrt"]);
+    expect(texts(ix, "Straße").sort()).toEqual(["Die Straße ist nass", "STRASSE gesperrt"]);
+    expect(texts(ix, "STRAẞE").sort()).toEqual(["Die Straße ist nass", "STRASSE gesperrt"]);
+    expect(texts(ix, "grusse")).toEqual(["Grüße aus Köln"]);
+    expect(texts(ix, "grüss")).toEqual(["Grüße aus Köln"]);
+    expect(texts(ix, "maß")).toEqual(["a mass of glass"]);
+    const marked = ix
+      .search(parseQuery("strass in:c1"))
+      .map((h) => h.text.slice(...(h.ranges[0] as [number, number])));
+    expect(marked).toEqual(["STRASS", "Straß"]); // newest first
   });
 
   test("edits (in any order) and deletions, signed or not, keep it right", () => {
@@ -152,6 +171,18 @@ describe("the SQLite index", () => {
     // Opened again at the current layout, it is kept.
     const again = new SearchIndex(path);
     expect(texts(again, "rebuild")).toEqual(["after the rebuild"]);
+    again.close();
+  });
+
+  test("an index of layout 2 (ß not yet folded to ss) is emptied and rebuilt", () => {
+    const ix = fresh();
+    ix.apply(changeOf("c1", msg("die Straße")));
+    ix.db.run("UPDATE meta SET value = '2' WHERE key = 'schema'");
+    ix.close();
+    const again = new SearchIndex(ix.path);
+    expect(again.size).toBe(0);
+    again.apply(changeOf("c1", msg("die Straße")));
+    expect(texts(again, "strasse")).toEqual(["die Straße"]);
     again.close();
   });
 

@@ -19,13 +19,8 @@ class MiniSearchPostings implements Postings {
   remove(id: number): void {
     this.ms.discard(id);
   }
-  anyOf(list: string[]): Set<number> {
-    if (!list.length) return new Set();
-    return new Set(
-      this.ms
-        .search({ queries: list, combineWith: "OR" }, { prefix: false, fuzzy: false })
-        .map((r) => r.id as number),
-    );
+  of(word: string): ArrayLike<number> {
+    return this.ms.search(word, { prefix: false, fuzzy: false }).map((r) => r.id as number);
   }
 }
 

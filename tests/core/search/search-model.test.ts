@@ -53,7 +53,20 @@ describe("tokenizing", () => {
     expect(normalize("Café CRÈME")).toBe("cafe creme");
     expect(normalize("ｃａｆé")).toBe("cafe");
     expect(normalize("Ångström")).toBe("angstrom");
-    expect(tokenize("Grüße, señor! Zoë's 2 ΆΛΦΑ")).toEqual(["gruße", "senor", "zoe", "s", "2", "αλφα"]);
+    expect(tokenize("Grüße, señor! Zoë's 2 ΆΛΦΑ")).toEqual(["grusse", "senor", "zoe", "s", "2", "αλφα"]);
+  });
+
+  test("ß folds to ss (capital ẞ too), and a match ending inside it marks the whole letter", () => {
+    expect(normalize("Straße")).toBe("strasse");
+    expect(normalize("STRASSE")).toBe("strasse");
+    expect(normalize("GROẞ")).toBe("gross");
+    expect(parseQuery("Straße").terms).toEqual(["strasse"]);
+    expect(termMatches(normalize("strasse"), normalize("Die Straße ist nass"))).toBe(true);
+    const text = "Die Straße ist nass";
+    const mark = (term: string) => matchRanges(text, [normalize(term)]).map(([s, e]) => text.slice(s, e));
+    expect(mark("strasse")).toEqual(["Straße"]);
+    expect(mark("stras")).toEqual(["Straß"]);
+    expect(mark("sse")).toEqual(["ße"]);
   });
 
   test("words in any script; punctuation and emoji separate them", () => {

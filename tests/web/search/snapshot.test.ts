@@ -6,6 +6,7 @@ import { describe, expect, test } from "bun:test";
 import {
   DEVICE_KEY,
   deviceKey,
+  jsonPieces,
   loadSnapshot,
   SNAPSHOT,
   type SnapshotStore,
@@ -43,6 +44,35 @@ function rawText(store: MapStore): string {
 }
 
 describe("the sealed snapshot", () => {
+  test("is written out in pieces that join to exactly JSON.stringify, and a big one round-trips", async () => {
+    const messages = Array.from({ length: 2345 }, (_, i) => ({
+      uri: `at://x/${i}`,
+      text: i % 7 ? `message "${i}" ünïcode\n` : null,
+      skip: undefined,
+    }));
+    const big = {
+      v: 1,
+      messages,
+      edits: [],
+      channelNames: { c1: "ops", c2: null },
+      progress: {},
+      gone: undefined,
+    };
+    const join = async (d: unknown, per?: number) => {
+      const parts: string[] = [];
+      for await (const p of jsonPieces(d, per)) parts.push(p);
+      return parts;
+    };
+    for (const per of [1, 2, 1000, 5000]) expect((await join(big, per)).join("")).toBe(JSON.stringify(big));
+    expect((await join(big, 1000)).length).toBeGreaterThan(8); // the messages went in three pieces
+    for (const d of [null, 3, "x", [1, 2], { toJSON: () => "y" }, {}])
+      expect((await join(d, 1)).join("")).toBe(JSON.stringify(d));
+    const store = new MapStore();
+    const key = await deviceKey(store);
+    await saveSnapshot(store, key, ALICE, big);
+    expect(await loadSnapshot(store, key, ALICE)).toEqual(JSON.parse(JSON.stringify(big)));
+  });
+
   test("round trip under a non-extractable device key, kept across calls; no plaintext stored", async () => {
     const store = new MapStore();
     const key = await deviceKey(store);

@@ -5,7 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import type { TimelineItem } from "../../../core/client/index.ts";
 import { changeOf, MemoryIndex, parseQuery, utcDayStart } from "../../../core/search/index.ts";
-import { WebIndex } from "../../../web/features/search/web-index.ts";
+import { FlexSearchPostings, WebIndex } from "../../../web/features/search/web-index.ts";
 import { miniSearch } from "../../support/minisearch-postings.ts";
 import { ALICE, BOB, deleted, edit, msg } from "../../support/search-items.ts";
 
@@ -35,6 +35,25 @@ for (const [kind, make] of [
       expect(texts(ix, '"ing the kube"')).toEqual(["Deploying the Kubernetes cluster"]); // across words
       const [hit] = ix.search(parseQuery("cafe"));
       expect(hit?.text.slice(...(hit.ranges[0] as [number, number]))).toBe("Café");
+    });
+
+    test("ß and ss find each other, in the text and in the query", () => {
+      const ix = new WebIndex(make);
+      ix.applyAll(
+        ["Die Straße ist nass", "STRASSE gesperrt", "Grüße aus Köln", "a mass of glass"].map((t) =>
+          changeOf("c1", msg(t)),
+        ),
+      );
+      expect(texts(ix, "strasse").sort()).toEqual(["Die Straße ist nass", "STRASSE gesperrt"]);
+      expect(texts(ix, "Straße").sort()).toEqual(["Die Straße ist nass", "STRASSE gesperrt"]);
+      expect(texts(ix, "STRAẞE").sort()).toEqual(["Die Straße ist nass", "STRASSE gesperrt"]);
+      expect(texts(ix, "grusse")).toEqual(["Grüße aus Köln"]);
+      expect(texts(ix, "grüss")).toEqual(["Grüße aus Köln"]);
+      expect(texts(ix, "maß")).toEqual(["a mass of glass"]);
+      const marked = ix
+        .search(parseQuery("strass in:c1"))
+        .map((h) => h.text.slice(...(h.ranges[0] as [number, number])));
+      expect(marked).toEqual(["STRASS", "Straß"]); // newest first
     });
 
     test("edits (in any order) and deletions, signed or not, keep it right", () => {
@@ -82,6 +101,60 @@ for (const [kind, make] of [
       expect(texts(ix, "from:bo")).toEqual([]);
       ix.dropChannel("c2");
       expect(texts(ix, "deploy")).toEqual(["deploy friday"]);
+    });
+
+    test("a short page is the newest matches, whatever order messages arrived in and however their times collide", () => {
+      const ix = new WebIndex(make);
+      const ref = new MemoryIndex();
+      const at = (ms: number) => new Date(ms).toISOString();
+      const base = Date.UTC(2026, 2, 1);
+      const items: TimelineItem[] = [];
+      for (let i = 0; i < 60; i++) {
+        // Every fourth message shares its millisecond with others; seqs 1024 apart share a key too.
+        const time = i % 4 === 0 ? base + 7 : base + i * 1000;
+        items.push(
+          msg(`${i % 2 ? "alpha" : "beta"} gamma${i % 3} delta`, {
+            signedAt: at(time),
+            seq: i % 4 === 0 ? 5 + 1024 * i : 10 + i,
+          }),
+        );
+      }
+      // Signed times out of the key's range: before 1970 and far in the future.
+      items.push(msg("alpha gamma0 ancient", { signedAt: "1960-01-01T00:00:00.000Z" }));
+      items.push(msg("alpha gamma1 future", { signedAt: "2999-01-01T00:00:00.000Z" }));
+      // The edges of a day: its first millisecond and the last one before it.
+      items.push(msg("alpha midnight", { signedAt: at(base) }));
+      items.push(msg("alpha edge", { signedAt: at(base - 1) }));
+      // A backfill reads newest first, then live messages arrive; edits and deletions move ids.
+      const order = [...items.slice(30).reverse(), ...items.slice(0, 30).reverse()];
+      order.push(edit(items[3] as TimelineItem, "alpha edited gamma2", null));
+      order.push(deleted(items[5] as TimelineItem, true));
+      for (const i of order) {
+        ix.apply(changeOf("c1", i));
+        ref.apply(changeOf("c1", i));
+      }
+      for (const q of [
+        "alpha",
+        "gam",
+        "gamma1",
+        "al",
+        "delta",
+        "alpha before:2026-03-01",
+        "alpha after:2026-02-28",
+        "alpha after:2026-02-28 before:2026-03-02",
+        "after:2026-03-01",
+        "a",
+      ])
+        for (const limit of [1, 3, 7, 20, 100]) {
+          const query = parseQuery(q, utcDayStart);
+          const want = ref.search(query, () => null, limit).map((h) => h.message.uri);
+          expect({ q, limit, got: ix.search(query, limit).map((h) => h.message.uri) }).toEqual({
+            q,
+            limit,
+            got: want,
+          });
+        }
+      expect(ix.search(parseQuery("alpha"), 100).length).toBeGreaterThan(25);
     });
 
     test("answers every query as core's reference index does, before and after a snapshot", () => {
@@ -152,3 +225,16 @@ for (const [kind, make] of [
       expect(found).toBeGreaterThan(200);
     });
   });
+
+test("FlexSearch's postings hold whole words: digits are not split into triplets, nothing is re-encoded", () => {
+  const p = new FlexSearchPostings();
+  p.add(1, "w120784 2026");
+  p.add(2, "w 120 784 202 6");
+  p.add(3, "strasse deploying");
+  expect([...Array.from(p.of("w120784"))]).toEqual([1]);
+  expect([...Array.from(p.of("2026"))]).toEqual([1]);
+  expect([...Array.from(p.of("784"))]).toEqual([2]);
+  expect([...Array.from(p.of("deploy"))]).toEqual([]); // whole words only: prefixes go through the vocabulary
+  p.remove(1);
+  expect([...Array.from(p.of("w120784"))]).toEqual([]);
+});

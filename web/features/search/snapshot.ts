@@ -45,9 +45,54 @@ async function pipe(bytes: Uint8Array<ArrayBuffer>, stream: CompressionStream | 
   return new Uint8Array(await new Response(out).arrayBuffer());
 }
 
+/** Array items serialized per piece (2,000 of the benchmark's messages: about 1 MB of JSON). */
+export const PIECE = 2000;
+
+const turn = () => new Promise<void>((r) => setTimeout(r, 0));
+
+/**
+ * `JSON.stringify(data)`, in pieces with a turn for the thread between them: the arrays at the top
+ * of an object (the snapshot's messages and edits) go `PIECE` items at a time, so the worker answers
+ * a query in between instead of after the whole index is written out (~0.7 s at 100,000 messages).
+ * The pieces joined are exactly `JSON.stringify(data)`. The caller must not change `data` meanwhile.
+ */
+export async function* jsonPieces(data: unknown, per = PIECE): AsyncGenerator<string> {
+  if (!data || typeof data !== "object" || Array.isArray(data) || "toJSON" in data) {
+    yield JSON.stringify(data);
+    return;
+  }
+  let first = true;
+  yield "{";
+  for (const [k, v] of Object.entries(data)) {
+    if (v === undefined || typeof v === "function" || typeof v === "symbol") continue;
+    yield `${first ? "" : ","}${JSON.stringify(k)}:`;
+    first = false;
+    if (!Array.isArray(v) || v.length <= per) {
+      yield JSON.stringify(v);
+      continue;
+    }
+    yield "[";
+    for (let i = 0; i < v.length; i += per) {
+      if (i > 0) await turn();
+      yield (i > 0 ? "," : "") + JSON.stringify(v.slice(i, i + per)).slice(1, -1);
+    }
+    yield "]";
+  }
+  yield "}";
+}
+
 /** Seals `data` (JSON) for `account` and stores it in place of the previous snapshot. */
 export async function saveSnapshot(store: SnapshotStore, key: CryptoKey, account: string, data: unknown) {
-  const plain = await pipe(new TextEncoder().encode(JSON.stringify(data)), new CompressionStream("gzip"));
+  const pieces = jsonPieces(data);
+  const text = new ReadableStream<string>({
+    async pull(c) {
+      const next = await pieces.next();
+      if (next.done) c.close();
+      else c.enqueue(next.value);
+    },
+  });
+  const zipped = text.pipeThrough(new TextEncoderStream()).pipeThrough(new CompressionStream("gzip"));
+  const plain = new Uint8Array(await new Response(zipped).arrayBuffer());
   const iv = crypto.getRandomValues(new Uint8Array(12));
   const ct = await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: aad(account) }, key, plain);
   const sealed: Sealed = { v: VERSION, iv, ct };

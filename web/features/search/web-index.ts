@@ -5,8 +5,11 @@ import {
   type IndexChange,
   type IndexedEdit,
   type IndexedMessage,
+  MIN_SUBSTRING,
   matchRanges,
   messageKey,
+  ORDER_SEQ_BITS,
+  orderKey,
   type SearchDoc,
   type SearchHit,
   type SearchQuery,
@@ -21,7 +24,8 @@ import {
  * - a result is a message that core's `docMatches` accepts, so the web and the terminal agree.
  * The postings only narrow the candidates: a term is looked up in this index's vocabulary (every
  * word, with how many messages hold it), the words that begin with it (one or two characters) or
- * hold it (three or more) are fetched exactly, and core's `docMatches` confirms each candidate.
+ * hold it (three or more) are fetched exactly for the query's rarest term, and core's `docMatches`
+ * confirms each candidate, newest first by id (core's orderKey), until a page of them match.
  */
 
 /** Where the backfill of one channel stands (kept in the encrypted snapshot, so it resumes). */
@@ -44,16 +48,11 @@ export interface IndexSnapshot {
   progress: Record<string, ChannelProgress>;
 }
 
-interface Posting {
-  id: number;
+interface Entry {
+  message: IndexedMessage;
+  /** The current text, normalized (core's searchBody): what the postings hold for this message. */
   text: string;
 }
-
-const intersect = (a: Set<number>, b: Set<number>): Set<number> => {
-  const out = new Set<number>();
-  for (const x of a) if (b.has(x)) out.add(x);
-  return out;
-};
 
 const words = (norm: string) => (norm ? norm.split(" ") : []);
 
@@ -65,19 +64,21 @@ const words = (norm: string) => (norm ? norm.split(" ") : []);
 export interface Postings {
   add(id: number, text: string): void;
   remove(id: number): void;
-  /** Messages holding any of these whole words. */
-  anyOf(words: string[]): Set<number>;
+  /** The ids of the messages holding this whole word, in any order (read only: may be the library's own). */
+  of(word: string): ArrayLike<number>;
 }
 
 export class FlexSearchPostings implements Postings {
   // Whole words only ("strict"), split at the spaces core's searchBody put there, nothing re-encoded:
   // prefixes and substrings are found through the index's vocabulary instead (far less memory than
   // FlexSearch's "forward" or "full" tokenizers, which store every prefix or every substring).
+  // `numeric: false`: FlexSearch's encoder otherwise splits digits into triplets ("w120784" is
+  // indexed as "w", "120", "784"), so one word's lookup became an intersection of long lists.
   private readonly ix = new Index({
     tokenize: "strict",
     resolution: 1,
     fastupdate: true,
-    encoder: new Encoder({ split: " ", normalize: false, dedupe: false, minlength: 1 }),
+    encoder: new Encoder({ split: " ", normalize: false, dedupe: false, minlength: 1, numeric: false }),
   });
   add(id: number, text: string): void {
     if (text) this.ix.add(id, text);
@@ -85,12 +86,17 @@ export class FlexSearchPostings implements Postings {
   remove(id: number): void {
     this.ix.remove(id);
   }
-  anyOf(list: string[]): Set<number> {
-    const out = new Set<number>();
-    for (const w of list)
-      for (const id of this.ix.search(w, { limit: Number.MAX_SAFE_INTEGER })) out.add(id as number);
-    return out;
+  of(word: string): ArrayLike<number> {
+    // One term, resolution 1, no limit reached: FlexSearch hands back its own posting list, uncopied.
+    return this.ix.search(word, { limit: Number.MAX_SAFE_INTEGER }) as number[];
   }
+}
+
+/** A query term's way into the postings: the vocabulary words whose messages may hold it. */
+interface Plan {
+  words: string[];
+  /** How many postings those words have (messages holding two of them count twice). */
+  size: number;
 }
 
 export type MakePostings = () => Postings;
@@ -103,11 +109,17 @@ export class WebIndex {
   private readonly editsByTarget = new Map<string, Set<string>>();
   /** `channelId|did|clientMsgId` → uris of messages (what an edit names). */
   private readonly byKey = new Map<string, Set<string>>();
-  /** uri → postings id and the normalized text indexed under it. */
-  private readonly postings = new Map<string, Posting>();
-  private readonly uriOf = new Map<number, string>();
+  /**
+   * Postings id → the message and its text as indexed. A message's id is core's `orderKey` (signed
+   * time, then seq; moved up by one when taken), so walking ids downwards visits messages newest
+   * first and a query stops after its page of answers instead of sorting every match.
+   */
+  private readonly byId = new Map<number, Entry>();
+  private readonly idOf = new Map<string, number>();
+  /** Every word indexed, with how many messages hold it. */
   private readonly vocab = new Map<string, number>();
-  private nextId = 1;
+  /** Every id, ascending (for queries of filters only); null after a change, sorted when next asked. */
+  private allIds: Float64Array | null = null;
   private readonly ms: Postings;
   readonly channelNames = new Map<string, string | null>();
   progress: Record<string, ChannelProgress> = {};
@@ -192,85 +204,144 @@ export class WebIndex {
 
   private reindex(m: IndexedMessage): void {
     const norm = searchBody(this.current(m).text);
-    const had = this.postings.get(m.uri);
-    if (had && had.text === norm) return;
-    if (had) this.unpost(m.uri);
-    const posting = { id: this.nextId++, text: norm };
-    this.postings.set(m.uri, posting);
-    this.uriOf.set(posting.id, m.uri);
+    const had = this.idOf.get(m.uri);
+    const entry = had === undefined ? undefined : this.byId.get(had);
+    if (entry && entry.text === norm && entry.message.signedAt === m.signedAt) {
+      entry.message = m;
+      return;
+    }
+    if (entry) this.unpost(m.uri);
+    let id = orderKey(m.signedAt, m.seq);
+    while (this.byId.has(id)) id++;
+    this.byId.set(id, { message: m, text: norm });
+    this.idOf.set(m.uri, id);
+    this.allIds = null;
     for (const w of new Set(words(norm))) this.vocab.set(w, (this.vocab.get(w) ?? 0) + 1);
-    this.ms.add(posting.id, posting.text);
+    this.ms.add(id, norm);
   }
 
   private unpost(uri: string): void {
-    const p = this.postings.get(uri);
-    if (!p) return;
-    this.postings.delete(uri);
-    this.uriOf.delete(p.id);
-    for (const w of new Set(words(p.text))) {
+    const id = this.idOf.get(uri);
+    const entry = id === undefined ? undefined : this.byId.get(id);
+    if (id === undefined || !entry) return;
+    this.idOf.delete(uri);
+    this.byId.delete(id);
+    this.allIds = null;
+    for (const w of new Set(words(entry.text))) {
       const n = (this.vocab.get(w) ?? 0) - 1;
       if (n > 0) this.vocab.set(w, n);
       else this.vocab.delete(w);
     }
-    this.ms.remove(p.id);
+    this.ms.remove(id);
   }
 
-  /** The ids of messages that may hold `term` (a superset; docMatches decides). */
-  private candidates(term: string): Set<number> {
+  /**
+   * The vocabulary words through which a term's messages are found: for one or two characters the
+   * words that begin so, else the words that hold it; for a phrase, those of its rarest word (its
+   * first word may be the end of a word, its last the beginning of one: each word is a substring).
+   */
+  private plan(term: string): Plan {
     const parts = words(term);
-    const matching = (test: (v: string) => boolean) => {
+    const single = parts.length === 1 && term.length < MIN_SUBSTRING;
+    let best: Plan | null = null;
+    for (const part of parts) {
       const found: string[] = [];
-      for (const v of this.vocab.keys()) if (test(v)) found.push(v);
-      return found;
-    };
-    // One or two characters: the words that begin so (from the vocabulary of indexed words).
-    if (parts.length === 1 && term.length < 3) return this.ms.anyOf(matching((v) => v.startsWith(term)));
-    // A substring (or a phrase, whose first word may be the end of a word): its words' matches.
-    let out: Set<number> | null = null;
-    for (const w of parts) {
-      const set = this.ms.anyOf(matching((v) => v.includes(w)));
-      out = out === null ? set : intersect(out, set);
-      if (out.size === 0) break;
+      let size = 0;
+      for (const [v, n] of this.vocab)
+        if (single ? v.startsWith(part) : v.includes(part)) {
+          found.push(v);
+          size += n;
+        }
+      if (best === null || size < best.size) best = { words: found, size };
+      if (size === 0) break;
     }
-    return out ?? new Set<number>();
+    return best ?? { words: [], size: 0 };
   }
 
-  /** Matching messages, newest first (by signed time, then seq), as core's MemoryIndex answers. */
-  search(q: SearchQuery, limit = 50): SearchHit[] {
-    let pool: IndexedMessage[];
-    if (q.terms.length === 0) pool = [...this.messages.values()];
-    else {
-      let ids: Set<number> | null = null;
-      for (const t of q.terms) {
-        const c = this.candidates(t);
-        ids = ids === null ? c : intersect(ids, c);
-        if (ids.size === 0) break;
-      }
-      pool = [];
-      for (const id of ids ?? []) {
-        const m = this.messages.get(this.uriOf.get(id) ?? "");
-        if (m) pool.push(m);
-      }
+  /** The ids of a plan's messages, ascending (a message holding two of its words is there twice). */
+  private idsOf(plan: Plan): Float64Array {
+    const lists = plan.words.map((w) => this.ms.of(w));
+    let n = 0;
+    for (const l of lists) n += l.length;
+    const ids = new Float64Array(n);
+    let at = 0;
+    for (const l of lists) {
+      for (let i = 0; i < l.length; i++) ids[at + i] = l[i] as number;
+      at += l.length;
     }
-    // Newest first, then each candidate checked only until `limit` of them match: a common word
-    // has many candidates, and only the newest are shown.
-    pool.sort((a, b) => b.signedAt - a.signedAt || b.seq - a.seq);
-    const hits: SearchHit[] = [];
-    for (const m of pool) {
-      if (hits.length >= limit) break;
+    return ids.sort();
+  }
+
+  private everyId(): Float64Array {
+    this.allIds ??= Float64Array.from(this.byId.keys()).sort();
+    return this.allIds;
+  }
+
+  /**
+   * Matching messages, newest first (by signed time, then seq), as core's MemoryIndex answers. The
+   * candidates are the messages of the query's rarest term (or every message, for filters alone),
+   * walked newest first by id; core's `docMatches` confirms each (every term, every filter) and the
+   * walk stops once `limit` are confirmed and no older candidate can be newer than the oldest of
+   * them (an id is at least `orderKey` of its message's time).
+   */
+  search(q: SearchQuery, limit = 50): SearchHit[] {
+    let ids: Float64Array;
+    if (q.terms.length === 0) ids = this.everyId();
+    else {
+      let rarest: Plan | null = null;
+      for (const t of q.terms) {
+        const p = this.plan(t);
+        if (rarest === null || p.size < rarest.size) rarest = p;
+        if (p.size === 0) return [];
+      }
+      ids = this.idsOf(rarest as Plan);
+    }
+    // after: no message older than it has an id at or above its key; before: messages are skipped
+    // from a key a second above it (an id moves up by one per message with the same key).
+    const stop = q.after === null ? -1 : orderKey(q.after, 0);
+    let i = ids.length - 1;
+    if (q.before !== null) {
+      const from = orderKey(q.before, 0) + 1024 * 2 ** ORDER_SEQ_BITS;
+      let lo = 0;
+      let hi = ids.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if ((ids[mid] as number) < from) lo = mid + 1;
+        else hi = mid;
+      }
+      i = lo - 1;
+    }
+    const found: Entry[] = [];
+    let floor = -1;
+    let oldest = Number.POSITIVE_INFINITY;
+    for (let prev = Number.NaN; i >= 0; i--) {
+      const id = ids[i] as number;
+      if (id === prev) continue;
+      prev = id;
+      if (id < stop || id < floor) break;
+      const e = this.byId.get(id);
+      if (!e) continue;
+      const m = e.message;
       const doc: SearchDoc = {
         channelId: m.channelId,
         channelName: this.channelNames.get(m.channelId) ?? null,
         authorHandle: m.author.handle,
         signedAt: m.signedAt,
         hasFile: m.hasFile,
-        normText: this.postings.get(m.uri)?.text ?? "",
+        normText: e.text,
       };
       if (!docMatches(doc, q)) continue;
-      const cur = this.current(m);
-      hits.push({ message: m, ...cur, ranges: matchRanges(cur.text, q.terms) });
+      found.push(e);
+      if (floor < 0) {
+        oldest = Math.min(oldest, m.signedAt);
+        if (found.length >= limit) floor = orderKey(oldest, 0);
+      }
     }
-    return hits;
+    found.sort((a, b) => b.message.signedAt - a.message.signedAt || b.message.seq - a.message.seq);
+    return found.slice(0, limit).map(({ message }) => {
+      const cur = this.current(message);
+      return { message, ...cur, ranges: matchRanges(cur.text, q.terms) };
+    });
   }
 
   toSnapshot(): IndexSnapshot {
@@ -279,7 +350,9 @@ export class WebIndex {
       messages: [...this.messages.values()],
       edits: [...this.edits.values()],
       channelNames: Object.fromEntries(this.channelNames),
-      progress: this.progress,
+      // A copy: the snapshot is written out in pieces while the index goes on (the progress of a
+      // channel is replaced, never changed in place, so a shallow copy is this moment's).
+      progress: { ...this.progress },
     };
   }
 
