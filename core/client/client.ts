@@ -211,9 +211,12 @@ export class WsyncClient {
 
   // ---- authentication ---------------------------------------------------------------------------
 
-  /** Loads a stored session and checks it with the server (spec §2.3: session check on load). */
-  restore(): Promise<boolean> {
-    return this.auth.restore();
+  /**
+   * Loads a stored session and checks it with the server (spec §2.3: session check on load); with
+   * `fromCookie`, takes up the cookie session the ATProto sign-in's callback set (AuthFlow.restore).
+   */
+  restore(opts: { fromCookie?: boolean } = {}): Promise<boolean> {
+    return this.auth.restore(opts);
   }
 
   /**

@@ -46,9 +46,14 @@ export class AuthFlow {
     }
   }
 
-  /** Loads a stored session and checks it with the server (spec §2.3: session check on load). */
-  async restore(): Promise<boolean> {
+  /**
+   * Loads a stored session and checks it with the server (spec §2.3: session check on load). With
+   * `fromCookie`, a browser that has no stored session yet but was just given a refresh cookie by the
+   * server (the ATProto sign-in's callback, docs/atproto.md) takes that session up.
+   */
+  async restore(opts: { fromCookie?: boolean } = {}): Promise<boolean> {
     const stored = await this.c.session.load();
+    if (!stored?.did && opts.fromCookie && this.c.session.mode === "cookie") return this.adoptCookie();
     if (!stored?.did) return false;
     if (!stored.accessJwt && this.c.session.mode !== "cookie") return false;
     return this.runAuth(async () => {
@@ -60,13 +65,25 @@ export class AuthFlow {
         const user = await this.c.api.call("session");
         const current = this.c.session.current ?? stored;
         await this.c.session.save({ ...current, ...user });
-        await this.afterAuth(user.publicKey);
+        await this.afterAuth(user.publicKey, { atproto: user.atproto === true });
         return true;
       } catch (e) {
         // Spec §4.1: a rejected session removes the stored auth.
         if (e instanceof ApiError && e.status === 401) await this.c.session.clear();
         throw e;
       }
+    });
+  }
+
+  /** The cookie session the server set on a sign-in this page did not make itself (restore's fromCookie). */
+  private adoptCookie(): Promise<boolean> {
+    return this.runAuth(async () => {
+      const session = await this.c.refreshLock(() => this.c.api.call("refresh", undefined, { token: null }));
+      await this.c.session.save(session);
+      const user = await this.c.api.call("session");
+      await this.c.session.save({ ...session, ...user });
+      await this.afterAuth(user.publicKey, { atproto: user.atproto === true });
+      return true;
     });
   }
 
@@ -137,15 +154,33 @@ export class AuthFlow {
    * Spec §4.1 key check: the server's key with the matching local private key is ready; a server key
    * without (or with a different) local key needs validation; no key anywhere is lost.
    */
-  async afterAuth(serverPublicKey: string | null): Promise<void> {
+  async afterAuth(serverPublicKey: string | null, o: { atproto?: boolean } = {}): Promise<void> {
     const s = this.c.session.current;
     if (!s) throw new Error("Not signed in");
-    this.c.state.auth.user = { did: s.did, handle: s.handle, email: s.email, publicKey: serverPublicKey };
+    const before = this.c.state.auth.user;
+    const atproto = o.atproto === true || (before?.did === s.did && before.atproto === true);
+    this.c.state.auth.user = {
+      did: s.did,
+      handle: s.handle,
+      email: s.email,
+      publicKey: serverPublicKey,
+      ...(atproto ? { atproto: true as const } : {}),
+    };
     let identity = null;
     try {
       identity = await this.c.keyring.loadIdentity();
     } catch {
       identity = null;
+    }
+    if (serverPublicKey === null && atproto && !(identity && (await this.c.keyring.vault.getUnconfirmed()))) {
+      // An ATProto account that has no chat key yet (its first sign-in): its keys are made here, on
+      // the device, and shown as after a registration until the user saved them (docs/atproto.md).
+      // A key this device kept from an earlier session is never published for it (nothing says it
+      // is this account's): the new keys replace it, as a registration in this browser does.
+      await (await this.setup()).makeFirstKeys();
+      this.c.state.auth.keyState = "unconfirmed";
+      this.c.changed();
+      return;
     }
     if (serverPublicKey === null && identity) {
       const unconfirmed = await this.c.keyring.vault.getUnconfirmed();

@@ -49,7 +49,7 @@ export interface SetupHost {
   c: AuthContext;
   mem: AuthMemory;
   runAuth<T>(fn: () => Promise<T>): Promise<T>;
-  afterAuth(serverPublicKey: string | null): Promise<void>;
+  afterAuth(serverPublicKey: string | null, o?: { atproto?: boolean }): Promise<void>;
   keySecured(by: KeySecuredBy): Promise<void>;
   backups(): Promise<KeyBackupFlow>;
   saveKeyBackup(input: { kind: BackupSecretKind; secret: string; privateKey?: string }): Promise<unknown>;

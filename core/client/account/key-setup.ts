@@ -48,6 +48,18 @@ export class KeySetup {
   }
 
   /**
+   * The first keys of an account made elsewhere (signed in with ATProto): a key pair kept locally and
+   * unconfirmed, as after `register`, so the keys modal shows them until "I've Saved My Keys".
+   */
+  async makeFirstKeys(): Promise<void> {
+    const keys = await generateIdentity();
+    await this.h.c.keyring.saveIdentity(keys.privateKey);
+    await this.h.c.keyring.vault.setUnconfirmed(keys.privateKey);
+    this.h.mem.pendingKeys = { publicKey: keys.publicKey, privateKey: keys.privateKey };
+    this.h.mem.keyInMemory = keys.privateKey;
+  }
+
+  /**
    * "I've Saved My Keys": send the public key; the user is now signed in with keys ready. With
    * `backup`, the key is also sealed under that passphrase or recovery code and stored on the server
    * (docs/key-backup.md) before the registration counts as confirmed: if that fails, the keys stay

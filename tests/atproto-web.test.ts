@@ -1,0 +1,141 @@
+/**
+ * "Sign in with ATProto" in the web app, against the offline fixture (fixtures/atproto: a PLC
+ * directory and a reference PDS): the /login form (with and without script), the board taking up the
+ * cookie session the callback set, the first keys made in the browser, and the badge.
+ * When the fixture cannot be installed or Chromium is missing, the tests say so and why.
+ */
+
+import { afterAll, describe, expect, test } from "bun:test";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { type AtprotoFixture, startAtprotoFixture } from "../fixtures/atproto/start.ts";
+import { ATPROTO_BADGE_LABEL } from "../web/components/AtprotoBadge.tsx";
+import { AtprotoSignInText } from "../web/features/auth/AtprotoSignInForm.tsx";
+import { AtprotoKeyText } from "../web/features/auth/atproto-key-text.ts";
+import { CHROMIUM_PATH, hasChromium, launchChromium } from "./e2e/browser.ts";
+import { createInDialog, WAIT } from "./e2e/chat.ts";
+import { skipBackupTwice } from "./e2e/harness.ts";
+import { startTestServer, type TestServer } from "./server/harness.ts";
+
+let fixture: AtprotoFixture | null = null;
+let why = "";
+try {
+  fixture = await startAtprotoFixture({ log: (m) => console.log(m) });
+} catch (e) {
+  why = (e as Error).message;
+}
+if (!hasChromium()) why ||= `no Chromium at ${CHROMIUM_PATH}`;
+if (why) console.warn(`ATProto web tests NOT RUN: ${why}`);
+
+let browser: Browser | null = null;
+let srv: TestServer | null = null;
+
+afterAll(async () => {
+  delete process.env.WSYNC_ATPROTO_PLC_URL;
+  delete process.env.WSYNC_ATPROTO_HANDLE_RESOLVER;
+  await browser?.close();
+  await srv?.stop();
+  await fixture?.stop();
+});
+
+async function server(): Promise<TestServer> {
+  if (!fixture) throw new Error("no fixture");
+  process.env.WSYNC_ATPROTO_PLC_URL = fixture.plcUrl;
+  process.env.WSYNC_ATPROTO_HANDLE_RESOLVER = fixture.pdsUrl;
+  return startTestServer();
+}
+
+async function profile(
+  opts: { javaScriptEnabled?: boolean } = {},
+): Promise<{ context: BrowserContext; page: Page }> {
+  browser ??= await launchChromium();
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, ...opts });
+  const page = await context.newPage();
+  page.setDefaultTimeout(WAIT);
+  return { context, page };
+}
+
+/** The PDS's own sign-in and consent pages, then back to wsync (the callback, then the board). */
+export async function signInAtPds(page: Page, password: string): Promise<void> {
+  await page.waitForURL((u) => u.origin === fixture?.pdsUrl, { timeout: WAIT });
+  await page.locator('input[type="password"]').fill(password);
+  await page.locator('form button[type="submit"]').click();
+  const consent = page.getByRole("button", { name: /accept|authorize|allow/i });
+  await consent.waitFor({ timeout: WAIT });
+  await consent.click();
+}
+
+/** /login's "Sign in with ATProto", as a user does it. */
+async function startOnLogin(page: Page, base: string, handle: string): Promise<void> {
+  await page.goto(`${base}/login`);
+  await page.getByLabel(AtprotoSignInText.label).fill(handle);
+  await page.getByRole("button", { name: AtprotoSignInText.submit }).click();
+}
+
+describe.if(!why)("Sign in with ATProto on the web (offline PDS fixture)", () => {
+  test("the /login form without script: a refusal is shown in the form, a handle goes to its PDS", async () => {
+    srv = await server();
+    const { context, page } = await profile({ javaScriptEnabled: false });
+    await startOnLogin(page, srv.url, "nobody.test");
+    await page.waitForURL((u) => u.pathname === "/login" && u.search === "?atproto=not-found");
+    expect(await page.getByRole("alert").textContent()).toBe(AtprotoSignInText.errors["not-found"]);
+    await startOnLogin(page, srv.url, "not a handle");
+    await page.waitForURL((u) => u.search === "?atproto=invalid");
+    expect(await page.getByRole("alert").textContent()).toBe(AtprotoSignInText.errors.invalid);
+    // On to the PDS through a page that moves on by itself (the pages' CSP keeps forms to this origin).
+    await startOnLogin(page, srv.url, "@Alice.test");
+    await page.waitForURL((u) => u.origin === fixture?.pdsUrl && u.pathname === "/oauth/authorize");
+    expect(new URL(page.url()).searchParams.get("client_id")).toStartWith("http://localhost?");
+    await context.close();
+  }, 120_000);
+
+  test("with script: a refusal in the form; alice signs in at her PDS, makes her keys here, and lands on the board with the badge", async () => {
+    if (!srv || !fixture) throw new Error("no server");
+    const alice = fixture.account("alice");
+    const { context, page } = await profile();
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(String(e)));
+    await startOnLogin(page, srv.url, "nobody.test");
+    await page.getByRole("alert").filter({ hasText: AtprotoSignInText.errors["not-found"] }).waitFor();
+    expect(new URL(page.url()).pathname).toBe("/login");
+
+    await page.getByLabel(AtprotoSignInText.label).fill("alice.test");
+    await page.getByRole("button", { name: AtprotoSignInText.submit }).click();
+    await signInAtPds(page, alice.password);
+    // Back on the board with the cookie session: a new ATProto account has no chat key yet, so the
+    // keys are made here and shown as after a registration, saying where they live.
+    await page.getByText("Your Encryption Keys").waitFor();
+    await page.getByText(AtprotoKeyText.firstKeys).waitFor();
+    expect(new URL(page.url()).pathname).toBe("/sync");
+    expect(new URL(page.url()).search).toBe("");
+    const publicKey = await page.inputValue('[data-testid="public-key"]');
+    await skipBackupTwice(page);
+    await page.getByRole("button", { name: "I've Saved My Keys" }).click();
+    await page.locator('[data-testid="board"]').waitFor();
+    // The key is the account's on the server now.
+    const account = await srv.storage.accounts.byDid(alice.did);
+    expect(account?.handle).toBe("alice.test");
+    expect(account?.publicKey).toBe(publicKey);
+
+    // A channel: alice's own line in its member list carries the badge, with its words for screen readers.
+    const dialog = await createInDialog(page, "atweb", "public");
+    await dialog.waitFor({ state: "detached" });
+    const badge = page.locator(".member-line").filter({ hasText: "alice" }).getByRole("img", {
+      name: ATPROTO_BADGE_LABEL,
+    });
+    await badge.waitFor();
+    expect(await badge.getAttribute("title")).toBe(ATPROTO_BADGE_LABEL);
+
+    // A reload keeps the session (it is stored now) and the key: the board again, no keys modal.
+    await page.reload();
+    await page.locator('[data-testid="board"]').waitFor();
+    expect(errors).toEqual([]);
+    await context.close();
+  }, 180_000);
+});
+
+if (why)
+  describe("Sign in with ATProto on the web (offline PDS fixture)", () => {
+    test(`NOT RUN: ${why}`, () => {
+      expect(why).not.toBe("");
+    });
+  });
