@@ -7,13 +7,15 @@
 
 import { afterAll, describe, expect, test } from "bun:test";
 import type { Browser, BrowserContext, Page } from "playwright-core";
+import { CHAT_KEY_NSID, checkChatKeyRecord, makeChatKeyRecord } from "../core/atproto/chat-key-record.ts";
+import { generateIdentity, importIdentity } from "../core/crypto/identity.ts";
 import { type AtprotoFixture, startAtprotoFixture } from "../fixtures/atproto/start.ts";
 import { ATPROTO_BADGE_LABEL } from "../web/components/AtprotoBadge.tsx";
 import { AtprotoSignInText } from "../web/features/auth/AtprotoSignInForm.tsx";
 import { AtprotoKeyText } from "../web/features/auth/atproto-key-text.ts";
 import { CHROMIUM_PATH, hasChromium, launchChromium } from "./e2e/browser.ts";
-import { createInDialog, WAIT } from "./e2e/chat.ts";
-import { skipBackupTwice } from "./e2e/harness.ts";
+import { createInDialog, openChannel, WAIT } from "./e2e/chat.ts";
+import { registerInBrowser, saveKeysAndEnter, skipBackupTwice, uniqueHandle } from "./e2e/harness.ts";
 import { startTestServer, type TestServer } from "./server/harness.ts";
 
 let fixture: AtprotoFixture | null = null;
@@ -27,6 +29,9 @@ if (!hasChromium()) why ||= `no Chromium at ${CHROMIUM_PATH}`;
 if (why) console.warn(`ATProto web tests NOT RUN: ${why}`);
 
 let browser: Browser | null = null;
+/** What the sign-in test leaves for the proof test: alice's key and her browser. */
+let aliceKey: string | null = null;
+let aliceContext: BrowserContext | null = null;
 let srv: TestServer | null = null;
 
 afterAll(async () => {
@@ -41,7 +46,12 @@ async function server(): Promise<TestServer> {
   if (!fixture) throw new Error("no fixture");
   process.env.WSYNC_ATPROTO_PLC_URL = fixture.plcUrl;
   process.env.WSYNC_ATPROTO_HANDLE_RESOLVER = fixture.pdsUrl;
-  return startTestServer();
+  // The relay (server/atproto-relay) reads its PLC directory from the server's own settings.
+  const s = await startTestServer({ env: { WSYNC_ATPROTO_PLC_URL: fixture.plcUrl } });
+  // The browser is on 127.0.0.1 (ATProto's loopback redirect names the IP), and a proof's record key
+  // is the host the pages are served from: the public URL says the same.
+  s.config.publicUrl = s.url;
+  return s;
 }
 
 async function profile(
@@ -94,6 +104,9 @@ describe.if(!why)("Sign in with ATProto on the web (offline PDS fixture)", () =>
     const { context, page } = await profile();
     const errors: string[] = [];
     page.on("pageerror", (e) => errors.push(String(e)));
+    page.on("console", (m) => {
+      if (m.text().includes("key proof")) console.log(m.text());
+    });
     await startOnLogin(page, srv.url, "nobody.test");
     await page.getByRole("alert").filter({ hasText: AtprotoSignInText.errors["not-found"] }).waitFor();
     expect(new URL(page.url()).pathname).toBe("/login");
@@ -129,8 +142,88 @@ describe.if(!why)("Sign in with ATProto on the web (offline PDS fixture)", () =>
     await page.reload();
     await page.locator('[data-testid="board"]').waitFor();
     expect(errors).toEqual([]);
-    await context.close();
+    aliceKey = publicKey;
+    aliceContext = context;
   }, 180_000);
+
+  test("alice's key proof appears in her repository; bob sees it confirmed; a record edited on the PDS makes a fresh client warn and not pin", async () => {
+    if (!srv || !fixture || !aliceKey) throw new Error("the sign-in test did not pass");
+    const alice = fixture.account("alice");
+    const host = new URL(srv.url).host;
+    // The client signed the record, the server wrote it through its OAuth session: read it back from
+    // the PDS itself (what anyone can read), until it is there.
+    const read = () =>
+      fetch(
+        `${fixture?.pdsUrl}/xrpc/com.atproto.repo.getRecord?${new URLSearchParams({ repo: alice.did, collection: CHAT_KEY_NSID, rkey: host })}`,
+      );
+    let published: unknown = null;
+    for (let i = 0; i < 300 && !published; i++) {
+      const res = await read();
+      if (res.ok) published = ((await res.json()) as { value: unknown }).value;
+      else await Bun.sleep(100);
+    }
+    const checked = await checkChatKeyRecord(published);
+    if (!checked.ok) throw new Error(`the published record does not check: ${checked.reason}`);
+    expect(checked.record).toMatchObject({ did: alice.did, server: host, publicKey: aliceKey });
+
+    // Bob (a local account) opens the shared channel and checks alice's key: confirmed by her repository.
+    const bob = await profile();
+    await registerInBrowser(bob.page, srv.url, uniqueHandle("bob"));
+    await saveKeysAndEnter(bob.page);
+    await openChannel(bob.page, "atweb");
+    await bob.page.locator(".member-line").filter({ hasText: "alice" }).click();
+    await bob.page.getByRole("button", { name: "SAFETY_NUMBERS" }).click();
+    const confirmed = bob.page.locator('[data-testid="key-proof"]');
+    await confirmed.filter({ hasText: "key confirmed by @alice.test's ATProto repository" }).waitFor();
+    expect(await confirmed.getAttribute("class")).toContain("ok");
+
+    // Behind the clients' back, the record on the PDS is replaced with one for another key (validly
+    // signed by that key, written with alice's own PDS password, not through wsync).
+    const login = await fetch(`${fixture.pdsUrl}/xrpc/com.atproto.server.createSession`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ identifier: alice.handle, password: alice.password }),
+    });
+    const { accessJwt } = (await login.json()) as { accessJwt: string };
+    const other = await makeChatKeyRecord(
+      await generateIdentity().then((k) => importIdentity(k.privateKey)),
+      {
+        server: srv.url,
+        did: alice.did,
+      },
+    );
+    const put = await fetch(`${fixture.pdsUrl}/xrpc/com.atproto.repo.putRecord`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${accessJwt}` },
+      body: JSON.stringify({
+        repo: alice.did,
+        collection: CHAT_KEY_NSID,
+        rkey: host,
+        record: other,
+        validate: false,
+      }),
+    });
+    expect(put.status).toBe(200);
+
+    // A fresh client (carol) meets alice's key for the first time: the warning of a key change, and
+    // alice's key is not pinned on her device.
+    const carol = await profile();
+    await registerInBrowser(carol.page, srv.url, uniqueHandle("carol"));
+    await saveKeysAndEnter(carol.page);
+    await openChannel(carol.page, "atweb");
+    await carol.page
+      .locator(".chat-warn")
+      .filter({ hasText: "alice" })
+      .filter({ hasText: "key changed" })
+      .waitFor();
+    // Her member line, opened from the warning's member, shows the numbers at once (as for a key change).
+    await carol.page.locator(".member-line").filter({ hasText: "alice" }).click();
+    const mismatch = carol.page.locator('[data-testid="key-proof"]');
+    await mismatch.filter({ hasText: "does not match @alice.test's ATProto repository" }).waitFor();
+    const pins = await carol.page.evaluate(() => JSON.parse(localStorage.getItem("wsync-pins") ?? "{}"));
+    expect(pins[alice.did]).toBeUndefined();
+    await Promise.all([bob.context.close(), carol.context.close(), aliceContext?.close()]);
+  }, 240_000);
 });
 
 if (why)

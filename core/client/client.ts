@@ -167,6 +167,13 @@ export class WsyncClient {
       ...shared,
       session,
       store: o.store,
+      proofs: {
+        baseUrl: o.baseUrl,
+        fetch: o.fetch,
+        headers: apiOptions.headers ?? {},
+        token: () => this.freshToken(),
+        store: o.store,
+      },
       refreshLock: o.refreshLock ?? ((fn) => fn()),
     });
     this.frames = {

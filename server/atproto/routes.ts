@@ -1,4 +1,4 @@
-import { type RuntimeLock, requestLocalLock } from "@atproto/oauth-client-node";
+import { type NodeOAuthClient, type RuntimeLock, requestLocalLock } from "@atproto/oauth-client-node";
 import type { Elysia } from "elysia";
 import { AtprotoSignIn, type AtprotoSignInError } from "../../core/protocol/atproto-signin.ts";
 import { API_BASE, ApiError } from "../../core/protocol/index.ts";
@@ -6,6 +6,7 @@ import { refreshCookie } from "../http/session-cookie.ts";
 import type { Services } from "../services/services.ts";
 import type { Clock } from "../util/clock.ts";
 import type { AtprotoConfig } from "./config.ts";
+import { KeyProofService, mountKeyProof } from "./key-proof.ts";
 import {
   CALLBACK_PATH,
   CLIENT_METADATA_PATH,
@@ -56,16 +57,24 @@ export function mountAtproto(
   s: Services,
   d: AtprotoRouteDeps,
 ): { service: () => Promise<AtprotoService> } {
-  let made: Promise<AtprotoService> | null = null;
-  const service = () => {
-    made ??= createOAuthClient({
+  let clientMade: Promise<NodeOAuthClient> | null = null;
+  const client = () => {
+    clientMade ??= createOAuthClient({
       config: d.config,
       publicUrl: d.publicUrl(),
       dataDir: d.dataDir,
       store: s.storage.atproto,
       clock: d.clock,
       lock: d.lock ?? requestLocalLock,
-    }).then(
+    });
+    clientMade.catch(() => {
+      clientMade = null;
+    });
+    return clientMade;
+  };
+  let made: Promise<AtprotoService> | null = null;
+  const service = () => {
+    made ??= client().then(
       (client) =>
         new AtprotoService({
           client,
@@ -80,6 +89,7 @@ export function mountAtproto(
     });
     return made;
   };
+  mountKeyProof(app, new KeyProofService(s, { client, publicUrl: d.publicUrl }));
   app.get(CLIENT_METADATA_PATH, () => Response.json(clientMetadata(d.publicUrl())));
   app.get(JWKS_PATH, async () => {
     const svc = await service();

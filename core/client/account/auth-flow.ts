@@ -1,4 +1,5 @@
 import { reasonOf } from "../../crypto/errors.ts";
+import type { Identity } from "../../crypto/identity.ts";
 import type { BackupSecretKind } from "../../crypto/key-backup.ts";
 import { ApiError } from "../../protocol/runtime.ts";
 import type { TrustOrigin } from "../keys/trust.ts";
@@ -205,6 +206,28 @@ export class AuthFlow {
     this.c.state.auth.isAuthenticated = true;
     if (this.c.state.auth.keyState === "ready" && identity)
       await this.c.keyring.pin(s.did, identity.publicKey);
+    this.c.changed();
+    if (this.c.state.auth.keyState === "ready" && identity && atproto)
+      void this.publishProof(s.did, identity);
+  }
+
+  /**
+   * An ATProto account's chat key, published in its repository once per key on this device (issue
+   * 33, core/client/account/key-proof.ts). In the background: a failure is logged and tried again on
+   * the next sign-in or load; `proofPublished` is emitted when it is done.
+   */
+  private async publishProof(did: string, identity: Identity): Promise<void> {
+    const host = this.c.proofs;
+    if (!host) return;
+    try {
+      const { publishKeyProof } = await import("./key-proof.ts");
+      if (await publishKeyProof(host, did, identity))
+        this.c.log("key proof published in the ATProto repository");
+      this.c.state.auth.proof = "published";
+    } catch (e) {
+      this.c.log(`key proof: ${reasonOf(e)}`);
+      this.c.state.auth.proof = "failed";
+    }
     this.c.changed();
   }
 

@@ -6,6 +6,7 @@ import type { Realtime } from "../net/realtime.ts";
 import type { KeyValueStore } from "../store.ts";
 import type { ClientEvents, ClientState } from "../view/state.ts";
 import type { KeyBackupFlow } from "./key-backup-flow.ts";
+import type { KeyProofHost } from "./key-proof.ts";
 import type { SessionStore } from "./session.ts";
 import type { TrustBackup } from "./trust-backup.ts";
 
@@ -27,6 +28,8 @@ export interface AuthContext {
   changed(): void;
   emit<K extends keyof ClientEvents>(event: K, payload: ClientEvents[K]): void;
   log(message: string): void;
+  /** Where this account's ATProto chat-key proof is published (key-proof.ts); absent: never. */
+  proofs?: KeyProofHost;
   /** Runs a refresh alone among this browser's tabs (ClientOptions.refreshLock). */
   refreshLock<T>(fn: () => Promise<T>): Promise<T>;
 }

@@ -205,6 +205,15 @@ export class KeySetup {
     // Stop the socket first: the server closes it as "session ended" when the logout lands, which
     // must not be mistaken for a session ended elsewhere (that path keeps the keys).
     this.h.c.realtime.stop();
+    // An ATProto account's proof goes with the key's last copy: this logout deletes the device's key,
+    // and this device knows of no other copy (no backup, linked device or saved copy).
+    const user = this.h.c.state.auth.user;
+    if (user?.atproto && this.h.c.proofs && user.publicKey && !(await this.h.securedBy())) {
+      const proofs = this.h.c.proofs;
+      await import("./key-proof.ts")
+        .then(({ removeKeyProof }) => removeKeyProof(proofs))
+        .catch((e: unknown) => this.h.c.log(`key proof removal: ${reasonOf(e)}`));
+    }
     try {
       if (s && this.h.c.session.mode === "cookie") {
         await this.h.c.api.call("logoutCookie", { did: s.did }, { token: null });
