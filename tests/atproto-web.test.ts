@@ -9,6 +9,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { CHAT_KEY_NSID, checkChatKeyRecord, makeChatKeyRecord } from "../core/atproto/chat-key-record.ts";
 import { generateIdentity, importIdentity } from "../core/crypto/identity.ts";
+import { AtprotoProofPaths } from "../core/protocol/atproto-proof.ts";
 import { type AtprotoFixture, startAtprotoFixture } from "../fixtures/atproto/start.ts";
 import { ATPROTO_BADGE_LABEL } from "../web/components/AtprotoBadge.tsx";
 import { AtprotoSignInText } from "../web/features/auth/AtprotoSignInForm.tsx";
@@ -224,6 +225,79 @@ describe.if(!why)("Sign in with ATProto on the web (offline PDS fixture)", () =>
     expect(pins[alice.did]).toBeUndefined();
     await Promise.all([bob.context.close(), carol.context.close(), aliceContext?.close()]);
   }, 240_000);
+
+  test("the server checks a proof before it writes it, and asks the PDS for one collection only", async () => {
+    if (!srv || !fixture || !aliceKey) throw new Error("the sign-in test did not pass");
+    const alice = fixture.account("alice");
+    const host = new URL(srv.url).host;
+    // The OAuth grant wsync holds for alice: sign-in plus the one collection of key proofs.
+    const saved = JSON.parse((await srv.storage.atproto.get("session", alice.did, Date.now())) ?? "{}") as {
+      tokenSet?: { scope?: string };
+    };
+    expect(saved.tokenSet?.scope?.split(" ").sort()).toEqual(["atproto", "repo:chat.wsync.chatKey"]);
+
+    const aliceAccount = await srv.storage.accounts.byDid(alice.did);
+    if (!aliceAccount) throw new Error("no account");
+    const token = (await srv.services.auth.sessionFor(aliceAccount)).accessJwt;
+    const putProof = (record: unknown, as = token) =>
+      fetch(`${srv?.url}${AtprotoProofPaths.keyProof}`, {
+        method: "PUT",
+        headers: { "content-type": "application/json", authorization: `Bearer ${as}` },
+        body: JSON.stringify({ record }),
+      });
+    const refused = async (res: Response, status: number, text: string) => {
+      const body = (await res.json()) as { error: string; message: string };
+      expect(res.status).toBe(status);
+      expect(body.message).toContain(text);
+    };
+    const otherKey = await generateIdentity().then((k) => importIdentity(k.privateKey));
+    // A record of a key alice does not have registered here (validly signed by that key).
+    await refused(
+      await putProof(await makeChatKeyRecord(otherKey, { server: srv.url, did: alice.did })),
+      422,
+      "its key is not your chat key",
+    );
+    // Another did, another server, a signature that does not verify, no record at all.
+    const bob = fixture.account("bob");
+    await refused(
+      await putProof(await makeChatKeyRecord(otherKey, { server: srv.url, did: bob.did })),
+      422,
+      "its did is not yours",
+    );
+    await refused(
+      await putProof(await makeChatKeyRecord(otherKey, { server: "wsync.example", did: alice.did })),
+      422,
+      "its server is not",
+    );
+    const forged = await makeChatKeyRecord(otherKey, { server: srv.url, did: alice.did });
+    await refused(await putProof({ ...forged, publicKey: aliceKey }), 422, "record:");
+    await refused(await putProof("nothing"), 422, "record: the record is not an object");
+    // A local account has no repository to publish in.
+    const local = await srv.services.auth.register({
+      handle: uniqueHandle("loc"),
+      email: `${uniqueHandle("loc")}@example.com`,
+      password: "correct horse battery staple",
+    });
+    await refused(await putProof(forged, local.accessJwt), 403, "Only an account signed in with ATProto");
+    // Nothing of that reached the repository: the record there is still the one written behind
+    // the clients' back in the walk above (not any of these).
+    const res = await fetch(
+      `${fixture.pdsUrl}/xrpc/com.atproto.repo.getRecord?${new URLSearchParams({ repo: alice.did, collection: CHAT_KEY_NSID, rkey: host })}`,
+    );
+    const value = ((await res.json()) as { value: { publicKey: string } }).value;
+    expect(value.publicKey).not.toBe(aliceKey);
+    expect(value.publicKey).not.toBe(otherKey.publicKey);
+    // DELETE removes alice's record through the same session.
+    const del = await fetch(`${srv.url}${AtprotoProofPaths.keyProof}`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(del.status).toBe(200);
+    const gone = await fetch(
+      `${fixture.pdsUrl}/xrpc/com.atproto.repo.getRecord?${new URLSearchParams({ repo: alice.did, collection: CHAT_KEY_NSID, rkey: host })}`,
+    );
+    expect(gone.status).toBe(400); // RecordNotFound
+  }, 60_000);
 });
 
 if (why)
