@@ -1,9 +1,13 @@
+import { API_BASE } from "./routes.ts";
+
 /**
  * Where "Sign in with ATProto" (docs/atproto.md) meets the web pages: the /login form posts here when
  * it is sent before the page's script runs, and the OAuth callback sends the browser on to LANDING,
  * where the board takes up the cookie session the callback set (it has none stored yet).
  */
 export const AtprotoSignIn = {
+  /** POST {handle} → {url}: the PDS's authorization page (docs/protocol-extensions.md). */
+  api: `${API_BASE}/atproto/login`,
   formPath: "/login/atproto",
   landing: "/sync?signin=atproto",
   /** The query parameter and value of `landing`. */

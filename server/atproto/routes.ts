@@ -1,7 +1,7 @@
 import { type NodeOAuthClient, type RuntimeLock, requestLocalLock } from "@atproto/oauth-client-node";
 import type { Elysia } from "elysia";
 import { AtprotoSignIn, type AtprotoSignInError } from "../../core/protocol/atproto-signin.ts";
-import { API_BASE, ApiError } from "../../core/protocol/index.ts";
+import { ApiError } from "../../core/protocol/index.ts";
 import { refreshCookie } from "../http/session-cookie.ts";
 import type { Services } from "../services/services.ts";
 import type { Clock } from "../util/clock.ts";
@@ -16,7 +16,7 @@ import {
 } from "./oauth.ts";
 import { AtprotoService } from "./service.ts";
 
-export const LOGIN_PATH = `${API_BASE}/atproto/login`;
+export const LOGIN_PATH = AtprotoSignIn.api;
 
 export interface AtprotoRouteDeps {
   config: AtprotoConfig;

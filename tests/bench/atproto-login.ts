@@ -76,7 +76,9 @@ const line = (s: Sample) =>
   `to PDS ${ms(s.toPds)} | at PDS ${ms(s.atPds)} | back to board ${ms(s.back)} | total ${ms(s.total)}`;
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? (s[(s.length - 1) / 2] as number) : ((s[s.length / 2 - 1] as number) + (s[s.length / 2] as number)) / 2;
+  return s.length % 2
+    ? (s[(s.length - 1) / 2] as number)
+    : ((s[s.length / 2 - 1] as number) + (s[s.length / 2] as number)) / 2;
 };
 
 try {
@@ -108,7 +110,11 @@ try {
       total: median(samples.map((s) => s.total)),
     })}`,
   );
-  console.log(`load average: ${loadavg().map((n) => n.toFixed(2)).join(" ")}`);
+  console.log(
+    `load average: ${loadavg()
+      .map((n) => n.toFixed(2))
+      .join(" ")}`,
+  );
 } finally {
   await browser.close();
   await srv.stop();

@@ -49,7 +49,7 @@ export function AtprotoSignInForm({ error }: { error?: AtprotoSignInError | null
     setBusy(true);
     setShown(null);
     try {
-      const res = await fetch("/api/atproto/login", {
+      const res = await fetch(AtprotoSignIn.api, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ handle }),
