@@ -298,6 +298,51 @@ describe.if(!why)("Sign in with ATProto on the web (offline PDS fixture)", () =>
     );
     expect(gone.status).toBe(400); // RecordNotFound
   }, 60_000);
+
+  test("on a new browser the page says the keys do not come with ATProto; new keys publish a new proof; a logout that deletes the only copy removes it", async () => {
+    if (!srv || !fixture || !aliceKey) throw new Error("the sign-in test did not pass");
+    const alice = fixture.account("alice");
+    const recordOf = async () => {
+      const res = await fetch(
+        `${fixture?.pdsUrl}/xrpc/com.atproto.repo.getRecord?${new URLSearchParams({ repo: alice.did, collection: CHAT_KEY_NSID, rkey: new URL(srv?.url ?? "").host })}`,
+      );
+      return res.ok ? ((await res.json()) as { value: { publicKey: string } }).value : null;
+    };
+    const until = async (ok: (v: { publicKey: string } | null) => boolean) => {
+      for (let i = 0; i < 300; i++) {
+        const v = await recordOf();
+        if (ok(v)) return v;
+        await Bun.sleep(100);
+      }
+      throw new Error("the repository never showed the expected record");
+    };
+    const { context, page } = await profile();
+    await startOnLogin(page, srv.url, "alice.test");
+    await signInAtPds(page, alice.password);
+    await page.getByText("Private Key Validation").waitFor();
+    await page.getByText(AtprotoKeyText.newDevice).waitFor();
+    // "I lost my key": a key change. The new key's proof replaces the record in the repository.
+    await page.getByRole("button", { name: "I lost my key: make new keys" }).click();
+    await page.getByRole("button", { name: "Make new keys" }).click();
+    await page.getByText("Your New Encryption Keys").waitFor();
+    const newKey = await page.inputValue('[data-testid="public-key"]');
+    expect(newKey).not.toBe(aliceKey);
+    await saveKeysAndEnter(page);
+    await until((v) => v?.publicKey === newKey);
+    expect((await srv.storage.accounts.byDid(alice.did))?.publicKey).toBe(newKey);
+
+    // This browser holds the only copy (no backup, no linked device): logging out deletes the key,
+    // and the record goes with it.
+    await openChannel(page, "atweb");
+    await page.locator('[data-testid="info-panel"]').getByRole("button", { name: "DISCONNECT" }).click();
+    const confirm = page.getByRole("dialog", { name: "Log out of this device?" });
+    await confirm.getByRole("button", { name: "Log out", exact: true }).click();
+    await page.waitForURL("**/login");
+    await until((v) => v === null);
+    const left = await page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith("wsync-")));
+    expect(left).toEqual([]);
+    await context.close();
+  }, 180_000);
 });
 
 if (why)

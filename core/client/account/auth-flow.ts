@@ -4,7 +4,13 @@ import type { BackupSecretKind } from "../../crypto/key-backup.ts";
 import { ApiError } from "../../protocol/runtime.ts";
 import type { TrustOrigin } from "../keys/trust.ts";
 import { resetState } from "../view/state.ts";
-import { type AuthContext, type AuthMemory, KEY_SECURED, type KeySecuredBy } from "./auth-types.ts";
+import {
+  type AuthContext,
+  type AuthMemory,
+  KEY_SECURED,
+  type KeySecuredBy,
+  PROOF_PUBLISHED,
+} from "./auth-types.ts";
 import type { KeyBackupFlow } from "./key-backup-flow.ts";
 import type { KeySetup } from "./key-setup.ts";
 import { needsRefresh } from "./session.ts";
@@ -367,6 +373,8 @@ export class AuthFlow {
     if (wipeKeys) {
       await this.c.keyring.clear(Object.keys(this.c.state.open));
       await this.c.store.delete(KEY_SECURED);
+      // The note of the published proof (key-proof.ts PROOF_PUBLISHED) goes with the key.
+      await this.c.store.delete(PROOF_PUBLISHED);
       this.mem.keyInMemory = null;
       this.mem.pendingKeys = null;
     }

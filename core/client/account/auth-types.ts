@@ -16,6 +16,9 @@ export type KeySecuredBy = "backup" | "linked" | "copy";
 /** The store's record of it: per account and key, so another account or a replaced key starts over. */
 export const KEY_SECURED = "wsync-key-secured";
 
+/** This device's note of the ATProto key proof it published: "did publicKey" (key-proof.ts). */
+export const PROOF_PUBLISHED = "wsync-atproto-proof";
+
 /** What the authentication flow is given by the client. */
 export interface AuthContext {
   state: ClientState;

@@ -3,9 +3,7 @@ import type { Identity } from "../../crypto/identity.ts";
 import { AtprotoProofPaths } from "../../protocol/atproto-proof.ts";
 import { ApiError, isErrorBody } from "../../protocol/runtime.ts";
 import type { KeyValueStore } from "../store.ts";
-
-/** This device's note of the proof it published: "did publicKey" (so each key is published once here). */
-export const PROOF_PUBLISHED = "wsync-atproto-proof";
+import { PROOF_PUBLISHED } from "./auth-types.ts";
 
 export interface KeyProofHost {
   baseUrl: string;
