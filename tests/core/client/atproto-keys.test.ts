@@ -48,7 +48,11 @@ test("an ATProto account's first sign-in makes keys here, never publishes a key 
   // that ended elsewhere: the stored sign-in goes, the keys stay).
   const first = makeClient(url, store);
   const local = handle("loc");
-  const leftover = await first.register({ handle: local, email: `${local}@example.com`, password: "correct horse battery" });
+  const leftover = await first.register({
+    handle: local,
+    email: `${local}@example.com`,
+    password: "correct horse battery",
+  });
   await first.completeRegistration();
   first.disconnect();
   store.data.delete(StoreKeys.auth);

@@ -1,5 +1,6 @@
 import { type FormEvent, useState } from "react";
 import { AtprotoSignIn, type AtprotoSignInError } from "../../../core/protocol/atproto-signin.ts";
+import { hasStoredAuth } from "../../state/browser-store.ts";
 
 /** The texts of "Sign in with ATProto" on /login (spec §2.3, docs/atproto.md). */
 export const AtprotoSignInText = {
@@ -10,6 +11,7 @@ export const AtprotoSignInText = {
   submit: "Sign in with ATProto",
   submitting: "Redirecting...",
   empty: "Enter your ATProto handle",
+  signedIn: "This browser is signed in to another account: log out first, then sign in with ATProto.",
   errors: {
     invalid: "That is not an ATProto handle (such as alice.bsky.social).",
     "not-found": "That handle could not be found, or its identity does not name it.",
@@ -44,6 +46,11 @@ export function AtprotoSignInForm({ error }: { error?: AtprotoSignInError | null
     const handle = input && "value" in input ? String(input.value).trim() : "";
     if (!handle) {
       setShown(AtprotoSignInText.empty);
+      return;
+    }
+    // Signed in already in this browser (its keys are here): the new session would meet them.
+    if (hasStoredAuth()) {
+      setShown(AtprotoSignInText.signedIn);
       return;
     }
     setBusy(true);
