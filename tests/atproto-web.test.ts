@@ -6,11 +6,15 @@
  */
 
 import { afterAll, describe, expect, test } from "bun:test";
+import { requestLocalLock } from "@atproto/oauth-client-node";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { CHAT_KEY_NSID, checkChatKeyRecord, makeChatKeyRecord } from "../core/atproto/chat-key-record.ts";
 import { generateIdentity, importIdentity } from "../core/crypto/identity.ts";
 import { AtprotoProofPaths } from "../core/protocol/atproto-proof.ts";
 import { type AtprotoFixture, startAtprotoFixture } from "../fixtures/atproto/start.ts";
+import { loadAtprotoConfig } from "../server/atproto/config.ts";
+import { createOAuthClient } from "../server/atproto/oauth.ts";
+import { systemClock } from "../server/util/clock.ts";
 import { ATPROTO_BADGE_LABEL } from "../web/components/AtprotoBadge.tsx";
 import { AtprotoSignInText } from "../web/features/auth/AtprotoSignInForm.tsx";
 import { AtprotoKeyText } from "../web/features/auth/atproto-key-text.ts";
@@ -287,6 +291,28 @@ describe.if(!why)("Sign in with ATProto on the web (offline PDS fixture)", () =>
     const value = ((await res.json()) as { value: { publicKey: string } }).value;
     expect(value.publicKey).not.toBe(aliceKey);
     expect(value.publicKey).not.toBe(otherKey.publicKey);
+    // The grant is enforced by the PDS: through the same OAuth session (a second client on the same
+    // stores, as another server process would be), a record of another collection is refused.
+    const oauth = await createOAuthClient({
+      config: loadAtprotoConfig(),
+      publicUrl: srv.config.publicUrl,
+      dataDir: srv.config.dataDir,
+      store: srv.storage.atproto,
+      clock: systemClock,
+      lock: requestLocalLock,
+    });
+    const session = await oauth.restore(alice.did);
+    const post = await session.fetchHandler("/xrpc/com.atproto.repo.createRecord", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        repo: alice.did,
+        collection: "app.bsky.feed.post",
+        record: { $type: "app.bsky.feed.post", text: "not allowed", createdAt: new Date().toISOString() },
+      }),
+    });
+    expect(post.status).toBe(403);
+    expect(JSON.stringify(await post.json())).toMatch(/scope/i);
     // DELETE removes alice's record through the same session.
     const del = await fetch(`${srv.url}${AtprotoProofPaths.keyProof}`, {
       method: "DELETE",

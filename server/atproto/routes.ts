@@ -116,7 +116,15 @@ export function mountAtproto(
     const href = escapeHtml(url);
     return new Response(
       `<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=${href}"><title>wsync</title><p>${escapeHtml(PDS_INTERSTITIAL)}</p><p><a href="${href}">${escapeHtml(PDS_CONTINUE)}</a></p>`,
-      { headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" } },
+      {
+        headers: {
+          "content-type": "text/html; charset=utf-8",
+          "cache-control": "no-store",
+          // No script, style or frame: the page only moves on.
+          "content-security-policy": "default-src 'none'; frame-ancestors 'none'",
+          "referrer-policy": "no-referrer",
+        },
+      },
     );
   });
   app.get(CALLBACK_PATH, async ({ request }) => {
