@@ -112,6 +112,9 @@ describe.if(!why)("Sign in with ATProto on the web (offline PDS fixture)", () =>
     page.on("console", (m) => {
       if (m.text().includes("key proof")) console.log(m.text());
     });
+    // The board's mark with no cookie session behind it (a stale or crafted link): on to /login.
+    await page.goto(`${srv.url}/sync?signin=atproto`);
+    await page.waitForURL((u) => u.pathname === "/login");
     await startOnLogin(page, srv.url, "nobody.test");
     await page.getByRole("alert").filter({ hasText: AtprotoSignInText.errors["not-found"] }).waitFor();
     expect(new URL(page.url()).pathname).toBe("/login");

@@ -75,7 +75,12 @@ export function SyncRoot() {
       };
       return client
         .restore({ fromCookie })
-        .then(() => {
+        .then((restored) => {
+          // Nothing to take up (a page that keeps no cookie session, outside a secure context): sign in.
+          if (!restored && fromCookie && !hasStoredAuth()) {
+            window.location.replace("/login");
+            return;
+          }
           setChecked(true);
           if (client.state.auth.keyState === "ready") client.connect();
         })
