@@ -6,7 +6,6 @@ import type { Realtime } from "../net/realtime.ts";
 import type { KeyValueStore } from "../store.ts";
 import type { ClientEvents, ClientState } from "../view/state.ts";
 import type { KeyBackupFlow } from "./key-backup-flow.ts";
-import type { KeyProofHost } from "./key-proof.ts";
 import type { SessionStore } from "./session.ts";
 import type { TrustBackup } from "./trust-backup.ts";
 
@@ -18,6 +17,15 @@ export const KEY_SECURED = "wsync-key-secured";
 
 /** This device's note of the ATProto key proof it published: "did publicKey" (key-proof.ts). */
 export const PROOF_PUBLISHED = "wsync-atproto-proof";
+
+/** What publishing the key proof (key-proof.ts) needs: the server, an access token, the store. */
+export interface KeyProofHost {
+  baseUrl: string;
+  fetch(input: string, init?: RequestInit): Promise<Response>;
+  headers: Record<string, string>;
+  token(): Promise<string | null>;
+  store: KeyValueStore;
+}
 
 /** What the authentication flow is given by the client. */
 export interface AuthContext {

@@ -2,16 +2,7 @@ import { makeChatKeyRecord } from "../../atproto/chat-key-record.ts";
 import type { Identity } from "../../crypto/identity.ts";
 import { AtprotoProofPaths } from "../../protocol/atproto-proof.ts";
 import { ApiError, isErrorBody } from "../../protocol/runtime.ts";
-import type { KeyValueStore } from "../store.ts";
-import { PROOF_PUBLISHED } from "./auth-types.ts";
-
-export interface KeyProofHost {
-  baseUrl: string;
-  fetch(input: string, init?: RequestInit): Promise<Response>;
-  headers: Record<string, string>;
-  token(): Promise<string | null>;
-  store: KeyValueStore;
-}
+import { type KeyProofHost, PROOF_PUBLISHED } from "./auth-types.ts";
 
 async function send(h: KeyProofHost, method: "PUT" | "DELETE", body?: unknown): Promise<void> {
   const token = await h.token();
