@@ -167,6 +167,13 @@ export class WsyncClient {
       ...shared,
       session,
       store: o.store,
+      proofs: {
+        baseUrl: o.baseUrl,
+        fetch: o.fetch,
+        headers: apiOptions.headers ?? {},
+        token: () => this.freshToken(),
+        store: o.store,
+      },
       refreshLock: o.refreshLock ?? ((fn) => fn()),
     });
     this.frames = {
@@ -211,9 +218,12 @@ export class WsyncClient {
 
   // ---- authentication ---------------------------------------------------------------------------
 
-  /** Loads a stored session and checks it with the server (spec §2.3: session check on load). */
-  restore(): Promise<boolean> {
-    return this.auth.restore();
+  /**
+   * Loads a stored session and checks it with the server (spec §2.3: session check on load); with
+   * `fromCookie`, takes up the cookie session the ATProto sign-in's callback set (AuthFlow.restore).
+   */
+  restore(opts: { fromCookie?: boolean } = {}): Promise<boolean> {
+    return this.auth.restore(opts);
   }
 
   /**

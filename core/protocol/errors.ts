@@ -16,6 +16,11 @@ export const ErrorStatus = {
   LinkExists: 409,
   /** Extension (trust state beside the key backup): the stored version is not lower than the one given. */
   VersionConflict: 409,
+  /**
+   * Extension (ATProto key proofs): the server holds no usable ATProto session for the caller (none,
+   * revoked, or without the chat-key scope): sign in with ATProto again.
+   */
+  AtprotoSessionRequired: 403,
   TooLarge: 413,
   InvalidRequest: 422,
   WeakPassword: 422,

@@ -16,8 +16,12 @@ import { type AtprotoConfig, isLoopbackUrl } from "./config.ts";
 export const CLIENT_METADATA_PATH = "/oauth/client-metadata.json";
 export const JWKS_PATH = "/oauth/jwks.json";
 export const CALLBACK_PATH = "/oauth/callback";
-/** The only scope asked for: sign-in (the PDS tells us the DID; nothing is read or written). */
-export const SCOPE = "atproto";
+/**
+ * The scopes asked for: `atproto` (sign-in: the PDS tells us the DID) and the granular
+ * `repo:chat.wsync.chatKey` (create, update and delete records of that one collection: the chat-key
+ * proof, docs/atproto.md). Nothing else of the repository is read or written.
+ */
+export const SCOPE = "atproto repo:chat.wsync.chatKey";
 
 /** How long an authorization request may wait for its callback (the library's state entries). */
 const STATE_TTL_MS = 10 * 60 * 1000;

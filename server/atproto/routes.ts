@@ -1,11 +1,13 @@
-import { type RuntimeLock, requestLocalLock } from "@atproto/oauth-client-node";
+import { type NodeOAuthClient, type RuntimeLock, requestLocalLock } from "@atproto/oauth-client-node";
 import type { Elysia } from "elysia";
-import { API_BASE, ApiError } from "../../core/protocol/index.ts";
+import { AtprotoSignIn, type AtprotoSignInError } from "../../core/protocol/atproto-signin.ts";
+import { ApiError } from "../../core/protocol/index.ts";
 import { refreshCookie } from "../http/session-cookie.ts";
 import type { Services } from "../services/services.ts";
 import type { Clock } from "../util/clock.ts";
 import { cliRedirect, mountAtprotoCli } from "./cli-routes.ts";
 import type { AtprotoConfig } from "./config.ts";
+import { KeyProofService, mountKeyProof } from "./key-proof.ts";
 import {
   CALLBACK_PATH,
   CLIENT_METADATA_PATH,
@@ -15,7 +17,7 @@ import {
 } from "./oauth.ts";
 import { AtprotoService, AtprotoSignInError } from "./service.ts";
 
-export const LOGIN_PATH = `${API_BASE}/atproto/login`;
+export const LOGIN_PATH = AtprotoSignIn.api;
 
 export interface AtprotoRouteDeps {
   config: AtprotoConfig;
@@ -26,11 +28,25 @@ export interface AtprotoRouteDeps {
   lock?: RuntimeLock;
 }
 
+const escapeHtml = (text: string) => text.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** The page between the /login form (sent without script) and the PDS. */
+export const PDS_INTERSTITIAL = "Taking you to your PDS to sign in...";
+export const PDS_CONTINUE = "Continue to your PDS";
+
 const html = (status: number, text: string) =>
   new Response(
-    `<!doctype html><meta charset="utf-8"><title>wsync</title><p>${text.replace(/[<>&"]/g, (c) => `&#${c.charCodeAt(0)};`)}</p><p><a href="/login">Back to sign-in</a></p>`,
+    `<!doctype html><meta charset="utf-8"><title>wsync</title><p>${escapeHtml(text)}</p><p><a href="/login">Back to sign-in</a></p>`,
     { status, headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" } },
   );
+
+/** The /login form's code for a refusal of the sign-in request (texts in AtprotoSignInForm.tsx). */
+function formErrorCode(e: ApiError): AtprotoSignInError {
+  if (e.code === "RateLimited") return "limited";
+  if (e.code === "NotFound") return "not-found";
+  if (e.code === "InvalidRequest") return /not https/.test(e.message) ? "insecure" : "invalid";
+  return "unavailable";
+}
 
 /**
  * The routes of "Sign in with ATProto" (docs/atproto.md): the client metadata and JWKS the PDS reads,
@@ -42,16 +58,24 @@ export function mountAtproto(
   s: Services,
   d: AtprotoRouteDeps,
 ): { service: () => Promise<AtprotoService> } {
-  let made: Promise<AtprotoService> | null = null;
-  const service = () => {
-    made ??= createOAuthClient({
+  let clientMade: Promise<NodeOAuthClient> | null = null;
+  const client = () => {
+    clientMade ??= createOAuthClient({
       config: d.config,
       publicUrl: d.publicUrl(),
       dataDir: d.dataDir,
       store: s.storage.atproto,
       clock: d.clock,
       lock: d.lock ?? requestLocalLock,
-    }).then(
+    });
+    clientMade.catch(() => {
+      clientMade = null;
+    });
+    return clientMade;
+  };
+  let made: Promise<AtprotoService> | null = null;
+  const service = () => {
+    made ??= client().then(
       (client) =>
         new AtprotoService({
           client,
@@ -66,6 +90,7 @@ export function mountAtproto(
     });
     return made;
   };
+  mountKeyProof(app, new KeyProofService(s, { client, publicUrl: d.publicUrl }));
   app.get(CLIENT_METADATA_PATH, () => Response.json(clientMetadata(d.publicUrl())));
   app.get(JWKS_PATH, async () => {
     const svc = await service();
@@ -76,6 +101,34 @@ export function mountAtproto(
     return (await service()).login(body);
   });
   const { codes } = mountAtprotoCli(app, s, { service, clock: d.clock });
+  // The /login form sent before its script ran (web/features/auth/AtprotoSignInForm.tsx): on to the
+  // PDS, or back to /login with the refusal's code (never the handle or a message in the address).
+  app.post(AtprotoSignIn.formPath, async ({ body }) => {
+    const handle = (body as { handle?: unknown } | null)?.handle;
+    let url: string;
+    try {
+      url = (await (await service()).login({ handle: typeof handle === "string" ? handle : "" })).url;
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      const location = `/login?${AtprotoSignIn.errorParam}=${formErrorCode(e)}`;
+      return new Response(null, { status: 303, headers: { location, "cache-control": "no-store" } });
+    }
+    // Not a redirect: the pages' CSP (form-action 'self') stops a form's redirect to another origin.
+    // A page that moves on by itself (meta refresh, no script) and offers the link.
+    const href = escapeHtml(url);
+    return new Response(
+      `<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=${href}"><title>wsync</title><p>${escapeHtml(PDS_INTERSTITIAL)}</p><p><a href="${href}">${escapeHtml(PDS_CONTINUE)}</a></p>`,
+      {
+        headers: {
+          "content-type": "text/html; charset=utf-8",
+          "cache-control": "no-store",
+          // No script, style or frame: the page only moves on.
+          "content-security-policy": "default-src 'none'; frame-ancestors 'none'",
+          "referrer-policy": "no-referrer",
+        },
+      },
+    );
+  });
   app.get(CALLBACK_PATH, async ({ request }) => {
     const params = new URL(request.url).searchParams;
     let session: Awaited<ReturnType<AtprotoService["callback"]>>;
@@ -93,7 +146,7 @@ export function mountAtproto(
     return new Response(null, {
       status: 303,
       headers: {
-        location: "/sync",
+        location: AtprotoSignIn.landing,
         "set-cookie": refreshCookie(session.refreshJwt),
         "cache-control": "no-store",
       },

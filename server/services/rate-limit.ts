@@ -18,7 +18,8 @@ export type WriteKind =
   | "dm"
   | "upload"
   | "chunk"
-  | "atproto";
+  | "atproto"
+  | "proof";
 
 /** A token bucket: up to `burst` at once, refilled at `perMinute`. */
 export interface Rate {
@@ -64,6 +65,8 @@ export const DEFAULT_RATES: Record<WriteKind, Rate> = {
   chunk: { burst: 2000, perMinute: 6000 },
   /** chat-key proof relay (server/atproto-relay): a 50-member channel's first sight is up to 100 fetches */
   atproto: { burst: 200, perMinute: 120 },
+  /** publishing or removing one's chat-key proof in one's ATProto repository (a key change is rarer) */
+  proof: { burst: 10, perMinute: 2 },
 };
 
 /** Channels one user may own (created, or inherited as longest-standing member) at once. */

@@ -1,6 +1,11 @@
 import { createMemoryHistory } from "@tanstack/react-router";
 import type { ReactNode } from "react";
 import { renderToReadableStream } from "react-dom/server";
+import {
+  AtprotoSignIn,
+  type AtprotoSignInError,
+  AtprotoSignInErrors,
+} from "../../core/protocol/atproto-signin.ts";
 import type { Weather } from "../../core/protocol/index.ts";
 import { SyncIsland } from "../../web/features/chat/SyncIsland.tsx";
 import { createSyncRouter, matchesKnownRoute } from "../../web/features/chat/sync-router.tsx";
@@ -104,14 +109,17 @@ async function pageFor(url: URL, ctx: PageContext): Promise<Page> {
     };
   }
   if (path === "/login") {
+    // A sign-in with ATProto sent before the script ran and refused comes back with its reason's code.
+    const atprotoError = atprotoErrorOf(url);
+    const props = atprotoError ? { atprotoError } : undefined;
     return {
       status: 200,
       entry: "login",
       title: "wsync — login",
       body: (
         <AuthShell tagline="Where digital dreams take flight">
-          <Island name="login">
-            <LoginIsland />
+          <Island name="login" props={props}>
+            <LoginIsland {...props} />
           </Island>
         </AuthShell>
       ),
@@ -199,8 +207,17 @@ async function renderOnce(url: URL, ctx: PageContext): Promise<RenderedPage> {
   return { status: page.status, html: await new Response(stream).text() };
 }
 
+/** The known refusal code of /login?atproto=CODE, or null (anything else is ignored). */
+function atprotoErrorOf(url: URL): AtprotoSignInError | null {
+  const code = url.searchParams.get(AtprotoSignIn.errorParam);
+  return (AtprotoSignInErrors as readonly string[]).includes(code ?? "")
+    ? (code as AtprotoSignInError)
+    : null;
+}
+
 function cacheKey(url: URL, weather: Weather | null): string {
   const path = url.pathname.replace(/\/+$/, "") || "/";
+  if (path === "/login") return `${path}|${atprotoErrorOf(url) ?? ""}`;
   return path.startsWith("/sync") ? `${path}|${JSON.stringify(weather)}` : path;
 }
 

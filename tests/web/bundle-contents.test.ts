@@ -5,7 +5,8 @@
  * marker of any of them in a chunk fails this test. One chunk may carry P-256 arithmetic: the lazily
  * loaded ATProto proof verifier (core/atproto), which checks PLC and repository signatures on both of
  * ATProto's curves with @noble/curves (a production dependency since issue 33); it is told by the
- * lexicon name it verifies, and must still hold none of the test-only markers. Sizes are the
+ * PLC operation type it verifies ("plc_operation", with "did:key:"; the lexicon name moved to a chunk
+ * shared with the proof publisher), and must still hold none of the test-only markers. Sizes are the
  * benchmark's (`npm run bench:js`), not asserted here.
  */
 import { expect, test } from "bun:test";
@@ -24,7 +25,7 @@ const MARKERS = [
   "@noble/ciphers",
 ];
 /** Only the ATProto proof verifier's chunk may hold P-256 arithmetic (see above). */
-const ATPROTO_VERIFIER = "chat.wsync.chatKey";
+const ATPROTO_VERIFIER = "plc_operation";
 
 test("no chunk of the browser build holds test-only crypto", async () => {
   const assets = await buildWebAssets();

@@ -1,6 +1,7 @@
 import { hydrateRoot } from "react-dom/client";
-import { Islands } from "../islands.ts";
+import type { AtprotoSignInError } from "../../core/protocol/atproto-signin.ts";
+import { Islands, islandProps } from "../islands.ts";
 import { LoginIsland } from "../pages.tsx";
 
 const el = document.getElementById(Islands.login);
-if (el) hydrateRoot(el, <LoginIsland />);
+if (el) hydrateRoot(el, <LoginIsland {...islandProps<{ atprotoError?: AtprotoSignInError }>("login")} />);

@@ -1,9 +1,16 @@
 import { reasonOf } from "../../crypto/errors.ts";
+import type { Identity } from "../../crypto/identity.ts";
 import type { BackupSecretKind } from "../../crypto/key-backup.ts";
 import { ApiError, type Session } from "../../protocol/runtime.ts";
 import type { TrustOrigin } from "../keys/trust.ts";
 import { resetState } from "../view/state.ts";
-import { type AuthContext, type AuthMemory, KEY_SECURED, type KeySecuredBy } from "./auth-types.ts";
+import {
+  type AuthContext,
+  type AuthMemory,
+  KEY_SECURED,
+  type KeySecuredBy,
+  PROOF_PUBLISHED,
+} from "./auth-types.ts";
 import type { KeyBackupFlow } from "./key-backup-flow.ts";
 import type { KeySetup } from "./key-setup.ts";
 import { needsRefresh } from "./session.ts";
@@ -46,9 +53,14 @@ export class AuthFlow {
     }
   }
 
-  /** Loads a stored session and checks it with the server (spec §2.3: session check on load). */
-  async restore(): Promise<boolean> {
+  /**
+   * Loads a stored session and checks it with the server (spec §2.3: session check on load). With
+   * `fromCookie`, a browser that has no stored session yet but was just given a refresh cookie by the
+   * server (the ATProto sign-in's callback, docs/atproto.md) takes that session up.
+   */
+  async restore(opts: { fromCookie?: boolean } = {}): Promise<boolean> {
     const stored = await this.c.session.load();
+    if (!stored?.did && opts.fromCookie && this.c.session.mode === "cookie") return this.adoptCookie();
     if (!stored?.did) return false;
     if (!stored.accessJwt && this.c.session.mode !== "cookie") return false;
     return this.runAuth(async () => {
@@ -60,13 +72,25 @@ export class AuthFlow {
         const user = await this.c.api.call("session");
         const current = this.c.session.current ?? stored;
         await this.c.session.save({ ...current, ...user });
-        await this.afterAuth(user.publicKey);
+        await this.afterAuth(user.publicKey, { atproto: user.atproto === true });
         return true;
       } catch (e) {
         // Spec §4.1: a rejected session removes the stored auth.
         if (e instanceof ApiError && e.status === 401) await this.c.session.clear();
         throw e;
       }
+    });
+  }
+
+  /** The cookie session the server set on a sign-in this page did not make itself (restore's fromCookie). */
+  private adoptCookie(): Promise<boolean> {
+    return this.runAuth(async () => {
+      const session = await this.c.refreshLock(() => this.c.api.call("refresh", undefined, { token: null }));
+      await this.c.session.save(session);
+      const user = await this.c.api.call("session");
+      await this.c.session.save({ ...session, ...user });
+      await this.afterAuth(user.publicKey, { atproto: user.atproto === true });
+      return true;
     });
   }
 
@@ -148,15 +172,33 @@ export class AuthFlow {
    * Spec §4.1 key check: the server's key with the matching local private key is ready; a server key
    * without (or with a different) local key needs validation; no key anywhere is lost.
    */
-  async afterAuth(serverPublicKey: string | null): Promise<void> {
+  async afterAuth(serverPublicKey: string | null, o: { atproto?: boolean } = {}): Promise<void> {
     const s = this.c.session.current;
     if (!s) throw new Error("Not signed in");
-    this.c.state.auth.user = { did: s.did, handle: s.handle, email: s.email, publicKey: serverPublicKey };
+    const before = this.c.state.auth.user;
+    const atproto = o.atproto === true || (before?.did === s.did && before.atproto === true);
+    this.c.state.auth.user = {
+      did: s.did,
+      handle: s.handle,
+      email: s.email,
+      publicKey: serverPublicKey,
+      ...(atproto ? { atproto: true as const } : {}),
+    };
     let identity = null;
     try {
       identity = await this.c.keyring.loadIdentity();
     } catch {
       identity = null;
+    }
+    if (serverPublicKey === null && atproto && !(identity && (await this.c.keyring.vault.getUnconfirmed()))) {
+      // An ATProto account that has no chat key yet (its first sign-in): its keys are made here, on
+      // the device, and shown as after a registration until the user saved them (docs/atproto.md).
+      // A key this device kept from an earlier session is never published for it (nothing says it
+      // is this account's): the new keys replace it, as a registration in this browser does.
+      await (await this.setup()).makeFirstKeys();
+      this.c.state.auth.keyState = "unconfirmed";
+      this.c.changed();
+      return;
     }
     if (serverPublicKey === null && identity) {
       const unconfirmed = await this.c.keyring.vault.getUnconfirmed();
@@ -181,6 +223,28 @@ export class AuthFlow {
     this.c.state.auth.isAuthenticated = true;
     if (this.c.state.auth.keyState === "ready" && identity)
       await this.c.keyring.pin(s.did, identity.publicKey);
+    this.c.changed();
+    if (this.c.state.auth.keyState === "ready" && identity && atproto)
+      void this.publishProof(s.did, identity);
+  }
+
+  /**
+   * An ATProto account's chat key, published in its repository once per key on this device (issue
+   * 33, core/client/account/key-proof.ts). In the background: a failure is logged and tried again on
+   * the next sign-in or load; `proofPublished` is emitted when it is done.
+   */
+  private async publishProof(did: string, identity: Identity): Promise<void> {
+    const host = this.c.proofs;
+    if (!host) return;
+    try {
+      const { publishKeyProof } = await import("./key-proof.ts");
+      if (await publishKeyProof(host, did, identity))
+        this.c.log("key proof published in the ATProto repository");
+      this.c.state.auth.proof = "published";
+    } catch (e) {
+      this.c.log(`key proof: ${reasonOf(e)}`);
+      this.c.state.auth.proof = "failed";
+    }
     this.c.changed();
   }
 
@@ -320,6 +384,8 @@ export class AuthFlow {
     if (wipeKeys) {
       await this.c.keyring.clear(Object.keys(this.c.state.open));
       await this.c.store.delete(KEY_SECURED);
+      // The note of the published proof (key-proof.ts PROOF_PUBLISHED) goes with the key.
+      await this.c.store.delete(PROOF_PUBLISHED);
       this.mem.keyInMemory = null;
       this.mem.pendingKeys = null;
     }

@@ -15,6 +15,18 @@ export type KeySecuredBy = "backup" | "linked" | "copy";
 /** The store's record of it: per account and key, so another account or a replaced key starts over. */
 export const KEY_SECURED = "wsync-key-secured";
 
+/** This device's note of the ATProto key proof it published: "did publicKey" (key-proof.ts). */
+export const PROOF_PUBLISHED = "wsync-atproto-proof";
+
+/** What publishing the key proof (key-proof.ts) needs: the server, an access token, the store. */
+export interface KeyProofHost {
+  baseUrl: string;
+  fetch(input: string, init?: RequestInit): Promise<Response>;
+  headers: Record<string, string>;
+  token(): Promise<string | null>;
+  store: KeyValueStore;
+}
+
 /** What the authentication flow is given by the client. */
 export interface AuthContext {
   state: ClientState;
@@ -27,6 +39,8 @@ export interface AuthContext {
   changed(): void;
   emit<K extends keyof ClientEvents>(event: K, payload: ClientEvents[K]): void;
   log(message: string): void;
+  /** Where this account's ATProto chat-key proof is published (key-proof.ts); absent: never. */
+  proofs?: KeyProofHost;
   /** Runs a refresh alone among this browser's tabs (ClientOptions.refreshLock). */
   refreshLock<T>(fn: () => Promise<T>): Promise<T>;
 }
@@ -49,7 +63,7 @@ export interface SetupHost {
   c: AuthContext;
   mem: AuthMemory;
   runAuth<T>(fn: () => Promise<T>): Promise<T>;
-  afterAuth(serverPublicKey: string | null): Promise<void>;
+  afterAuth(serverPublicKey: string | null, o?: { atproto?: boolean }): Promise<void>;
   keySecured(by: KeySecuredBy): Promise<void>;
   backups(): Promise<KeyBackupFlow>;
   saveKeyBackup(input: { kind: BackupSecretKind; secret: string; privateKey?: string }): Promise<unknown>;

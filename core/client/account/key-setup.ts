@@ -48,6 +48,18 @@ export class KeySetup {
   }
 
   /**
+   * The first keys of an account made elsewhere (signed in with ATProto): a key pair kept locally and
+   * unconfirmed, as after `register`, so the keys modal shows them until "I've Saved My Keys".
+   */
+  async makeFirstKeys(): Promise<void> {
+    const keys = await generateIdentity();
+    await this.h.c.keyring.saveIdentity(keys.privateKey);
+    await this.h.c.keyring.vault.setUnconfirmed(keys.privateKey);
+    this.h.mem.pendingKeys = { publicKey: keys.publicKey, privateKey: keys.privateKey };
+    this.h.mem.keyInMemory = keys.privateKey;
+  }
+
+  /**
    * "I've Saved My Keys": send the public key; the user is now signed in with keys ready. With
    * `backup`, the key is also sealed under that passphrase or recovery code and stored on the server
    * (docs/key-backup.md) before the registration counts as confirmed: if that fails, the keys stay
@@ -193,6 +205,15 @@ export class KeySetup {
     // Stop the socket first: the server closes it as "session ended" when the logout lands, which
     // must not be mistaken for a session ended elsewhere (that path keeps the keys).
     this.h.c.realtime.stop();
+    // An ATProto account's proof goes with the key's last copy: this logout deletes the device's key,
+    // and this device knows of no other copy (no backup, linked device or saved copy).
+    const user = this.h.c.state.auth.user;
+    if (user?.atproto && this.h.c.proofs && user.publicKey && !(await this.h.securedBy())) {
+      const proofs = this.h.c.proofs;
+      await import("./key-proof.ts")
+        .then(({ removeKeyProof }) => removeKeyProof(proofs))
+        .catch((e: unknown) => this.h.c.log(`key proof removal: ${reasonOf(e)}`));
+    }
     try {
       if (s && this.h.c.session.mode === "cookie") {
         await this.h.c.api.call("logoutCookie", { did: s.did }, { token: null });

@@ -260,6 +260,8 @@ export interface ClientState {
     loading: boolean;
     error: string | null;
     keyState: KeyState;
+    /** An ATProto account's chat-key proof in its repository, as far as this device published it. */
+    proof?: "published" | "failed";
   };
   connection: ConnectionStatus;
   channels: Channel[];

@@ -1,8 +1,9 @@
 import { useEffect, useState } from "react";
 import { useSnapshot } from "valtio";
 import { Modal } from "../../components/Modal.tsx";
-import { authUi, type BackupChoice } from "../../state/auth.ts";
+import { authState, authUi, type BackupChoice } from "../../state/auth.ts";
 import { completeRegistration, confirmNewKeys, loadUnconfirmedKeys } from "../../state/auth-actions.ts";
+import { AtprotoKeyText } from "./atproto-key-text.ts";
 import { BackupSecretFields, BackupText, backupFromDraft, emptyBackupDraft } from "./BackupSecretFields.tsx";
 import { download, keyImagePng } from "./key-image.ts";
 import { KEYS_FILE, keysFileText } from "./keys-file.ts";
@@ -30,6 +31,7 @@ export const KeysModalText = {
  */
 export function KeysModal({ onSaved, mode = "register" }: { onSaved(): void; mode?: "register" | "new" }) {
   const ui = useSnapshot(authUi);
+  const auth = useSnapshot(authState);
   const keys = mode === "new" ? ui.newKeys : ui.pendingKeys;
   const [copied, setCopied] = useState(false);
   const [backupOn, setBackupOn] = useState(mode === "register");
@@ -81,6 +83,7 @@ export function KeysModal({ onSaved, mode = "register" }: { onSaved(): void; mod
         Save your keys now. This window can be closed only after you saved them: without the private key
         nobody, not even the server, can decrypt your messages.
       </p>
+      {mode === "register" && auth.user?.atproto ? <p>{AtprotoKeyText.firstKeys}</p> : null}
       {mode === "new" ? (
         <p>
           These keys replace your old ones. Your channels were told that your key changed; messages from

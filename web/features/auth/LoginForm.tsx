@@ -1,9 +1,11 @@
 import { type FormEvent, useEffect, useRef, useState } from "react";
 import { useSnapshot } from "valtio";
+import type { AtprotoSignInError } from "../../../core/protocol/atproto-signin.ts";
 import { Spinner } from "../../components/Spinner.tsx";
 import { authState, authUi } from "../../state/auth.ts";
 import { login } from "../../state/auth-forms.ts";
 import { boardTarget, clearResume, readResume } from "../../state/resume.ts";
+import { AtprotoSignInForm } from "./AtprotoSignInForm.tsx";
 import { KeysLostModal, KeysModal, PrivateKeyValidationModal } from "./lazy-modals.tsx";
 import { useSessionCheck } from "./use-session-check.ts";
 
@@ -16,8 +18,8 @@ export function fieldValue(form: HTMLFormElement, name: string): string {
 /** Said on /login after a session ended (expired, revoked, or signed out on another device). */
 export const SESSION_ENDED_TEXT = "Your session ended. Sign in again to continue where you left off.";
 
-/** The /login island (spec §2.3). */
-export function LoginForm() {
+/** The /login island (spec §2.3); `atprotoError`: why a sign-in with ATProto sent without script was refused. */
+export function LoginForm({ atprotoError = null }: { atprotoError?: AtprotoSignInError | null }) {
   const auth = useSnapshot(authState);
   const ui = useSnapshot(authUi);
   const phase = useSessionCheck();
@@ -80,55 +82,60 @@ export function LoginForm() {
   return (
     // method=post: a submit before the script loads never puts the password in a URL (the server
     // answers it with this page again).
-    <form ref={form} className="auth-form" method="post" action="/login" onSubmit={submit} noValidate>
-      <noscript>
-        <p className="error-banner">
-          wsync signs you in inside this browser, where your keys live: it needs JavaScript.
+    <>
+      <form ref={form} className="auth-form" method="post" action="/login" onSubmit={submit} noValidate>
+        <noscript>
+          <p className="error-banner">
+            wsync signs you in inside this browser, where your keys live: it needs JavaScript.
+          </p>
+        </noscript>
+        {notice ? (
+          <p className="notice-banner" role="status">
+            {notice}
+          </p>
+        ) : null}
+        {auth.error ? (
+          <div className="error-banner" role="alert">
+            {auth.error}
+          </div>
+        ) : null}
+        <label className="field">
+          <span>Email or Handle</span>
+          <input
+            name="identifier"
+            autoComplete="username"
+            required
+            aria-invalid={ui.fieldErrors.identifier ? true : undefined}
+            onChange={() => {
+              authUi.fieldErrors = { ...authUi.fieldErrors, identifier: "" };
+            }}
+          />
+          {ui.fieldErrors.identifier ? (
+            <span className="field-error">{ui.fieldErrors.identifier}</span>
+          ) : null}
+        </label>
+        <label className="field">
+          <span>Password</span>
+          <input
+            name="password"
+            type="password"
+            autoComplete="current-password"
+            required
+            aria-invalid={ui.fieldErrors.password ? true : undefined}
+            onChange={() => {
+              authUi.fieldErrors = { ...authUi.fieldErrors, password: "" };
+            }}
+          />
+          {ui.fieldErrors.password ? <span className="field-error">{ui.fieldErrors.password}</span> : null}
+        </label>
+        <button type="submit" className="primary" disabled={auth.loading}>
+          {auth.loading ? "Connecting..." : "Enter"}
+        </button>
+        <p className="switch">
+          Don't have an account? <a href="/register">Register here</a>
         </p>
-      </noscript>
-      {notice ? (
-        <p className="notice-banner" role="status">
-          {notice}
-        </p>
-      ) : null}
-      {auth.error ? (
-        <div className="error-banner" role="alert">
-          {auth.error}
-        </div>
-      ) : null}
-      <label className="field">
-        <span>Email or Handle</span>
-        <input
-          name="identifier"
-          autoComplete="username"
-          required
-          aria-invalid={ui.fieldErrors.identifier ? true : undefined}
-          onChange={() => {
-            authUi.fieldErrors = { ...authUi.fieldErrors, identifier: "" };
-          }}
-        />
-        {ui.fieldErrors.identifier ? <span className="field-error">{ui.fieldErrors.identifier}</span> : null}
-      </label>
-      <label className="field">
-        <span>Password</span>
-        <input
-          name="password"
-          type="password"
-          autoComplete="current-password"
-          required
-          aria-invalid={ui.fieldErrors.password ? true : undefined}
-          onChange={() => {
-            authUi.fieldErrors = { ...authUi.fieldErrors, password: "" };
-          }}
-        />
-        {ui.fieldErrors.password ? <span className="field-error">{ui.fieldErrors.password}</span> : null}
-      </label>
-      <button type="submit" className="primary" disabled={auth.loading}>
-        {auth.loading ? "Connecting..." : "Enter"}
-      </button>
-      <p className="switch">
-        Don't have an account? <a href="/register">Register here</a>
-      </p>
-    </form>
+      </form>
+      <AtprotoSignInForm error={atprotoError} />
+    </>
   );
 }

@@ -7,11 +7,12 @@ import { lazyPart } from "../../components/lazy-part.tsx";
 import { Modal } from "../../components/Modal.tsx";
 import { Spinner } from "../../components/Spinner.tsx";
 import { toast } from "../../components/toast.ts";
-import { authUi } from "../../state/auth.ts";
+import { authState, authUi } from "../../state/auth.ts";
 import { makeNewKeys } from "../../state/auth-actions.ts";
 import { backupStatus } from "../../state/backup-status.ts";
 import { loadClient } from "../../state/engine.ts";
 import { boardTarget } from "../../state/resume.ts";
+import { AtprotoKeyText } from "./atproto-key-text.ts";
 import { backupTime } from "./BackupSecretFields.tsx";
 import { KeyImageField, KeyTextForm } from "./KeyInput.tsx";
 import { KeysModal } from "./KeysModal.tsx";
@@ -66,6 +67,7 @@ const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
  */
 export function PrivateKeyValidationModal() {
   const ui = useSnapshot(authUi);
+  const atproto = useSnapshot(authState).user?.atproto === true;
   const [tab, setTab] = useState<Tab>("text");
   const [backup, setBackup] = useState<BackupStatus | undefined>(undefined);
   const [secret, setSecret] = useState("");
@@ -170,6 +172,7 @@ export function PrivateKeyValidationModal() {
   return (
     <Modal title="Private Key Validation" labelledBy="pkv-title">
       <p>{T.intro}</p>
+      {atproto ? <p>{AtprotoKeyText.newDevice}</p> : null}
       <div className="tabs" role="tablist">
         {backup ? tabButton("backup", T.backupTab) : null}
         {tabButton("text", T.textTab)}

@@ -1,6 +1,7 @@
 import { Outlet } from "@tanstack/react-router";
 import { useEffect, useState } from "react";
 import { useSnapshot } from "valtio";
+import { AtprotoSignIn } from "../../../core/protocol/atproto-signin.ts";
 import { ApiError } from "../../../core/protocol/runtime.ts";
 import { AppToasts } from "../../components/AppToasts.tsx";
 import { retryFailedParts } from "../../components/lazy-part.tsx";
@@ -22,7 +23,16 @@ export function SyncRoot() {
   const ui = useSnapshot(authUi);
   const [checked, setChecked] = useState(false);
   useEffect(() => {
-    if (!hasStoredAuth()) {
+    // Just back from "Sign in with ATProto": the server set the session's cookie, nothing is stored
+    // yet (docs/atproto.md). The mark leaves the address at once.
+    const [param, value] = AtprotoSignIn.landingParam;
+    const url = new URL(window.location.href);
+    const fromCookie = url.searchParams.get(param) === value;
+    if (fromCookie) {
+      url.searchParams.delete(param);
+      window.history.replaceState(window.history.state, "", `${url.pathname}${url.search}${url.hash}`);
+    }
+    if (!hasStoredAuth() && !fromCookie) {
       // An invite link opened signed out is joined after sign-in (web/state/resume.ts).
       rememberJoin(window.location);
       window.location.replace("/login");
@@ -64,8 +74,13 @@ export function SyncRoot() {
         offSession();
       };
       return client
-        .restore()
-        .then(() => {
+        .restore({ fromCookie })
+        .then((restored) => {
+          // Nothing to take up (a page that keeps no cookie session, outside a secure context): sign in.
+          if (!restored && fromCookie && !hasStoredAuth()) {
+            window.location.replace("/login");
+            return;
+          }
           setChecked(true);
           if (client.state.auth.keyState === "ready") client.connect();
         })

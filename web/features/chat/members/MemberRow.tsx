@@ -3,6 +3,7 @@ import { type Snapshot, useSnapshot } from "valtio";
 import { handleWithoutSuffix } from "../../../../core/client/view/display.ts";
 import { SecurityText } from "../../../../core/client/view/security-text.ts";
 import type { Member } from "../../../../core/protocol/runtime.ts";
+import { AtprotoBadge } from "../../../components/AtprotoBadge.tsx";
 import { toast } from "../../../components/toast.ts";
 import { kickMember } from "../../../state/channel-actions.ts";
 import { openConversation } from "../../../state/direct.ts";
@@ -149,6 +150,7 @@ export function MemberRow({
           title={connected ? (m.online ? "online" : "offline") : "unknown while you are offline"}
         />
         {handleWithoutSuffix(m.handle)}
+        {m.atproto ? <AtprotoBadge /> : null}
         {m.did === me ? <small> (you)</small> : null}
         {m.isOwner ? <span className="op">OP</span> : null}
         {warned ? (

@@ -10,6 +10,7 @@ import {
 } from "../../../../core/client/view/display.ts";
 import type { TimelineItem } from "../../../../core/client/view/state.ts";
 import { FORWARD_SECRECY_TEXT } from "../../../../core/crypto/errors.ts";
+import { AtprotoBadge } from "../../../components/AtprotoBadge.tsx";
 import { lazyPart } from "../../../components/lazy-part.tsx";
 import { Modal } from "../../../components/Modal.tsx";
 import { toast } from "../../../components/toast.ts";
@@ -236,7 +237,13 @@ export function MessageRow({
   presented?: PresentedItem;
   channelId?: string;
 }) {
-  const me = useSnapshot(engineState).auth.user?.did;
+  const snap = useSnapshot(engineState);
+  const me = snap.auth.user?.did;
+  // The badge of an ATProto account (Member.atproto), from the channel's member list.
+  const atproto =
+    !!channelId &&
+    !!i.author.did &&
+    !!snap.open[channelId]?.members.some((m) => m.did === i.author.did && m.atproto);
   const text = presented ? presented.text : i.text;
   // The engine already clears `verified` for such notes; the row does not rely on it.
   const verified = i.verified && !hasWarningNote(i.notes);
@@ -266,6 +273,7 @@ export function MessageRow({
           {handleWithoutSuffix(i.author.handle)}
         </b>
       )}
+      {atproto ? <AtprotoBadge /> : null}
       <span className={`mark${verified ? " ok" : ""}`} title={verified ? "verified" : "unverified"}>
         {mark}
       </span>
