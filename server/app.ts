@@ -464,6 +464,7 @@ export function createApp(deps: AppDeps) {
       publicUrl: () => deps.config.publicUrl,
       dataDir: deps.config.dataDir,
       clock: deps.clock ?? systemClock,
+      addressOf: (request, server) => addressOf(request, server as AddressSource | null),
       ...(deps.atprotoLock ? { lock: deps.atprotoLock } : {}),
     });
   const pageContext = { handleSuffix: deps.config.handleSuffix, weather: () => s.weather.get() };

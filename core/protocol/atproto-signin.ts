@@ -18,4 +18,4 @@ export const AtprotoSignIn = {
 
 /** The refusals the /login form shows by code (a code, never the server's message, goes in the URL). */
 export const AtprotoSignInErrors = ["invalid", "not-found", "unavailable", "limited", "insecure"] as const;
-export type AtprotoSignInError = (typeof AtprotoSignInErrors)[number];
+export type AtprotoSignInErrorCode = (typeof AtprotoSignInErrors)[number];

@@ -36,11 +36,17 @@ export function cliRedirect(cli: CliRequest, params: Record<string, string>): Re
 export function mountAtprotoCli(
   app: Elysia,
   s: Services,
-  d: { service: () => Promise<AtprotoService>; clock: Clock },
+  d: {
+    service: () => Promise<AtprotoService>;
+    clock: Clock;
+    /** The per-address limit on sign-in starts (routes.ts). */
+    limitStart: (request: Request, server: unknown) => void | Promise<void>;
+  },
 ): { codes: CliCodes } {
   const codes = new CliCodes(s.storage.atproto, d.clock);
-  app.post(AtprotoCliPaths.start, async ({ request, set }) => {
+  app.post(AtprotoCliPaths.start, async ({ request, set, server }) => {
     set.headers["cache-control"] = "no-store";
+    await d.limitStart(request, server);
     return (await d.service()).loginForCli(await jsonBody(request));
   });
   app.post(AtprotoCliPaths.exchange, async ({ request, set }) => {

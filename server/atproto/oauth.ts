@@ -11,6 +11,7 @@ import {
 import type { AtprotoStore } from "../storage/types.ts";
 import type { Clock } from "../util/clock.ts";
 import { type AtprotoConfig, isLoopbackUrl } from "./config.ts";
+import { publicHandleResolver } from "./handle-resolver.ts";
 
 /** Paths wsync serves for the OAuth client (docs/atproto.md). */
 export const CLIENT_METADATA_PATH = "/oauth/client-metadata.json";
@@ -132,7 +133,8 @@ export async function createOAuthClient(d: OAuthClientDeps): Promise<NodeOAuthCl
     // http PDSes and authorization servers only while wsync itself is on loopback (development).
     allowHttp: loopback,
     plcDirectoryUrl: d.config.plcUrl,
-    ...(d.config.handleResolver ? { handleResolver: d.config.handleResolver } : {}),
+    // An XRPC resolver when configured; otherwise DNS and /.well-known, guarded for Bun (handle-resolver.ts).
+    handleResolver: d.config.handleResolver ?? publicHandleResolver(),
     ...(d.lock ? { requestLock: d.lock } : {}),
   });
 }

@@ -1,6 +1,6 @@
 import { type NodeOAuthClient, type RuntimeLock, requestLocalLock } from "@atproto/oauth-client-node";
 import type { Elysia } from "elysia";
-import { AtprotoSignIn, type AtprotoSignInError } from "../../core/protocol/atproto-signin.ts";
+import { AtprotoSignIn, type AtprotoSignInErrorCode } from "../../core/protocol/atproto-signin.ts";
 import { ApiError } from "../../core/protocol/index.ts";
 import { refreshCookie } from "../http/session-cookie.ts";
 import type { Services } from "../services/services.ts";
@@ -26,6 +26,8 @@ export interface AtprotoRouteDeps {
   dataDir: string;
   clock: Clock;
   lock?: RuntimeLock;
+  /** The client's address as the rest of the API sees it (behind a trusted proxy, the forwarded one). */
+  addressOf: (request: Request, server: unknown) => string | null;
 }
 
 const escapeHtml = (text: string) => text.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -41,7 +43,7 @@ const html = (status: number, text: string) =>
   );
 
 /** The /login form's code for a refusal of the sign-in request (texts in AtprotoSignInForm.tsx). */
-function formErrorCode(e: ApiError): AtprotoSignInError {
+function formErrorCode(e: ApiError): AtprotoSignInErrorCode {
   if (e.code === "RateLimited") return "limited";
   if (e.code === "NotFound") return "not-found";
   if (e.code === "InvalidRequest") return /not https/.test(e.message) ? "insecure" : "invalid";
@@ -96,17 +98,22 @@ export function mountAtproto(
     const svc = await service();
     return Response.json(svc.jwks());
   });
-  app.post(LOGIN_PATH, async ({ body, set }) => {
+  // Each start resolves a handle and reaches a PDS: limited per client address ("signin").
+  const limitStart = (request: Request, server: unknown) =>
+    s.limits.check(`addr:${d.addressOf(request, server) ?? "unknown"}`, "signin");
+  app.post(LOGIN_PATH, async ({ body, set, request, server }) => {
     set.headers["cache-control"] = "no-store";
+    await limitStart(request, server);
     return (await service()).login(body);
   });
-  const { codes } = mountAtprotoCli(app, s, { service, clock: d.clock });
+  const { codes } = mountAtprotoCli(app, s, { service, clock: d.clock, limitStart });
   // The /login form sent before its script ran (web/features/auth/AtprotoSignInForm.tsx): on to the
   // PDS, or back to /login with the refusal's code (never the handle or a message in the address).
-  app.post(AtprotoSignIn.formPath, async ({ body }) => {
+  app.post(AtprotoSignIn.formPath, async ({ body, request, server }) => {
     const handle = (body as { handle?: unknown } | null)?.handle;
     let url: string;
     try {
+      await limitStart(request, server);
       url = (await (await service()).login({ handle: typeof handle === "string" ? handle : "" })).url;
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;

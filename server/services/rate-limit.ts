@@ -19,7 +19,8 @@ export type WriteKind =
   | "upload"
   | "chunk"
   | "atproto"
-  | "proof";
+  | "proof"
+  | "signin";
 
 /** A token bucket: up to `burst` at once, refilled at `perMinute`. */
 export interface Rate {
@@ -67,6 +68,11 @@ export const DEFAULT_RATES: Record<WriteKind, Rate> = {
   atproto: { burst: 200, perMinute: 120 },
   /** publishing or removing one's chat-key proof in one's ATProto repository (a key change is rarer) */
   proof: { burst: 10, perMinute: 2 },
+  /**
+   * Starting a sign-in with ATProto, per client address (no account yet): each start makes the
+   * server resolve a handle and reach a PDS, so a script must not make it a request amplifier.
+   */
+  signin: { burst: 20, perMinute: 10 },
 };
 
 /** Channels one user may own (created, or inherited as longest-standing member) at once. */

@@ -3,7 +3,7 @@ import type { ReactNode } from "react";
 import { renderToReadableStream } from "react-dom/server";
 import {
   AtprotoSignIn,
-  type AtprotoSignInError,
+  type AtprotoSignInErrorCode,
   AtprotoSignInErrors,
 } from "../../core/protocol/atproto-signin.ts";
 import type { Weather } from "../../core/protocol/index.ts";
@@ -208,10 +208,10 @@ async function renderOnce(url: URL, ctx: PageContext): Promise<RenderedPage> {
 }
 
 /** The known refusal code of /login?atproto=CODE, or null (anything else is ignored). */
-function atprotoErrorOf(url: URL): AtprotoSignInError | null {
+function atprotoErrorOf(url: URL): AtprotoSignInErrorCode | null {
   const code = url.searchParams.get(AtprotoSignIn.errorParam);
   return (AtprotoSignInErrors as readonly string[]).includes(code ?? "")
-    ? (code as AtprotoSignInError)
+    ? (code as AtprotoSignInErrorCode)
     : null;
 }
 

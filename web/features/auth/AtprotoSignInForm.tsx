@@ -1,5 +1,5 @@
 import { type FormEvent, useState } from "react";
-import { AtprotoSignIn, type AtprotoSignInError } from "../../../core/protocol/atproto-signin.ts";
+import { AtprotoSignIn, type AtprotoSignInErrorCode } from "../../../core/protocol/atproto-signin.ts";
 import { hasStoredAuth } from "../../state/browser-store.ts";
 
 /** The texts of "Sign in with ATProto" on /login (spec §2.3, docs/atproto.md). */
@@ -18,11 +18,11 @@ export const AtprotoSignInText = {
     unavailable: "The handle's server (PDS) did not answer the sign-in. Try again in a moment.",
     limited: "Too many sign-in attempts. Try again in a minute.",
     insecure: "That handle's server (PDS) is not on https: wsync will not sign in through it.",
-  } satisfies Record<AtprotoSignInError, string>,
+  } satisfies Record<AtprotoSignInErrorCode, string>,
 } as const;
 
 /** The form's refusal for an answer of POST /api/atproto/login (the same codes the no-script path uses). */
-export function atprotoErrorOf(status: number, message: string): AtprotoSignInError {
+export function atprotoErrorOf(status: number, message: string): AtprotoSignInErrorCode {
   if (status === 429) return "limited";
   if (status === 404) return "not-found";
   if (status === 422) return /not https/.test(message) ? "insecure" : "invalid";
@@ -35,7 +35,7 @@ export function atprotoErrorOf(status: number, message: string): AtprotoSignInEr
  * form posts to /login/atproto, which redirects to the same URL or back here with `?atproto=CODE`
  * (`error`, rendered on the server).
  */
-export function AtprotoSignInForm({ error }: { error?: AtprotoSignInError | null }) {
+export function AtprotoSignInForm({ error }: { error?: AtprotoSignInErrorCode | null }) {
   const [shown, setShown] = useState<string | null>(error ? AtprotoSignInText.errors[error] : null);
   const [busy, setBusy] = useState(false);
 

@@ -1,6 +1,6 @@
 import { type FormEvent, useEffect, useRef, useState } from "react";
 import { useSnapshot } from "valtio";
-import type { AtprotoSignInError } from "../../../core/protocol/atproto-signin.ts";
+import type { AtprotoSignInErrorCode } from "../../../core/protocol/atproto-signin.ts";
 import { Spinner } from "../../components/Spinner.tsx";
 import { authState, authUi } from "../../state/auth.ts";
 import { login } from "../../state/auth-forms.ts";
@@ -19,7 +19,7 @@ export function fieldValue(form: HTMLFormElement, name: string): string {
 export const SESSION_ENDED_TEXT = "Your session ended. Sign in again to continue where you left off.";
 
 /** The /login island (spec §2.3); `atprotoError`: why a sign-in with ATProto sent without script was refused. */
-export function LoginForm({ atprotoError = null }: { atprotoError?: AtprotoSignInError | null }) {
+export function LoginForm({ atprotoError = null }: { atprotoError?: AtprotoSignInErrorCode | null }) {
   const auth = useSnapshot(authState);
   const ui = useSnapshot(authUi);
   const phase = useSessionCheck();
