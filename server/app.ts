@@ -147,6 +147,7 @@ export function createServices(deps: AppDeps): Services {
   const services: Services = {
     config: deps.config,
     storage: deps.storage,
+    beforeAccountDeletion: [],
     accountWatch: new AccountWatch(() => services),
     retention: new RetentionSweep({ store: deps.storage.retention, clock, config: deps.config, logger }),
     bots,

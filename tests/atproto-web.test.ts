@@ -372,6 +372,52 @@ describe.if(!why)("Sign in with ATProto on the web (offline PDS fixture)", () =>
     expect(left).toEqual([]);
     await context.close();
   }, 180_000);
+
+  test("alice deletes her account with her handle (she has no wsync password): her proof leaves her repository and the server gives up her PDS tokens", async () => {
+    if (!srv || !fixture || !aliceKey) throw new Error("the sign-in test did not pass");
+    const alice = fixture.account("alice");
+    const recordOf = async () => {
+      const res = await fetch(
+        `${fixture?.pdsUrl}/xrpc/com.atproto.repo.getRecord?${new URLSearchParams({ repo: alice.did, collection: CHAT_KEY_NSID, rkey: new URL(srv?.url ?? "").host })}`,
+      );
+      return res.ok ? ((await res.json()) as { value: { publicKey: string } }).value : null;
+    };
+    // Signed in again a moment ago (the fresh sign-in deletion asks for), with new keys published.
+    const { context, page } = await profile();
+    await startOnLogin(page, srv.url, "alice.test");
+    await signInAtPds(page, alice.password);
+    await page.getByRole("button", { name: "I lost my key: make new keys" }).click();
+    await page.getByRole("button", { name: "Make new keys" }).click();
+    await page.getByText("Your New Encryption Keys").waitFor();
+    const newKey = await page.inputValue('[data-testid="public-key"]');
+    await saveKeysAndEnter(page);
+    for (let i = 0; i < 300 && (await recordOf())?.publicKey !== newKey; i++) await Bun.sleep(100);
+    expect((await recordOf())?.publicKey).toBe(newKey);
+    expect(await srv.storage.atproto.get("session", alice.did, Date.now())).not.toBeNull();
+
+    await openChannel(page, "atweb");
+    const info = page.locator('[data-testid="info-panel"]');
+    await info.getByRole("button", { name: "DELETE_ACCOUNT" }).click();
+    await page
+      .getByRole("dialog", { name: "Delete your account?" })
+      .getByRole("button", { name: "Continue" })
+      .click();
+    const confirm = page.getByRole("dialog", { name: "Delete your account for good" });
+    // No password field: the handle is typed instead; another handle is refused and changes nothing.
+    expect(await confirm.getByLabel("Password").count()).toBe(0);
+    await confirm.getByLabel("Handle").fill("someone.test");
+    await confirm.getByRole("button", { name: "Delete my account" }).click();
+    await confirm.getByRole("alert").getByText("Type this account's handle to delete it").waitFor();
+    expect((await srv.storage.accounts.byDid(alice.did))?.deletedAt ?? null).toBeNull();
+    await confirm.getByLabel("Handle").fill("alice.test");
+    await confirm.getByRole("button", { name: "Delete my account" }).click();
+    await page.waitForURL(/\/login/);
+    expect((await srv.storage.accounts.byDid(alice.did))?.deletedAt).toBeGreaterThan(0);
+    expect(await recordOf()).toBeNull();
+    // The tokens the server held for her PDS are revoked and forgotten.
+    expect(await srv.storage.atproto.get("session", alice.did, Date.now())).toBeNull();
+    await context.close();
+  }, 180_000);
 });
 
 if (why)

@@ -4,7 +4,7 @@ import { type GlobalOptions, sessionClient } from "../context.ts";
 import { CliError, ExitCode, usageError } from "../errors.ts";
 import { forgetKeyCopy } from "../key-custody.ts";
 import { forgetPasswordCheck } from "../password-check.ts";
-import { confirm, interactive, io, password } from "../prompt.ts";
+import { ask, confirm, interactive, io, password } from "../prompt.ts";
 import { deleteSearchIndex, searchIndexPath } from "../search-index.ts";
 
 interface AccountOpts extends GlobalOptions {
@@ -44,10 +44,16 @@ export function registerAccountCommands(program: Command): void {
         if (!(await confirm(`Delete ${handle}?`)))
           throw new CliError("Cancelled: nothing was changed", ExitCode.other);
       }
-      const secret = await password({ passwordStdin: o.passwordStdin });
+      // An account signed in with ATProto has no wsync password: its handle confirms (typed on a
+      // terminal; --yes stands for it), and the server wants a sign-in with ATProto from the last 10
+      // minutes (`wsync login --atproto HANDLE`).
+      const atproto = client.state.auth.user?.atproto === true;
+      const confirmation = atproto
+        ? { handle: o.yes ? handle : (await ask(`Type ${handle} to delete it: `)).trim() }
+        : { password: await password({ passwordStdin: o.passwordStdin }) };
       let result: { channels: number; messages: number };
       try {
-        result = await client.api.call("accountDelete", { password: secret });
+        result = await client.api.call("accountDelete", confirmation);
       } catch (e) {
         if (e instanceof ApiError && e.code === "Forbidden") throw new CliError(e.message, ExitCode.auth);
         throw e;

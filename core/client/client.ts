@@ -404,12 +404,15 @@ export class WsyncClient {
   }
 
   /**
-   * Deletes this account on the server, checked by its password (docs/protocol-extensions.md "Account
+   * Deletes this account on the server, checked by its password, or for an account signed in with
+   * ATProto by its handle typed and a fresh ATProto sign-in (docs/protocol-extensions.md "Account
    * deletion"; what `wsync account delete` and the operator's `wsync admin delete` do), then signs this
    * device out (its keys go). A wrong password is an ApiError `Forbidden` and changes nothing.
    */
-  async deleteAccount(password: string): Promise<{ channels: number; messages: number }> {
-    const r = await this.api.call("accountDelete", { password });
+  async deleteAccount(
+    confirm: { password: string } | { handle: string },
+  ): Promise<{ channels: number; messages: number }> {
+    const r = await this.api.call("accountDelete", confirm);
     await this.logout().catch(() => undefined);
     return { channels: r.channels, messages: r.messages };
   }

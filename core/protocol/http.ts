@@ -130,8 +130,13 @@ export const Routes = {
   }),
   accountDelete: route({
     ...RouteMeta.accountDelete,
+    // A local account confirms with its password; an account signed in with ATProto (which has no
+    // wsync password) with its handle, from a session its ATProto sign-in made minutes ago.
     body: Type.Object(
-      { password: Type.String({ minLength: 1, maxLength: Limits.passwordMaxLength }) },
+      {
+        password: Type.Optional(Type.String({ minLength: 1, maxLength: Limits.passwordMaxLength })),
+        handle: Type.Optional(Type.String({ minLength: 1, maxLength: 253 })),
+      },
       strict,
     ),
     response: Type.Object({

@@ -110,6 +110,26 @@ export class KeyProofService {
     });
     return {};
   }
+
+  /**
+   * Before the account of `did` is deleted by its owner (Services.beforeAccountDeletion): its proof
+   * leaves its repository, and the PDS's tokens this server holds for it are revoked (the library's
+   * signOut), so nothing of the deleted account can still write there. Best effort: a PDS that cannot
+   * be reached does not keep anyone from deleting their account.
+   */
+  async removeFor(did: string): Promise<void> {
+    if (!(await this.s.storage.atproto.byDid(did))) return;
+    const session = await this.session(did);
+    try {
+      await this.xrpc(session, "com.atproto.repo.deleteRecord", {
+        repo: did,
+        collection: CHAT_KEY_NSID,
+        rkey: chatKeyRkey(this.d.publicUrl()),
+      });
+    } finally {
+      await session.signOut();
+    }
+  }
 }
 
 export function mountKeyProof(app: Elysia, svc: KeyProofService): void {

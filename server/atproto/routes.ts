@@ -92,7 +92,9 @@ export function mountAtproto(
     });
     return made;
   };
-  mountKeyProof(app, new KeyProofService(s, { client, publicUrl: d.publicUrl }));
+  const keyProofs = new KeyProofService(s, { client, publicUrl: d.publicUrl });
+  mountKeyProof(app, keyProofs);
+  s.beforeAccountDeletion.push((did) => keyProofs.removeFor(did));
   app.get(CLIENT_METADATA_PATH, () => Response.json(clientMetadata(d.publicUrl())));
   app.get(JWKS_PATH, async () => {
     const svc = await service();

@@ -76,6 +76,14 @@ export async function deleteAccount(
   return report;
 }
 
+/** How recent an ATProto account's sign-in must be for it to delete itself. */
+export const ATPROTO_FRESH_SIGNIN_MS = 10 * 60 * 1000;
+
+export const AccountDeletionText = {
+  atprotoSignInAgain:
+    "Sign in with ATProto again to delete this account: it needs a sign-in from the last 10 minutes",
+} as const;
+
 /**
  * `POST /auth/account/delete` (`wsync account delete`, the web's settings): the caller's own account,
  * with its password (a stolen access token alone cannot delete anyone), as `wsync admin delete` does.
@@ -88,9 +96,26 @@ export async function selfDelete(
 ): Promise<{ success: true; channels: number; messages: number }> {
   const account = await s.storage.accounts.byDid(ctx.did);
   if (!account || account.deletedAt != null) throw new ApiError("Unauthorized", "Session is no longer valid");
-  // Forbidden rather than InvalidCredentials: a 401 would send the client to refresh its token.
-  if (!(await verifyPassword(body.password, account.passwordHash)))
-    throw new ApiError("Forbidden", "That is not this account's password");
+  if (await s.storage.atproto.byDid(ctx.did)) {
+    // No wsync password exists: the handle typed, and a fresh sign-in at the PDS (this session was
+    // made by one within ATPROTO_FRESH_SIGNIN_MS), stand for it.
+    if (body.handle !== account.handle)
+      throw new ApiError("Forbidden", "Type this account's handle to delete it");
+    const session = await s.storage.sessions.get(ctx.sessionId);
+    if (!session || s.clock.now() - session.createdAt > ATPROTO_FRESH_SIGNIN_MS)
+      throw new ApiError("Forbidden", AccountDeletionText.atprotoSignInAgain);
+  } else {
+    if (body.password === undefined) throw new ApiError("InvalidRequest", "password: required");
+    // Forbidden rather than InvalidCredentials: a 401 would send the client to refresh its token.
+    if (!(await verifyPassword(body.password, account.passwordHash)))
+      throw new ApiError("Forbidden", "That is not this account's password");
+  }
+  // What other parts undo first, while the account still exists (its ATProto key proof).
+  for (const hook of s.beforeAccountDeletion) {
+    await hook(ctx.did).catch((e: unknown) =>
+      s.logger.warn("before account deletion: a step failed", { did: ctx.did, error: (e as Error).message }),
+    );
+  }
   const report = await deleteAccount(s.storage, ctx.did, s.clock.now());
   s.logger.info("account deleted by its owner", { did: ctx.did, channels: report?.channels ?? 0 });
   await s.accountWatch.tick();

@@ -56,4 +56,9 @@ export interface Services {
   metrics: Metrics;
   /** Encrypted files (server/blobs/). */
   blobs: BlobService;
+  /**
+   * Steps other parts take before an account is deleted by its owner, while it still exists (the
+   * ATProto key proof's removal from the user's repository). Each is best effort: a failure is logged.
+   */
+  beforeAccountDeletion: ((did: string) => Promise<void>)[];
 }

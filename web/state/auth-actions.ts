@@ -89,9 +89,11 @@ export async function confirmNewKeys(backup?: BackupChoice): Promise<boolean> {
  * Self-service account deletion (the same server route as `wsync account delete`): the account and
  * its data go on the server, then this browser forgets it as a logout does.
  */
-export async function deleteAccount(password: string): Promise<{ channels: number; messages: number }> {
+export async function deleteAccount(
+  confirm: { password: string } | { handle: string },
+): Promise<{ channels: number; messages: number }> {
   const client = await loadClient();
-  const result = await client.deleteAccount(password);
+  const result = await client.deleteAccount(confirm);
   await logout().catch(() => undefined);
   return result;
 }

@@ -12,7 +12,10 @@ export const DeleteAccountText = {
   continue: "Continue",
   confirmTitle: "Delete your account for good",
   confirmWhat: (handle: string) => `Type the password of ${handle} to delete it. This is the last question.`,
+  confirmAtproto: (handle: string) =>
+    `Type ${handle} to delete it. This is the last question. An account signed in with ATProto has no wsync password: a sign-in with ATProto from the last 10 minutes stands for it.`,
   password: "Password",
+  handle: "Handle",
   delete: "Delete my account",
   deleting: "Deleting...",
   cancel: "Cancel",
@@ -32,6 +35,9 @@ export function DeleteAccountDialog({
 }) {
   const auth = useSnapshot(authState);
   const handle = handleWithoutSuffix(auth.user?.handle ?? "this account");
+  // An ATProto account has no wsync password: its handle is typed instead (the server also wants a
+  // fresh ATProto sign-in).
+  const atproto = auth.user?.atproto === true;
   const [step, setStep] = useState<"ask" | "confirm">("ask");
   const [password, setPassword] = useState("");
   const [busy, setBusy] = useState(false);
@@ -60,7 +66,7 @@ export function DeleteAccountDialog({
     setBusy(true);
     setError(null);
     try {
-      await deleteAccount(password);
+      await deleteAccount(atproto ? { handle: password.trim() } : { password });
       onDeleted();
     } catch (err) {
       setError(err instanceof Error && err.message ? err.message : String(err));
@@ -75,13 +81,13 @@ export function DeleteAccountDialog({
       portal
     >
       <form onSubmit={submit}>
-        <p id="delete-account-confirm">{T.confirmWhat(handle)}</p>
+        <p id="delete-account-confirm">{atproto ? T.confirmAtproto(handle) : T.confirmWhat(handle)}</p>
         <label>
-          {T.password}
+          {atproto ? T.handle : T.password}
           <input
-            type="password"
-            name="delete-password"
-            autoComplete="current-password"
+            type={atproto ? "text" : "password"}
+            name={atproto ? "delete-handle" : "delete-password"}
+            autoComplete={atproto ? "off" : "current-password"}
             value={password}
             onChange={(e) => setPassword(e.target.value)}
             data-autofocus
