@@ -8,7 +8,7 @@ import { clearSelection, fetchChannels, selectChannel } from "../../state/channe
 import { engineState, loadClient } from "../../state/engine.ts";
 import { takeResume } from "../../state/resume.ts";
 import { uiState } from "../../state/ui.ts";
-import { KeyNag } from "../keys/KeyNag.tsx";
+import { KeyNag, ProofNag } from "../keys/KeyNag.tsx";
 import { TerminalView } from "../terminal/TerminalView.tsx";
 import { useBoardKeys } from "./board-keys.ts";
 import { ChannelSidebar } from "./ChannelSidebar.tsx";
@@ -147,7 +147,7 @@ export function Board() {
       data-key-custody={keyCustody ?? "checking"}
     >
       {mobile ? <MobileChrome /> : null}
-      {keyCustody === "unsecured" ? <KeyNag /> : null}
+      {keyCustody === "unsecured" ? <KeyNag /> : s.auth.proof === "failed" ? <ProofNag /> : null}
       <div className="board-body">
         <ChannelSidebar mobile={mobile} />
         <main className="board-main">

@@ -73,3 +73,38 @@ export function KeyNag() {
     </section>
   );
 }
+
+export const ProofNagText = {
+  lead: "Your key proof is not in your ATProto repository.",
+  why: "wsync could not publish it there, so the people you talk to cannot confirm your key by it. It is tried again each time you open wsync; if your PDS no longer allows it, sign in with ATProto again.",
+  later: "Not now",
+} as const;
+
+/**
+ * The board's note when this ATProto account's key proof could not be published (state.auth.proof
+ * "failed", docs/atproto.md): the proof is what lets others confirm the key without the server's word.
+ * Shown only while the key reminder above is not (that one matters more); "Not now" for this tab.
+ */
+export function ProofNag() {
+  const key = () => `wsync-proof-nag:${authState.user?.did}`;
+  const [hidden, setHidden] = useState(() => !!sessionStorage.getItem(key()));
+  if (hidden) return null;
+  return (
+    <section ref={measure} className="key-nag" aria-label={ProofNagText.lead} data-testid="proof-nag">
+      <p>
+        <strong>{ProofNagText.lead}</strong> {ProofNagText.why}
+      </p>
+      <div className="actions">
+        <button
+          type="button"
+          onClick={() => {
+            sessionStorage.setItem(key(), "1");
+            setHidden(true);
+          }}
+        >
+          {ProofNagText.later}
+        </button>
+      </div>
+    </section>
+  );
+}
