@@ -18,9 +18,10 @@ import { Limits } from "../../../../core/protocol/limits.ts";
 import { display } from "../../../state/display.ts";
 import { engineState } from "../../../state/engine.ts";
 import { loadMore, markRead, resendMessage } from "../../../state/message.ts";
-import { buildRows, firstUnread, focusable, type ListRow, readUpTo, UNREAD_KEY } from "./list-rows.ts";
+import { firstUnread, focusable, type ListRow, readUpTo, UNREAD_KEY } from "./list-rows.ts";
 import { MessageRow, NoticeRow } from "./MessageRow.tsx";
 import { REVEAL_EVENT, type RevealRequest } from "./reveal.ts";
+import { RowBuilder } from "./row-builder.ts";
 import { EpochRow, MissingRow } from "./SecurityRows.tsx";
 
 type Row = (p: { item: Snapshot<TimelineItem>; onRetry?: (uri: string) => void }) => ReactNode;
@@ -187,36 +188,43 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
     [loaded, items, readAt, me, view?.hasMore],
   );
   // The first unread may be older than what is loaded: more pages are needed to reach it.
-  const unreadNotLoaded =
-    readAt !== null &&
-    readAt > 0 &&
-    !unread &&
-    !!view?.hasMore &&
-    loaded &&
-    (items as readonly Snapshot<TimelineItem>[]).some(
-      (i) => i.kind === "message" && i.seq > readAt + 1 && i.author.did !== me,
-    ) &&
-    !(items as readonly Snapshot<TimelineItem>[]).some((i) => readUpTo(i, readAt));
-
-  const rows = useMemo(
+  const unreadNotLoaded = useMemo(
     () =>
-      loaded
-        ? buildRows(
-            items as readonly Snapshot<TimelineItem>[],
-            me,
-            !!view?.hasMore,
-            unread?.uri ?? null,
-            hideQuiet,
-          )
-        : [],
-    [loaded, items, me, view?.hasMore, unread, hideQuiet],
+      readAt !== null &&
+      readAt > 0 &&
+      !unread &&
+      !!view?.hasMore &&
+      loaded &&
+      (items as readonly Snapshot<TimelineItem>[]).some(
+        (i) => i.kind === "message" && i.seq > readAt + 1 && i.author.did !== me,
+      ) &&
+      !(items as readonly Snapshot<TimelineItem>[]).some((i) => readUpTo(i, readAt)),
+    [readAt, unread, view?.hasMore, loaded, items, me],
   );
+
+  // The rows are kept up to date change by change (row-builder.ts): a send or a page costs the
+  // rows of what changed, not of the whole channel.
+  const builder = useRef<RowBuilder | null>(null);
+  const rows = useMemo(() => {
+    if (!loaded) return [];
+    builder.current ??= new RowBuilder();
+    return builder.current.build(
+      items as readonly Snapshot<TimelineItem>[],
+      me,
+      !!view?.hasMore,
+      unread?.uri ?? null,
+      hideQuiet,
+    );
+  }, [loaded, items, me, view?.hasMore, unread, hideQuiet]);
   const rowsRef = useRef(rows);
   rowsRef.current = rows;
 
   // ---- keyboard: the focused row stays rendered ------------------------------------------------------
   const [activeKey, setActiveKey] = useState<string | null>(null);
-  const activeIndex = activeKey ? rows.findIndex((r) => r.key === activeKey) : -1;
+  const activeIndex = useMemo(
+    () => (activeKey ? rows.findIndex((r) => r.key === activeKey) : -1),
+    [rows, activeKey],
+  );
   const focusKey = useRef<string | null>(null);
 
   // The virtualizer recomputes every row's position when its key function changes (its measurements
@@ -301,7 +309,9 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
     } else {
       // An older page went in above: keep what the reader is looking at in place.
       if (prev.first && first !== prev.first) el.scrollTop += el.scrollHeight - prev.height;
-      const at = list.findIndex((i) => i.uri === prev.last);
+      // Searched from the end: what arrived is there.
+      let at = list.length - 1;
+      while (at >= 0 && (list[at] as Snapshot<TimelineItem>).uri !== prev.last) at--;
       if (at >= 0) setArrived((n) => n + list.length - 1 - at);
     }
     seen.current = { first, last: last?.uri ?? "", height: el.scrollHeight };
@@ -350,7 +360,8 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
 
   // Read while it is on screen: at the bottom of a visible page, the newest record is read (debounced;
   // the server keeps the marker and tells this user's other devices).
-  const newest = loaded ? newestSeq(view as ChannelView) : 0;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the newest seq changes with the items only.
+  const newest = useMemo(() => (loaded ? newestSeq(view as ChannelView) : 0), [loaded, items]);
   const [visible, setVisible] = useState(true);
   useEffect(() => {
     const on = () => setVisible(document.visibilityState === "visible");
