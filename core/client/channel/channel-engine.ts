@@ -51,6 +51,7 @@ import {
   draftOf,
   hasUri,
   type ItemsDraft,
+  indexOfRecord,
   insertIntoView,
   insertItem,
   itemFromRecord,
@@ -283,7 +284,7 @@ export class ChannelEngine {
     const seen = await this.c.keyring.chains.seenState(channelId);
     // The page is placed into a copy of the list that goes back in one assignment (one change to
     // draw, and the list in the view is never changed in place: ChannelView.items).
-    const draft = draftOf(view, true);
+    const draft = draftOf(view);
     for (const d of ordered) this.place(draft, channelId, seen, d.item, d.facts);
     commitDraft(view, draft);
     view.cursor = page.cursor;
@@ -309,7 +310,7 @@ export class ChannelEngine {
     item: TimelineItem,
     facts: MessageFacts | null,
   ): TimelineItem | null {
-    if (hasUri(draft, item.uri)) return null;
+    if (hasUri(draft, item.uri, item.seq)) return null;
     if (!facts) return insertItem(draft, item);
     const checked = checkReplayAndOrder(draft, seen, item, facts);
     // Only a change is written back (one write per page or burst, see ChainStore).
@@ -533,7 +534,7 @@ export class ChannelEngine {
     fillGaps = true,
   ): Promise<TimelineItem | null> {
     const view = this.view(channelId);
-    if (!view || view.items.some((i) => i.uri === record.uri)) return null;
+    if (!view || indexOfRecord(view.items, record.uri, record.seq) >= 0) return null;
     const { item, facts } = await this.decryptRecord(channelId, record, isNew);
     const seen = await this.c.keyring.chains.seenState(channelId);
     const draft = draftOf(view);

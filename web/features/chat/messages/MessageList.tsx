@@ -47,6 +47,9 @@ export const SCROLL_PAGE = Limits.pageMax;
 const ESTIMATE_PX = 26;
 const estimateSize = () => ESTIMATE_PX;
 
+/** A virtualized row's place: the virtualizer moves it (its transform) as rows are measured. */
+const ROW_STYLE: React.CSSProperties = { position: "absolute", top: 0, left: 0, right: 0 };
+
 const INTERACTIVE = "button, a[href], input, textarea, select, [tabindex]";
 
 const toBottom = (el: HTMLElement | null) => {
@@ -218,6 +221,12 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
   }, [loaded, items, me, view?.hasMore, unread, hideQuiet]);
   const rowsRef = useRef(rows);
   rowsRef.current = rows;
+  // Where the "new messages" divider is (-1: none), found once per change of the rows.
+  const unreadRow = useRef(-1);
+  unreadRow.current = useMemo(
+    () => (unread ? rows.findIndex((r) => r.key === UNREAD_KEY) : -1),
+    [rows, unread],
+  );
 
   // ---- keyboard: the focused row stays rendered ------------------------------------------------------
   const [activeKey, setActiveKey] = useState<string | null>(null);
@@ -238,6 +247,10 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
     estimateSize,
     getItemKey,
     overscan: 10,
+    // Positions and the list's height are written to the DOM by the virtualizer: a row measured or
+    // a scroll within the same rows renders nothing (issue 28: each measured row of a page going in
+    // above rendered the list again, inside the scroll event).
+    directDomUpdates: true,
     paddingStart: 8,
     paddingEnd: 8,
     rangeExtractor: (range) => {
@@ -250,6 +263,15 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
       return out;
     },
   });
+
+  // The rows' box is the virtualizer's too (it writes the box's height).
+  const contentRef = useCallback(
+    (el: HTMLDivElement | null) => {
+      content.current = el;
+      virt.containerRef(el);
+    },
+    [virt],
+  );
 
   useLayoutEffect(() => {
     const el = box.current;
@@ -265,8 +287,10 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
   const updateDivider = useCallback(() => {
     const el = box.current;
     if (!el) return;
+    const at = unreadRow.current;
+    // No divider (most of the time): nothing to look up in the page on a scroll.
+    if (at < 0) return setDividerAbove(false);
     const d = el.querySelector<HTMLElement>(`[data-key="${UNREAD_KEY}"]`);
-    const at = rowsRef.current.findIndex((r) => r.key === UNREAD_KEY);
     let above = false;
     if (d) above = d.getBoundingClientRect().bottom < el.getBoundingClientRect().top;
     else if (at >= 0) {
@@ -347,13 +371,21 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
   useLayoutEffect(() => {
     const el = content.current;
     if (!el) return;
-    const quiet = () => {
-      for (const n of el.querySelectorAll<HTMLElement>(INTERACTIVE))
+    const quiet = (root: Element) => {
+      for (const n of root.querySelectorAll<HTMLElement>(INTERACTIVE))
         if (!n.classList.contains("row") && n.tabIndex !== -1) n.tabIndex = -1;
     };
-    quiet();
+    quiet(el);
     if (typeof MutationObserver === "undefined") return;
-    const mo = new MutationObserver(quiet);
+    // Only what was added is looked at (a page of rows going in, not every row on screen again).
+    const mo = new MutationObserver((records) => {
+      for (const r of records)
+        for (const n of r.addedNodes) {
+          if (!(n instanceof HTMLElement)) continue;
+          if (n.matches(INTERACTIVE) && !n.classList.contains("row") && n.tabIndex !== -1) n.tabIndex = -1;
+          quiet(n);
+        }
+    });
     mo.observe(el, { subtree: true, childList: true });
     return () => mo.disconnect();
   }, [sized, loaded]);
@@ -635,18 +667,11 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
   else {
     const shown = virt.getVirtualItems();
     body = (
-      <div ref={content} className="rows" style={{ height: virt.getTotalSize() }}>
+      <div ref={contentRef} className="rows">
         {shown.map((v) => {
           const r = rows[v.index];
-          return r
-            ? wrap(r, v.index, {
-                position: "absolute",
-                top: 0,
-                left: 0,
-                right: 0,
-                transform: `translateY(${v.start}px)`,
-              })
-            : null;
+          // The virtualizer sets each row's transform and the box's height (directDomUpdates).
+          return r ? wrap(r, v.index, ROW_STYLE) : null;
         })}
       </div>
     );

@@ -1,6 +1,6 @@
-import { useEffect, useState } from "react";
+import { useEffect, useState, useSyncExternalStore } from "react";
 import type { Snapshot } from "valtio";
-import { useSnapshot } from "valtio";
+import { subscribe } from "valtio";
 import type { PresentedItem } from "../../../../core/client/channel/rich.ts";
 import {
   authorColor,
@@ -224,6 +224,15 @@ function Actions({ item: i, channelId, mine }: { item: Item; channelId: string; 
   );
 }
 
+/**
+ * The signed-in user's did, watched on the session's part of the state only: a row does not look
+ * at every change of the engine's state (a page of history going in mounts and unmounts dozens of
+ * rows, issue 28).
+ */
+const watchAuth = (cb: () => void) => subscribe(engineState.auth, cb);
+const myDid = () => engineState.auth.user?.did;
+const useMyDid = () => useSyncExternalStore(watchAuth, myDid, myDid);
+
 /** `onRetry`: sends a failed own message again (shown on its ✗ row). */
 export function MessageRow({
   item: i,
@@ -236,7 +245,7 @@ export function MessageRow({
   presented?: PresentedItem;
   channelId?: string;
 }) {
-  const me = useSnapshot(engineState).auth.user?.did;
+  const me = useMyDid();
   const text = presented ? presented.text : i.text;
   // The engine already clears `verified` for such notes; the row does not rely on it.
   const verified = i.verified && !hasWarningNote(i.notes);
