@@ -32,6 +32,23 @@ function rowIndex(groups: readonly ListRow[][], rowCount: number, head: number, 
   return rowCount - c;
 }
 
+/** `list[from, to)` replaced by `next`, in place. */
+function replaceRange<T>(list: T[], from: number, to: number, next: T[]): void {
+  if (next.length === to - from) {
+    for (let k = 0; k < next.length; k++) list[from + k] = next[k] as T;
+    return;
+  }
+  // Spread arguments have a limit: a very large change is copied in pieces.
+  if (next.length <= 10_000) {
+    list.splice(from, to - from, ...next);
+    return;
+  }
+  const tail = list.splice(to);
+  list.length = from;
+  for (const x of next) list.push(x);
+  for (const x of tail) list.push(x);
+}
+
 /** The LOAD_MORE_DATA row (one object: it never changes). */
 const MORE: ListRow = { type: "more", key: "more" };
 
@@ -117,17 +134,17 @@ export class RowBuilder {
       to,
       from > 0 ? (this.dayAfter[from - 1] as string) : "",
     );
-    // Where the rebuilt items' rows were in the old rows.
+    // Where the rebuilt items' rows were in the old rows; the new rows go there (one copy of the
+    // list of rows, which React needs as a new array; the groups are changed in place).
     const wasHead = was.hasMore ? 1 : 0;
     const rowFrom = rowIndex(this.groups, this.rows.length, wasHead, from);
     const rowTo = rowIndex(this.groups, this.rows.length, wasHead, oldTo);
-    const rows = this.head(hasMore).concat(
-      this.rows.slice(wasHead, rowFrom),
-      groups.flat(),
-      this.rows.slice(rowTo),
-    );
-    this.groups = this.groups.slice(0, from).concat(groups, this.groups.slice(oldTo));
-    this.dayAfter = this.dayAfter.slice(0, from).concat(dayAfter, this.dayAfter.slice(oldTo));
+    const rows = this.rows.slice();
+    replaceRange(rows, rowFrom, rowTo, groups.flat());
+    if (was.hasMore && !hasMore) rows.shift();
+    else if (!was.hasMore && hasMore) rows.unshift(MORE);
+    replaceRange(this.groups, from, oldTo, groups);
+    replaceRange(this.dayAfter, from, oldTo, dayAfter);
     // Messages outside the rebuilt ones whose replies, reactions or edits changed: a new row object.
     for (const i of changed) {
       const n = items.lastIndexOf(i as Item);
