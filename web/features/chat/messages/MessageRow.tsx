@@ -1,6 +1,5 @@
-import { useEffect, useState, useSyncExternalStore } from "react";
+import { useEffect, useState } from "react";
 import type { Snapshot } from "valtio";
-import { subscribe } from "valtio";
 import type { PresentedItem } from "../../../../core/client/channel/rich.ts";
 import {
   authorColor,
@@ -15,11 +14,11 @@ import { Modal } from "../../../components/Modal.tsx";
 import { toast } from "../../../components/toast.ts";
 import { compose, toggleReaction } from "../../../state/compose.ts";
 import { openConversation } from "../../../state/direct.ts";
-import { engineState } from "../../../state/engine.ts";
 import { deleteMessage } from "../../../state/message.ts";
 import { Files } from "../files/lazy.tsx";
 import { MessageText } from "./MessageText.tsx";
 import { Deleted, hasWarningNote, Notes } from "./SecurityRows.tsx";
+import { useMyDid } from "./use-user.ts";
 
 type Item = Snapshot<TimelineItem>;
 
@@ -223,15 +222,6 @@ function Actions({ item: i, channelId, mine }: { item: Item; channelId: string; 
     </span>
   );
 }
-
-/**
- * The signed-in user's did, watched on the session's part of the state only: a row does not look
- * at every change of the engine's state (a page of history going in mounts and unmounts dozens of
- * rows, issue 28).
- */
-const watchAuth = (cb: () => void) => subscribe(engineState.auth, cb);
-const myDid = () => engineState.auth.user?.did;
-const useMyDid = () => useSyncExternalStore(watchAuth, myDid, myDid);
 
 /** `onRetry`: sends a failed own message again (shown on its ✗ row). */
 export function MessageRow({
