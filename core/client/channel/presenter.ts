@@ -18,13 +18,13 @@ export class TimelinePresenter {
   private started = false;
   private readonly shown = new Map<TimelineItem, PresentedItem>();
   /** The items a reply can quote (plain messages and replies), by their key. */
-  private readonly quotable = new Map<string, Set<TimelineItem>>();
+  private readonly quotable: Index = new Map();
   /** Every presented item that has a key, by its key. */
-  private readonly keyed = new Map<string, Set<TimelineItem>>();
+  private readonly keyed: Index = new Map();
   /** Edits, reactions and replies by the key of the message they point at. */
-  private readonly editsTo = new Map<string, Set<TimelineItem>>();
-  private readonly reactionsTo = new Map<string, Set<TimelineItem>>();
-  private readonly repliesTo = new Map<string, Set<TimelineItem>>();
+  private readonly editsTo: Index = new Map();
+  private readonly reactionsTo: Index = new Map();
+  private readonly repliesTo: Index = new Map();
   /** Worked out per target on demand, forgotten when its edits or reactions change. */
   private readonly editEnd = new Map<string, { text: string; conflict: boolean } | null>();
   private readonly reactionList = new Map<string, Reaction[]>();
@@ -64,11 +64,11 @@ export class TimelinePresenter {
     for (const k of dirtyTargets) {
       this.editEnd.delete(k);
       this.reactionList.delete(k);
-      for (const i of this.keyed.get(k) ?? []) again.add(i);
+      for (const i of all(this.keyed, k)) again.add(i);
       // A reply shows its target's current text.
       dirtyQuotes.add(k);
     }
-    for (const k of dirtyQuotes) for (const i of this.repliesTo.get(k) ?? []) again.add(i);
+    for (const k of dirtyQuotes) for (const i of all(this.repliesTo, k)) again.add(i);
     const changed = new Set<TimelineItem>();
     // Every item in `again` is in the list now: the indexes hold only those.
     for (const i of again) {
@@ -154,9 +154,11 @@ export class TimelinePresenter {
   }
 
   private editOf(k: string): { text: string; conflict: boolean } | null {
+    // Most messages have no edit: nothing is kept for them.
+    if (!this.editsTo.has(k)) return null;
     let end = this.editEnd.get(k);
     if (end === undefined) {
-      const valid = [...(this.editsTo.get(k) ?? [])].filter(
+      const valid = all(this.editsTo, k).filter(
         (i) => countsAsChange(i) && i.rich?.to?.did === i.author.did && i.text !== null,
       );
       end = valid.length ? editChainEnd(this.inSignedOrder(valid)) : null;
@@ -166,10 +168,11 @@ export class TimelinePresenter {
   }
 
   private reactionsOf(k: string): Reaction[] {
+    if (!this.reactionsTo.has(k)) return NO_REACTIONS;
     let list = this.reactionList.get(k);
     if (!list) {
       const perEmoji = new Map<string, Set<string>>();
-      const valid = [...(this.reactionsTo.get(k) ?? [])].filter((i) => countsAsChange(i) && !!i.rich?.emoji);
+      const valid = all(this.reactionsTo, k).filter((i) => countsAsChange(i) && !!i.rich?.emoji);
       for (const i of this.inSignedOrder(valid)) {
         const emoji = i.rich?.emoji as string;
         const who = perEmoji.get(emoji) ?? new Set<string>();
@@ -187,10 +190,10 @@ export class TimelinePresenter {
 
   /** The quotable item with key `k` that is last in the list (presentTimeline's byKey). */
   private quoted(k: string): TimelineItem | undefined {
-    const set = this.quotable.get(k);
-    if (!set || set.size === 0) return undefined;
+    const at = this.quotable.get(k);
+    if (!Array.isArray(at)) return at;
     let last: TimelineItem | undefined;
-    for (const i of set) if (!last || set.size === 1 || this.positionOf(i) > this.positionOf(last)) last = i;
+    for (const i of at) if (!last || this.positionOf(i) > this.positionOf(last)) last = i;
     return last;
   }
 
@@ -198,7 +201,8 @@ export class TimelinePresenter {
   private present(i: TimelineItem): PresentedItem {
     const k = keyOf(i);
     const edit = k ? this.editOf(k) : null;
-    const reactions = k ? this.reactionsOf(k).map((r) => ({ ...r })) : [];
+    const listed = k ? this.reactionsOf(k) : NO_REACTIONS;
+    const reactions = listed.length ? listed.map((r) => ({ ...r })) : NO_REACTIONS;
     let replyTo: PresentedItem["replyTo"] = null;
     if (i.rich?.type === "reply" && i.rich.to) {
       const tk = refKey(i.rich.to);
@@ -219,6 +223,9 @@ export class TimelinePresenter {
   }
 }
 
+/** One empty list for the many messages without reactions (never changed by readers). */
+const NO_REACTIONS: Reaction[] = [];
+
 /** An edit or a reaction: shown on its target, not as an item of its own. */
 const isChange = (i: TimelineItem) => i.rich?.type === "edit" || i.rich?.type === "reaction";
 
@@ -229,20 +236,34 @@ const quotable = (i: TimelineItem) => (i.kind === "message" && !i.rich) || i.ric
 const countsAsChange = (i: TimelineItem) =>
   !!i.rich?.to && i.kind === "message" && !i.deleted && i.verified && i.state === "success";
 
-function add(m: Map<string, Set<TimelineItem>>, k: string, i: TimelineItem): void {
-  let set = m.get(k);
-  if (!set) {
-    set = new Set();
-    m.set(k, set);
-  }
-  set.add(i);
+/**
+ * Items by a key: one item as itself, several as a list (most keys have one item: a set per key
+ * for every message of a long channel was memory the garbage collector walked).
+ */
+type Index = Map<string, TimelineItem | TimelineItem[]>;
+
+function all(m: Index, k: string): TimelineItem[] {
+  const at = m.get(k);
+  return at === undefined ? [] : Array.isArray(at) ? at : [at];
 }
 
-function drop(m: Map<string, Set<TimelineItem>>, k: string, i: TimelineItem): void {
-  const set = m.get(k);
-  if (!set) return;
-  set.delete(i);
-  if (set.size === 0) m.delete(k);
+function add(m: Index, k: string, i: TimelineItem): void {
+  const at = m.get(k);
+  if (at === undefined) m.set(k, i);
+  else if (Array.isArray(at)) {
+    if (!at.includes(i)) at.push(i);
+  } else if (at !== i) m.set(k, [at, i]);
+}
+
+function drop(m: Index, k: string, i: TimelineItem): void {
+  const at = m.get(k);
+  if (at === i) m.delete(k);
+  else if (Array.isArray(at)) {
+    const rest = at.filter((x) => x !== i);
+    if (rest.length === 1) m.set(k, rest[0] as TimelineItem);
+    else if (rest.length === 0) m.delete(k);
+    else m.set(k, rest);
+  }
 }
 
 function samePresentation(a: PresentedItem, b: PresentedItem): boolean {

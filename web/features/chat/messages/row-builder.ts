@@ -22,13 +22,13 @@ interface Inputs {
  * The index in `rows` of the first row of item `n`'s group (`rows` is `head` rows, then every
  * group's rows in order), summed from the nearer end of the list.
  */
-function rowIndex(groups: readonly ListRow[][], rowCount: number, head: number, n: number): number {
+function rowIndex(groups: readonly Group[], rowCount: number, head: number, n: number): number {
   let c = 0;
   if (n <= groups.length / 2) {
-    for (let k = 0; k < n; k++) c += (groups[k] as ListRow[]).length;
+    for (let k = 0; k < n; k++) c += sizeOf(groups[k] as Group);
     return head + c;
   }
-  for (let k = n; k < groups.length; k++) c += (groups[k] as ListRow[]).length;
+  for (let k = n; k < groups.length; k++) c += sizeOf(groups[k] as Group);
   return rowCount - c;
 }
 
@@ -47,6 +47,23 @@ function replaceRange<T>(list: T[], from: number, to: number, next: T[]): void {
   list.length = from;
   for (const x of next) list.push(x);
   for (const x of tail) list.push(x);
+}
+
+/**
+ * The rows an item starts: none, its one row (most items), or a list (a day or the unread divider
+ * before it). Kept per item without a list of one per message of a long channel.
+ */
+type Group = ListRow | readonly ListRow[];
+const NONE: readonly ListRow[] = [];
+const sizeOf = (g: Group) => (Array.isArray(g) ? g.length : 1);
+
+function flatten(groups: readonly Group[]): ListRow[] {
+  const out: ListRow[] = [];
+  for (const g of groups) {
+    if (Array.isArray(g)) for (const r of g) out.push(r);
+    else out.push(g as ListRow);
+  }
+  return out;
 }
 
 /** The LOAD_MORE_DATA row (one object: it never changes). */
@@ -72,7 +89,7 @@ export class RowBuilder {
   private items: readonly Item[] = [];
   private inputs: Inputs | null = null;
   /** Per item: the rows it starts (none inside a run, or without a row) and the day after it. */
-  private groups: ListRow[][] = [];
+  private groups: Group[] = [];
   private dayAfter: string[] = [];
   private rows: ListRow[] = [];
   private labels = new Map<string, string>();
@@ -106,7 +123,7 @@ export class RowBuilder {
       const { groups, dayAfter } = this.walk(items, 0, items.length, "");
       this.groups = groups;
       this.dayAfter = dayAfter;
-      this.rows = this.head(hasMore).concat(groups.flat());
+      this.rows = this.head(hasMore).concat(flatten(groups));
       return this.rows;
     }
     this.inputs = inputs;
@@ -140,7 +157,7 @@ export class RowBuilder {
     const rowFrom = rowIndex(this.groups, this.rows.length, wasHead, from);
     const rowTo = rowIndex(this.groups, this.rows.length, wasHead, oldTo);
     const rows = this.rows.slice();
-    replaceRange(rows, rowFrom, rowTo, groups.flat());
+    replaceRange(rows, rowFrom, rowTo, flatten(groups));
     if (was.hasMore && !hasMore) rows.shift();
     else if (!was.hasMore && hasMore) rows.unshift(MORE);
     replaceRange(this.groups, from, oldTo, groups);
@@ -149,12 +166,12 @@ export class RowBuilder {
     for (const i of changed) {
       const n = items.lastIndexOf(i as Item);
       if (n < 0 || (n >= from && n < to)) continue;
-      const group = this.groups[n] as ListRow[];
-      const last = group.at(-1);
+      const group = this.groups[n] as Group;
+      const last = Array.isArray(group) ? group.at(-1) : group;
       if (last?.type !== "item" || last.item !== i) continue;
       const row: ListRow = { ...last, presented: this.presenter.get(i) };
-      this.groups[n] = [...group.slice(0, -1), row];
-      rows[rowIndex(this.groups, rows.length, hasMore ? 1 : 0, n) + group.length - 1] = row;
+      this.groups[n] = Array.isArray(group) ? [...group.slice(0, -1), row] : row;
+      rows[rowIndex(this.groups, rows.length, hasMore ? 1 : 0, n) + sizeOf(group) - 1] = row;
     }
     this.rows = rows;
     return rows;
@@ -181,10 +198,10 @@ export class RowBuilder {
     from: number,
     to: number,
     day: string,
-  ): { groups: ListRow[][]; dayAfter: string[] } {
+  ): { groups: Group[]; dayAfter: string[] } {
     const { unreadUri, hideQuiet } = this.inputs as Inputs;
     const shown = (i: Item) => !hideQuiet || !isQuietRow(i);
-    const groups: ListRow[][] = [];
+    const groups: Group[] = [];
     const dayAfter: string[] = [];
     /** The next shown item after index n. */
     const nextShown = (n: number): number => {
@@ -195,7 +212,7 @@ export class RowBuilder {
     for (let n = from; n < to; n++) {
       const i = items[n] as Item;
       if (!shown(i) || !hasRow(i)) {
-        groups.push([]);
+        groups.push(NONE);
         dayAfter.push(day);
         continue;
       }
@@ -221,19 +238,20 @@ export class RowBuilder {
         // The run's other items (and hidden ones between them) start no rows.
         const end = (inRun.at(-1) as number) + 1;
         for (let m = n + 1; m < end; m++) {
-          groups.push([]);
+          groups.push(NONE);
           dayAfter.push(day);
         }
         n = end - 1;
         continue;
       }
-      group.push({
+      const row: ListRow = {
         type: "item",
         key: i.uri,
         item: i,
         presented: this.presenter.get(i as TimelineItem),
-      });
-      groups.push(group);
+      };
+      // Most items have one row: kept as itself, not in a list of one.
+      groups.push(group.length ? [...group, row] : row);
       dayAfter.push(day);
     }
     return { groups, dayAfter };
