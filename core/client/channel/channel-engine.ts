@@ -69,13 +69,20 @@ const HEX32 = /^[0-9a-f]{32}$/;
 const DECRYPT_BATCH = 10;
 
 /**
- * Lets a browser page draw and handle input between batches of work (`scheduler.yield` where there
- * is one, else a macrotask). Elsewhere (the CLI, tests) there are no frames to keep: nothing waits.
+ * Lets a browser page draw and handle input between batches of work: a task of ordinary priority
+ * (`scheduler.postTask`, else a message to itself, else a timer). `scheduler.yield` was used first,
+ * but its continuations run ahead of other work, and the long frames of a page of history held
+ * several batches back to back with no drawing between them (issue 28, BENCH_LOAF=1). Elsewhere
+ * (the CLI, tests) there are no frames to keep: nothing waits.
  */
 function yieldToPage(): Promise<void> {
-  const g = globalThis as { scheduler?: { yield?: () => Promise<void> }; document?: unknown };
-  if (typeof g.scheduler?.yield === "function") return g.scheduler.yield();
+  const g = globalThis as {
+    scheduler?: { postTask?: (f: () => void, o?: { priority?: string }) => Promise<void> };
+    document?: unknown;
+  };
   if (g.document === undefined) return Promise.resolve();
+  if (typeof g.scheduler?.postTask === "function")
+    return g.scheduler.postTask(() => undefined, { priority: "user-visible" });
   return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
