@@ -148,8 +148,11 @@ function sameRow(
  */
 function useView(channelId: string): Snapshot<ChannelView> | undefined {
   const get = useCallback(() => snapshot(engineState).open[channelId], [channelId]);
-  return useSyncExternalStore((cb) => subscribe(engineState, cb), get, get);
+  return useSyncExternalStore(watchEngine, get, get);
 }
+
+/** One subscription for the list's life (a new function per render subscribed again each time). */
+const watchEngine = (cb: () => void) => subscribe(engineState, cb);
 
 /**
  * The message list, oldest first, with date dividers (docs/decisions/message-list.md).
