@@ -2,7 +2,8 @@
 // buildRows makes from the whole list, after every change of random timelines (deterministic seeds),
 // and a change gives new row objects only where something changed.
 import { describe, expect, test } from "bun:test";
-import { buildRows } from "../../../web/features/chat/messages/list-rows.ts";
+import type { TimelineItem } from "../../../core/client/view/state.ts";
+import { buildRows, firstUnread, readUpTo } from "../../../web/features/chat/messages/list-rows.ts";
 import { RowBuilder } from "../../../web/features/chat/messages/row-builder.ts";
 import { PEOPLE, random, TimelineGen } from "../../core/client/timeline-gen.ts";
 
@@ -96,5 +97,43 @@ describe("RowBuilder", () => {
     expect(withReaction).toEqual(
       buildRows([...items, message, reaction], "did:plc:alice", true, null, false, NOW),
     );
+  });
+
+  test("the first unread message, found from the marker, is the one a walk from the top finds", () => {
+    // The walk firstUnread replaced (it read the whole list on every change).
+    const walk = (items: readonly TimelineItem[], readAt: number, me: string, hasMore: boolean) => {
+      if (hasMore && !items.some((i) => readUpTo(i, readAt))) return null;
+      for (const i of items)
+        if (
+          i.kind === "message" &&
+          i.seq > readAt &&
+          i.author.did !== me &&
+          !i.deleted &&
+          i.rich?.type !== "reaction" &&
+          i.rich?.type !== "edit"
+        )
+          return i;
+      return null;
+    };
+    const gen = new TimelineGen(31, NOW.getTime());
+    const rnd = random(31);
+    let found = 0;
+    let hiddenByHasMore = 0;
+    for (let n = 0; n < 300; n++) {
+      gen.step();
+      // A marker anywhere, before the oldest loaded record too (the first unread is not loaded then).
+      const seqs = gen.items.filter((i) => i.seq > 0).map((i) => Math.floor(i.seq));
+      const lo = Math.min(...seqs, 1) - 5;
+      const hi = Math.max(...seqs, 1) + 2;
+      const readAt = Math.max(1, Math.floor(lo + rnd() * (hi - lo)));
+      for (const hasMore of [false, true]) {
+        const want = walk(gen.items, readAt, "did:plc:alice", hasMore);
+        if (want) found++;
+        if (hasMore && !want && walk(gen.items, readAt, "did:plc:alice", false)) hiddenByHasMore++;
+        expect(firstUnread(gen.items, readAt, "did:plc:alice", hasMore)).toBe(want);
+      }
+    }
+    expect(found).toBeGreaterThan(100);
+    expect(hiddenByHasMore).toBeGreaterThan(10);
   });
 });

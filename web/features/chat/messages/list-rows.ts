@@ -51,9 +51,26 @@ export function firstUnread(
   hasMore: boolean,
 ): Item | null {
   if (!readAt) return null;
-  if (hasMore && !items.some((i) => readUpTo(i, readAt))) return null;
-  for (const i of items)
+  // Items are in seq order (own unsent ones, seq 0, last): the oldest record tells whether any is at
+  // or before the marker, and the search starts at the marker, not at the top of a long channel.
+  if (hasMore) {
+    const oldest = items.find(
+      (i) => Number.isInteger(i.seq) && i.seq > 0 && (i.kind === "message" || i.kind === "notify"),
+    );
+    if (!oldest || !readUpTo(oldest, readAt)) return null;
+  }
+  let lo = 0;
+  let hi = items.length;
+  while (hi > 0 && (items[hi - 1] as Item).seq === 0) hi--;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((items[mid] as Item).seq <= readAt) lo = mid + 1;
+    else hi = mid;
+  }
+  for (let n = lo; n < items.length; n++) {
+    const i = items[n] as Item;
     if (i.kind === "message" && i.seq > readAt && i.author.did !== me && !i.deleted && hasRow(i)) return i;
+  }
   return null;
 }
 
