@@ -63,7 +63,8 @@ const noExternalStoreShim: BunPlugin = {
  * the single binary.
  */
 export async function buildWebAssets(opts: { outdir?: string } = {}): Promise<WebAssets> {
-  const minify = process.env.WSYNC_WEB_DEV !== "1";
+  // WSYNC_WEB_MINIFY=0: production React, unminified (readable names in a CPU profile of the page).
+  const minify = process.env.WSYNC_WEB_DEV !== "1" && process.env.WSYNC_WEB_MINIFY !== "0";
   const nodeEnv = process.env.WSYNC_WEB_DEV === "1" ? '"development"' : '"production"';
   // The search worker (issue 32) is its own bundle: Bun.build does not follow `new Worker(new URL())`.
   // Its hashed URL is compiled into the page code that starts it.

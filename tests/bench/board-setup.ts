@@ -193,13 +193,29 @@ export function stats(xs: number[]) {
 
 const ms = (n: number) => `${n.toFixed(0)} ms`;
 
+/** A CPU profile of the page being recorded (startProfile), with where the page's clock is in it. */
+export interface Profiling {
+  cdp: CDPSession;
+  /** The page's performance.now() when a marker function ran (found again in the profile). */
+  markAt: number;
+}
+
 /** A CPU profile of the page from now (BENCH_PROFILE), printed by printProfile. */
-export async function startProfile(page: Page): Promise<CDPSession> {
+export async function startProfile(page: Page): Promise<Profiling> {
   const cdp = await page.context().newCDPSession(page);
   await cdp.send("Profiler.enable");
   await cdp.send("Profiler.setSamplingInterval", { interval: 200 });
   await cdp.send("Profiler.start");
-  return cdp;
+  // A function of a known name busy for 5 ms at a known page time: the profile's clock and the
+  // page's are lined up by it (long frames are reported in the page's time).
+  const markAt = await page.evaluate(() => {
+    const at = performance.now();
+    new Function(
+      "const end = performance.now() + 5; (function __benchClockMark() { while (performance.now() < end); })();",
+    )();
+    return at;
+  });
+  return { cdp, markAt };
 }
 
 interface ProfileNode {
@@ -209,38 +225,138 @@ interface ProfileNode {
   children?: number[];
 }
 
-export async function printProfile(cdp: CDPSession, what: string): Promise<void> {
-  const { profile } = (await cdp.send("Profiler.stop")) as unknown as {
-    profile: { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };
-  };
+/** A stopped profile with its samples' times in the page's clock (ms, as performance.now()). */
+export interface Profile {
+  byId: Map<number, ProfileNode>;
+  parent: Map<number, number>;
+  samples: { id: number; at: number; dt: number }[];
+}
+
+const frameName = (f: ProfileNode["callFrame"]) =>
+  `${f.functionName || "(anonymous)"} ${f.url.split("/").pop()}:${f.lineNumber}`;
+
+/** Time per function, inclusive (each sample once for every function on its stack) and self. */
+function timeByFunction(p: Profile, samples: Profile["samples"]) {
   const self = new Map<string, number>();
+  const incl = new Map<string, number>();
+  for (const { id, dt } of samples) {
+    const n = p.byId.get(id);
+    if (!n) continue;
+    self.set(frameName(n.callFrame), (self.get(frameName(n.callFrame)) ?? 0) + dt);
+    const names = new Set<string>();
+    for (let at: number | undefined = id; at !== undefined; at = p.parent.get(at)) {
+      const f = p.byId.get(at)?.callFrame;
+      if (f?.url) names.add(frameName(f));
+    }
+    for (const name of names) incl.set(name, (incl.get(name) ?? 0) + dt);
+  }
+  const sorted = (m: Map<string, number>) => [...m.entries()].sort((a, b) => b[1] - a[1]);
+  return { self: sorted(self), incl: sorted(incl) };
+}
+
+export async function printProfile(profiling: Profiling, what: string): Promise<Profile> {
+  const { profile } = (await profiling.cdp.send("Profiler.stop")) as unknown as {
+    profile: { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[]; startTime: number };
+  };
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  profile.samples.forEach((id, k) => {
-    const n = byId.get(id);
-    if (!n) return;
-    const f = n.callFrame;
-    const name = `${f.functionName || "(anonymous)"} ${f.url.split("/").pop()}:${f.lineNumber}`;
-    self.set(name, (self.get(name) ?? 0) + (profile.timeDeltas[k] ?? 0) / 1000);
-  });
-  // Inclusive time: each sample counts once for every function on its stack.
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-  const incl = new Map<string, number>();
-  profile.samples.forEach((id, k) => {
-    const names = new Set<string>();
-    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
-      const f = byId.get(at)?.callFrame;
-      if (f?.url) names.add(`${f.functionName || "(anonymous)"} ${f.url.split("/").pop()}:${f.lineNumber}`);
-    }
-    for (const name of names) incl.set(name, (incl.get(name) ?? 0) + (profile.timeDeltas[k] ?? 0) / 1000);
+  let t = profile.startTime;
+  const raw = profile.samples.map((id, k) => {
+    t += profile.timeDeltas[k] ?? 0;
+    return { id, t, dt: (profile.timeDeltas[k + 1] ?? 0) / 1000 };
   });
+  const mark = raw.find((s) => byId.get(s.id)?.callFrame.functionName === "__benchClockMark");
+  const offset = mark ? profiling.markAt - mark.t / 1000 : 0;
+  const p: Profile = {
+    byId,
+    parent,
+    samples: raw.map((s) => ({ id: s.id, at: s.t / 1000 + offset, dt: s.dt })),
+  };
+  const top = Number(process.env.BENCH_PROFILE_TOP ?? 30);
+  const { self, incl } = timeByFunction(p, p.samples);
   console.log(`profile of ${what}: most inclusive time:`);
-  for (const [name, t] of [...incl.entries()]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, Number(process.env.BENCH_PROFILE_TOP ?? 30)))
-    console.log(`  ${ms(t).padStart(8)}  ${name}`);
-  const total = [...self.values()].reduce((a, b) => a + b, 0);
+  for (const [name, t] of incl.slice(0, top)) console.log(`  ${ms(t).padStart(8)}  ${name}`);
+  const total = self.reduce((a, [, t]) => a + t, 0);
   console.log(`profile of ${what}: ${ms(total)} sampled; most self time:`);
-  for (const [name, t] of [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 25))
-    console.log(`  ${ms(t).padStart(8)}  ${name}`);
+  for (const [name, t] of self.slice(0, 25)) console.log(`  ${ms(t).padStart(8)}  ${name}`);
+  return p;
+}
+
+/**
+ * Records the page's long animation frames (Chromium's Long Animation Frames API) from now on:
+ * printed by printLongFrames (BENCH_LOAF=1), with what ran in them.
+ */
+export async function recordLongFrames(page: Page): Promise<void> {
+  await page.evaluate(() => {
+    const w = window as unknown as { __loaf: unknown[] };
+    w.__loaf = [];
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries())
+        w.__loaf.push((e as PerformanceEntry & { toJSON(): unknown }).toJSON());
+    }).observe({ type: "long-animation-frame", buffered: false });
+  });
+}
+
+interface LongFrame {
+  duration: number;
+  renderStart: number;
+  styleAndLayoutStart: number;
+  startTime: number;
+  scripts: {
+    duration: number;
+    invoker: string;
+    invokerType: string;
+    forcedStyleAndLayoutDuration: number;
+  }[];
+}
+
+/**
+ * What the long animation frames (over 50 ms) since recordLongFrames were made of: scripts (by what
+ * started them), forced layouts, rendering; with a CPU profile of the same time, the functions that
+ * took the time in them.
+ */
+export async function printLongFrames(page: Page, what: string, profile?: Profile): Promise<void> {
+  const frames = (await page.evaluate(
+    () => (window as unknown as { __loaf: unknown[] }).__loaf,
+  )) as LongFrame[];
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  const render = (f: LongFrame) => (f.renderStart ? f.startTime + f.duration - f.renderStart : 0);
+  const layout = (f: LongFrame) =>
+    f.styleAndLayoutStart ? f.startTime + f.duration - f.styleAndLayoutStart : 0;
+  const scripts = frames.flatMap((f) => f.scripts);
+  console.log(
+    `long frames of ${what}: ${frames.length}, ${ms(sum(frames.map((f) => f.duration)))} in all; scripts ${ms(sum(scripts.map((s) => s.duration)))} (forced style and layout ${ms(sum(scripts.map((s) => s.forcedStyleAndLayoutDuration)))}), rendering ${ms(sum(frames.map(render)))} (style and layout ${ms(sum(frames.map(layout)))})`,
+  );
+  const byInvoker = new Map<string, { n: number; ms: number }>();
+  for (const s of scripts) {
+    const e = byInvoker.get(s.invoker) ?? { n: 0, ms: 0 };
+    e.n++;
+    e.ms += s.duration;
+    byInvoker.set(s.invoker, e);
+  }
+  for (const [k, e] of [...byInvoker.entries()].sort((a, b) => b[1].ms - a[1].ms).slice(0, 6))
+    console.log(`  ${ms(e.ms).padStart(8)} (${e.n}×)  ${k}`);
+  const inFrame = (fs: LongFrame[]) =>
+    (profile?.samples ?? []).filter((s) =>
+      fs.some((f) => s.at >= f.startTime && s.at < f.startTime + f.duration),
+    );
+  if (profile) {
+    console.log(`long frames of ${what}: the functions in them (inclusive):`);
+    for (const [name, t] of timeByFunction(profile, inFrame(frames)).incl.slice(
+      0,
+      Number(process.env.BENCH_PROFILE_TOP ?? 30),
+    ))
+      console.log(`  ${ms(t).padStart(8)}  ${name}`);
+  }
+  for (const f of [...frames].sort((a, b) => b.duration - a.duration).slice(0, 3)) {
+    console.log(
+      `  a frame of ${ms(f.duration)}: rendering ${ms(render(f))}, scripts: ${f.scripts
+        .map((s) => `${s.invoker} ${ms(s.duration)}`)
+        .join("; ")}`,
+    );
+    if (profile)
+      for (const [name, t] of timeByFunction(profile, inFrame([f])).self.slice(0, 12))
+        console.log(`      self ${ms(t).padStart(8)}  ${name}`);
+  }
 }

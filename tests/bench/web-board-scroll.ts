@@ -18,7 +18,9 @@ import type { Page } from "playwright-core";
 import {
   loadAllHistory,
   openBoardChannel,
+  printLongFrames,
   printProfile,
+  recordLongFrames,
   signedInPage,
   startBoard,
   startProfile,
@@ -74,11 +76,13 @@ try {
   // 1. To the top.
   await recordFrames(page);
   const profile = process.env.BENCH_PROFILE === "1" ? await startProfile(page) : null;
+  if (process.env.BENCH_LOAF === "1") await recordLongFrames(page);
   const started = performance.now();
   const loads = await loadAllHistory(page, 1_800_000);
   const took = performance.now() - started;
   const toTop = await stopFrames(page);
-  if (profile) await printProfile(profile, "the way to the top");
+  const profiled = profile ? await printProfile(profile, "the way to the top") : undefined;
+  if (process.env.BENCH_LOAF === "1") await printLongFrames(page, "the way to the top", profiled);
   const first = await page.locator(".chat-list .text", { hasText: /^seeded message 1$/ }).count();
   console.log(
     `web-board-scroll: to the top: ${loads} page loads, ${(took / 1000).toFixed(1)} s; first message in the list: ${first === 1 ? "yes" : "NO"}`,

@@ -51,6 +51,7 @@ import {
   draftOf,
   hasUri,
   type ItemsDraft,
+  indexOfRecord,
   insertIntoView,
   insertItem,
   itemFromRecord,
@@ -68,13 +69,20 @@ const HEX32 = /^[0-9a-f]{32}$/;
 const DECRYPT_BATCH = 10;
 
 /**
- * Lets a browser page draw and handle input between batches of work (`scheduler.yield` where there
- * is one, else a macrotask). Elsewhere (the CLI, tests) there are no frames to keep: nothing waits.
+ * Lets a browser page draw and handle input between batches of work: a task of ordinary priority
+ * (`scheduler.postTask`, else a message to itself, else a timer). `scheduler.yield` was used first,
+ * but its continuations run ahead of other work, and the long frames of a page of history held
+ * several batches back to back with no drawing between them (issue 28, BENCH_LOAF=1). Elsewhere
+ * (the CLI, tests) there are no frames to keep: nothing waits.
  */
 function yieldToPage(): Promise<void> {
-  const g = globalThis as { scheduler?: { yield?: () => Promise<void> }; document?: unknown };
-  if (typeof g.scheduler?.yield === "function") return g.scheduler.yield();
+  const g = globalThis as {
+    scheduler?: { postTask?: (f: () => void, o?: { priority?: string }) => Promise<void> };
+    document?: unknown;
+  };
   if (g.document === undefined) return Promise.resolve();
+  if (typeof g.scheduler?.postTask === "function")
+    return g.scheduler.postTask(() => undefined, { priority: "user-visible" });
   return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
@@ -311,7 +319,7 @@ export class ChannelEngine {
     const seen = await this.c.keyring.chains.seenState(channelId);
     // The page is placed into a copy of the list that goes back in one assignment (one change to
     // draw, and the list in the view is never changed in place: ChannelView.items).
-    const draft = draftOf(view, true);
+    const draft = draftOf(view);
     for (const d of ordered) this.place(draft, channelId, seen, d.item, d.facts);
     commitDraft(view, draft);
     view.cursor = page.cursor;
@@ -337,7 +345,7 @@ export class ChannelEngine {
     item: TimelineItem,
     facts: MessageFacts | null,
   ): TimelineItem | null {
-    if (hasUri(draft, item.uri)) return null;
+    if (hasUri(draft, item.uri, item.seq)) return null;
     if (!facts) return insertItem(draft, item);
     const checked = checkReplayAndOrder(draft, seen, item, facts);
     // Only a change is written back (one write per page or burst, see ChainStore).
@@ -561,7 +569,7 @@ export class ChannelEngine {
     fillGaps = true,
   ): Promise<TimelineItem | null> {
     const view = this.view(channelId);
-    if (!view || view.items.some((i) => i.uri === record.uri)) return null;
+    if (!view || indexOfRecord(view.items, record.uri, record.seq) >= 0) return null;
     const { item, facts } = await this.decryptRecord(channelId, record, isNew);
     const seen = await this.c.keyring.chains.seenState(channelId);
     const draft = draftOf(view);

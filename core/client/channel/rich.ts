@@ -34,7 +34,7 @@ export interface PresentedItem {
 
 export const refKey = (r: { did: string; clientMsgId: string }) => `${r.did}|${r.clientMsgId}`;
 
-function keyOf(i: TimelineItem): string | null {
+export function keyOf(i: TimelineItem): string | null {
   return i.clientMsgId && i.author.did ? `${i.author.did}|${i.clientMsgId}` : null;
 }
 
@@ -105,7 +105,7 @@ export function presentTimeline(items: readonly TimelineItem[], meDid: string | 
  * last in signed order where there are several (an edit conflict). Edits from before v3 carry no
  * `prev`: they stand after the chain, in signed order.
  */
-function walkEdits(list: TimelineItem[]): { last: TimelineItem | null; conflict: boolean } {
+export function walkEdits(list: TimelineItem[]): { last: TimelineItem | null; conflict: boolean } {
   const chained = list.filter((e) => e.rich?.prev !== undefined);
   let conflict = false;
   let current: TimelineItem | null = null;
@@ -122,7 +122,7 @@ function walkEdits(list: TimelineItem[]): { last: TimelineItem | null; conflict:
   return { last: legacy.at(-1) ?? current, conflict };
 }
 
-function editChainEnd(list: TimelineItem[]): { text: string; conflict: boolean } | null {
+export function editChainEnd(list: TimelineItem[]): { text: string; conflict: boolean } | null {
   const { last, conflict } = walkEdits(list);
   return last && last.text !== null ? { text: last.text, conflict } : null;
 }
@@ -130,7 +130,7 @@ function editChainEnd(list: TimelineItem[]): { text: string; conflict: boolean }
 /** A verified item always has its signed time; an item without one (never verified) falls back to the server's. */
 const timeOf = (i: TimelineItem) => Date.parse(i.signedAt ?? i.createdAt) || 0;
 
-function signedOrder(a: TimelineItem, b: TimelineItem): number {
+export function signedOrder(a: TimelineItem, b: TimelineItem): number {
   const ta = timeOf(a);
   const tb = timeOf(b);
   if (ta !== tb) return ta - tb;

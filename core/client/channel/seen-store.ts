@@ -39,8 +39,25 @@ interface SeenPart {
 }
 
 const partOfSeq = (seq: number) => (Number.isFinite(seq) && seq > 0 ? Math.floor(seq / SEEN_PART_SEQS) : 0);
-/** A chain mark is `${clientMsgId}@${seq}@${epochNumber}` (or, written before v3, `${clientMsgId}@${seq}`). */
-const partOfMark = (mark: string) => partOfSeq(Number(mark.split("@")[1]));
+/**
+ * A chain mark is `${clientMsgId}@${seq}@${epochNumber}` (or, written before v3, `${clientMsgId}@${seq}`):
+ * its seq's part, read from the digits in place (`Number(mark.split("@")[1])` without the strings).
+ */
+function partOfMark(mark: string): number {
+  const at = mark.indexOf("@");
+  if (at < 0) return 0;
+  let seq = 0;
+  let digits = 0;
+  let k = at + 1;
+  for (; k < mark.length; k++) {
+    const c = mark.charCodeAt(k);
+    if (c === 64) break; // "@"
+    if (c < 48 || c > 57) return partOfSeq(Number(mark.slice(at + 1).split("@")[0]));
+    seq = seq * 10 + (c - 48);
+    digits++;
+  }
+  return digits ? partOfSeq(seq) : 0;
+}
 
 /**
  * The seen-state of every channel this device opened, cached in memory. Loaded with the first
@@ -141,13 +158,18 @@ export class SeenStore {
       }
       return part;
     };
-    // Only the entries of the parts being written are gathered (a walk of keys, no serialising).
-    for (const [k, seq] of Object.entries(s.pairs)) {
+    // Only the entries of the parts being written are gathered: a walk of the keys with no copy of
+    // the entries and no string cut per chain mark (it runs after every page and every send).
+    for (const k in s.pairs) {
+      const seq = s.pairs[k] as number;
       const n = partOfSeq(seq);
       if (!only || only.has(n)) partFor(n).pairs[k] = seq;
     }
-    for (const [k, numbers] of Object.entries(s.chains ?? {})) {
-      for (const [n, mark] of Object.entries(numbers)) {
+    const chains = s.chains ?? {};
+    for (const k in chains) {
+      const numbers = chains[k] as Record<string, string>;
+      for (const n in numbers) {
+        const mark = numbers[n] as string;
         const at = partOfMark(mark);
         if (only && !only.has(at)) continue;
         const part = partFor(at);

@@ -42,13 +42,10 @@ export function itemFromRecord(record: TimelineRecord, isNew = false): TimelineI
 export interface ItemsDraft {
   items: TimelineItem[];
   lastSeq: number;
-  /** The uris in `items`, when the caller places many records (kept up to date by insertItem). */
-  uris?: Set<string>;
 }
 
-export function draftOf(view: ChannelView, indexUris = false): ItemsDraft {
-  const items = view.items.slice();
-  return { items, lastSeq: view.lastSeq, ...(indexUris ? { uris: new Set(items.map((i) => i.uri)) } : {}) };
+export function draftOf(view: ChannelView): ItemsDraft {
+  return { items: view.items.slice(), lastSeq: view.lastSeq };
 }
 
 export function commitDraft(view: ChannelView, d: ItemsDraft): void {
@@ -56,8 +53,32 @@ export function commitDraft(view: ChannelView, d: ItemsDraft): void {
   view.lastSeq = d.lastSeq;
 }
 
-export const hasUri = (d: ItemsDraft, uri: string): boolean =>
-  d.uris ? d.uris.has(uri) : d.items.some((i) => i.uri === uri);
+/**
+ * Where the record `uri` of `seq` is in `items` (-1: not there), by bisection among the records of
+ * that seq: a record's seq never changes, and records are in seq order (own unsent messages, seq 0,
+ * last). A page of records is checked for duplicates in log n per record, with no index of the
+ * whole list (issue 28: a set of every uri was built for each page).
+ */
+export function indexOfRecord(items: readonly TimelineItem[], uri: string, seq: number): number {
+  let end = items.length;
+  while (end > 0 && (items[end - 1] as TimelineItem).seq === 0) end--;
+  let lo = 0;
+  let hi = end;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((items[mid] as TimelineItem).seq < seq) lo = mid + 1;
+    else hi = mid;
+  }
+  for (let n = lo; n < end && (items[n] as TimelineItem).seq === seq; n++)
+    if ((items[n] as TimelineItem).uri === uri) return n;
+  return -1;
+}
+
+/** Whether the draft holds an item with `uri` (a record, with an integer seq, found by bisection). */
+export const hasUri = (d: ItemsDraft, uri: string, seq?: number): boolean =>
+  seq !== undefined && Number.isInteger(seq) && seq > 0
+    ? indexOfRecord(d.items, uri, seq) >= 0
+    : d.items.some((i) => i.uri === uri);
 
 /**
  * Puts an item into the draft in seq order, unless its uri is already there (spec §4.5: no record is
@@ -65,21 +86,19 @@ export const hasUri = (d: ItemsDraft, uri: string): boolean =>
  * Returns the item now in the list, or null when it was a duplicate.
  */
 export function insertItem(d: ItemsDraft, item: TimelineItem): TimelineItem | null {
-  if (hasUri(d, item.uri)) return null;
+  if (hasUri(d, item.uri, item.seq)) return null;
   if (item.clientMsgId) {
     // Own unsent messages (seq 0) are only ever at the end.
     for (let idx = d.items.length - 1; idx >= 0 && (d.items[idx] as TimelineItem).seq === 0; idx--) {
       const i = d.items[idx] as TimelineItem;
       if (i.sending && i.clientMsgId === item.clientMsgId) {
         d.items.splice(idx, 1);
-        d.uris?.delete(i.uri);
         break;
       }
     }
   }
   if (item.seq > d.lastSeq) d.lastSeq = item.seq;
   d.items.splice(insertionIndex(d.items, item.seq), 0, item);
-  d.uris?.add(item.uri);
   return item;
 }
 

@@ -26,7 +26,11 @@ export function mentions(text: string, handle: string): boolean {
   return new RegExp(mentionPattern(handle).source, "i").test(text);
 }
 
-/** Messages of others after `seenSeq`, and how many of them mention the user. */
+/**
+ * Messages of others after `seenSeq`, and how many of them mention the user. A view's items are in
+ * seq order (own unsent messages, seq 0, last: timeline.ts `insertionIndex`), so only the end of
+ * the list after the marker is read, not the whole channel on every change (issue 28).
+ */
 export function unreadOf(
   view: ChannelView | undefined,
   seenSeq: number,
@@ -36,17 +40,24 @@ export function unreadOf(
 ): Unread {
   const out = { count: 0, mentions: 0 };
   if (!view) return out;
-  for (const i of view.items) {
-    if (i.kind !== "message" || i.seq <= seenSeq || i.author.did === me.did || i.deleted) continue;
+  const items = view.items;
+  for (let n = items.length - 1; n >= 0; n--) {
+    const i = items[n] as ChannelView["items"][number];
+    if (i.seq === 0) continue;
+    if (i.seq <= seenSeq) break;
+    if (i.kind !== "message" || i.author.did === me.did || i.deleted) continue;
     out.count++;
     if (i.text && hit(i.text, me.handle)) out.mentions++;
   }
   return out;
 }
 
-/** The newest record's seq (0 for an empty or unloaded channel). */
+/** The newest record's seq (0 for an empty or unloaded channel): the last record of the list. */
 export function newestSeq(view: ChannelView | undefined): number {
-  let max = 0;
-  for (const i of view?.items ?? []) if (Number.isInteger(i.seq) && i.seq > max) max = i.seq;
-  return max;
+  const items = view?.items ?? [];
+  for (let n = items.length - 1; n >= 0; n--) {
+    const seq = (items[n] as ChannelView["items"][number]).seq;
+    if (Number.isInteger(seq) && seq > 0) return seq;
+  }
+  return 0;
 }

@@ -77,7 +77,14 @@ export function useActivity(): void {
       const last = notified.current[id];
       notified.current[id] = Math.max(last ?? 0, newest);
       if (last === undefined) continue;
-      for (const i of view.items) {
+      // The new ones are at the end (items are in seq order): not a walk of the whole channel.
+      let from = view.items.length;
+      while (from > 0) {
+        const seq = view.items[from - 1]?.seq ?? 0;
+        if (seq !== 0 && seq <= last) break;
+        from--;
+      }
+      for (const i of view.items.slice(from)) {
         if (i.kind !== "message" || !i.isNew || i.seq <= last || i.author.did === me.did) continue;
         if (!shouldNotify(levelOf(me.did, id, view.channel.value.type === "direct"), i, me.handle)) continue;
         notify({

@@ -18,9 +18,11 @@ import { Limits } from "../../../../core/protocol/limits.ts";
 import { display } from "../../../state/display.ts";
 import { engineState } from "../../../state/engine.ts";
 import { loadMore, markRead, resendMessage } from "../../../state/message.ts";
-import { buildRows, firstUnread, focusable, type ListRow, readUpTo, UNREAD_KEY } from "./list-rows.ts";
+import { AtprotoAuthors, useAtprotoAuthorSet } from "./atproto-authors.ts";
+import { firstUnread, focusable, type ListRow, readUpTo, UNREAD_KEY } from "./list-rows.ts";
 import { MessageRow, NoticeRow } from "./MessageRow.tsx";
 import { REVEAL_EVENT, type RevealRequest } from "./reveal.ts";
+import { RowBuilder } from "./row-builder.ts";
 import { EpochRow, MissingRow } from "./SecurityRows.tsx";
 
 type Row = (p: { item: Snapshot<TimelineItem>; onRetry?: (uri: string) => void }) => ReactNode;
@@ -45,6 +47,9 @@ export const SCROLL_PAGE = Limits.pageMax;
 /** A row's height before it is measured (one line of text). */
 const ESTIMATE_PX = 26;
 const estimateSize = () => ESTIMATE_PX;
+
+/** A virtualized row's place: the virtualizer moves it (its transform) as rows are measured. */
+const ROW_STYLE: React.CSSProperties = { position: "absolute", top: 0, left: 0, right: 0 };
 
 const INTERACTIVE = "button, a[href], input, textarea, select, [tabindex]";
 
@@ -144,8 +149,11 @@ function sameRow(
  */
 function useView(channelId: string): Snapshot<ChannelView> | undefined {
   const get = useCallback(() => snapshot(engineState).open[channelId], [channelId]);
-  return useSyncExternalStore((cb) => subscribe(engineState, cb), get, get);
+  return useSyncExternalStore(watchEngine, get, get);
 }
+
+/** One subscription for the list's life (a new function per render subscribed again each time). */
+const watchEngine = (cb: () => void) => subscribe(engineState, cb);
 
 /**
  * The message list, oldest first, with date dividers (docs/decisions/message-list.md).
@@ -162,6 +170,7 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
   const view = useView(channelId);
   const me = useSnapshot(engineState).auth.user?.did ?? null;
   const hideQuiet = useSnapshot(display).hideMembership;
+  const atprotoAuthors = useAtprotoAuthorSet(view?.members);
   const items = view?.items;
   const loaded = Array.isArray(items);
   const box = useRef<HTMLDivElement>(null);
@@ -187,36 +196,49 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
     [loaded, items, readAt, me, view?.hasMore],
   );
   // The first unread may be older than what is loaded: more pages are needed to reach it.
-  const unreadNotLoaded =
-    readAt !== null &&
-    readAt > 0 &&
-    !unread &&
-    !!view?.hasMore &&
-    loaded &&
-    (items as readonly Snapshot<TimelineItem>[]).some(
-      (i) => i.kind === "message" && i.seq > readAt + 1 && i.author.did !== me,
-    ) &&
-    !(items as readonly Snapshot<TimelineItem>[]).some((i) => readUpTo(i, readAt));
-
-  const rows = useMemo(
+  const unreadNotLoaded = useMemo(
     () =>
-      loaded
-        ? buildRows(
-            items as readonly Snapshot<TimelineItem>[],
-            me,
-            !!view?.hasMore,
-            unread?.uri ?? null,
-            hideQuiet,
-          )
-        : [],
-    [loaded, items, me, view?.hasMore, unread, hideQuiet],
+      readAt !== null &&
+      readAt > 0 &&
+      !unread &&
+      !!view?.hasMore &&
+      loaded &&
+      (items as readonly Snapshot<TimelineItem>[]).some(
+        (i) => i.kind === "message" && i.seq > readAt + 1 && i.author.did !== me,
+      ) &&
+      !(items as readonly Snapshot<TimelineItem>[]).some((i) => readUpTo(i, readAt)),
+    [readAt, unread, view?.hasMore, loaded, items, me],
   );
+
+  // The rows are kept up to date change by change (row-builder.ts): a send or a page costs the
+  // rows of what changed, not of the whole channel.
+  const builder = useRef<RowBuilder | null>(null);
+  const rows = useMemo(() => {
+    if (!loaded) return [];
+    builder.current ??= new RowBuilder();
+    return builder.current.build(
+      items as readonly Snapshot<TimelineItem>[],
+      me,
+      !!view?.hasMore,
+      unread?.uri ?? null,
+      hideQuiet,
+    );
+  }, [loaded, items, me, view?.hasMore, unread, hideQuiet]);
   const rowsRef = useRef(rows);
   rowsRef.current = rows;
+  // Where the "new messages" divider is (-1: none), found once per change of the rows.
+  const unreadRow = useRef(-1);
+  unreadRow.current = useMemo(
+    () => (unread ? rows.findIndex((r) => r.key === UNREAD_KEY) : -1),
+    [rows, unread],
+  );
 
   // ---- keyboard: the focused row stays rendered ------------------------------------------------------
   const [activeKey, setActiveKey] = useState<string | null>(null);
-  const activeIndex = activeKey ? rows.findIndex((r) => r.key === activeKey) : -1;
+  const activeIndex = useMemo(
+    () => (activeKey ? rows.findIndex((r) => r.key === activeKey) : -1),
+    [rows, activeKey],
+  );
   const focusKey = useRef<string | null>(null);
 
   // The virtualizer recomputes every row's position when its key function changes (its measurements
@@ -230,6 +252,10 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
     estimateSize,
     getItemKey,
     overscan: 10,
+    // Positions and the list's height are written to the DOM by the virtualizer: a row measured or
+    // a scroll within the same rows renders nothing (issue 28: each measured row of a page going in
+    // above rendered the list again, inside the scroll event).
+    directDomUpdates: true,
     paddingStart: 8,
     paddingEnd: 8,
     rangeExtractor: (range) => {
@@ -242,6 +268,15 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
       return out;
     },
   });
+
+  // The rows' box is the virtualizer's too (it writes the box's height).
+  const contentRef = useCallback(
+    (el: HTMLDivElement | null) => {
+      content.current = el;
+      virt.containerRef(el);
+    },
+    [virt],
+  );
 
   useLayoutEffect(() => {
     const el = box.current;
@@ -257,8 +292,10 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
   const updateDivider = useCallback(() => {
     const el = box.current;
     if (!el) return;
+    const at = unreadRow.current;
+    // No divider (most of the time): nothing to look up in the page on a scroll.
+    if (at < 0) return setDividerAbove(false);
     const d = el.querySelector<HTMLElement>(`[data-key="${UNREAD_KEY}"]`);
-    const at = rowsRef.current.findIndex((r) => r.key === UNREAD_KEY);
     let above = false;
     if (d) above = d.getBoundingClientRect().bottom < el.getBoundingClientRect().top;
     else if (at >= 0) {
@@ -301,7 +338,9 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
     } else {
       // An older page went in above: keep what the reader is looking at in place.
       if (prev.first && first !== prev.first) el.scrollTop += el.scrollHeight - prev.height;
-      const at = list.findIndex((i) => i.uri === prev.last);
+      // Searched from the end: what arrived is there.
+      let at = list.length - 1;
+      while (at >= 0 && (list[at] as Snapshot<TimelineItem>).uri !== prev.last) at--;
       if (at >= 0) setArrived((n) => n + list.length - 1 - at);
     }
     seen.current = { first, last: last?.uri ?? "", height: el.scrollHeight };
@@ -337,20 +376,29 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
   useLayoutEffect(() => {
     const el = content.current;
     if (!el) return;
-    const quiet = () => {
-      for (const n of el.querySelectorAll<HTMLElement>(INTERACTIVE))
+    const quiet = (root: Element) => {
+      for (const n of root.querySelectorAll<HTMLElement>(INTERACTIVE))
         if (!n.classList.contains("row") && n.tabIndex !== -1) n.tabIndex = -1;
     };
-    quiet();
+    quiet(el);
     if (typeof MutationObserver === "undefined") return;
-    const mo = new MutationObserver(quiet);
+    // Only what was added is looked at (a page of rows going in, not every row on screen again).
+    const mo = new MutationObserver((records) => {
+      for (const r of records)
+        for (const n of r.addedNodes) {
+          if (!(n instanceof HTMLElement)) continue;
+          if (n.matches(INTERACTIVE) && !n.classList.contains("row") && n.tabIndex !== -1) n.tabIndex = -1;
+          quiet(n);
+        }
+    });
     mo.observe(el, { subtree: true, childList: true });
     return () => mo.disconnect();
   }, [sized, loaded]);
 
   // Read while it is on screen: at the bottom of a visible page, the newest record is read (debounced;
   // the server keeps the marker and tells this user's other devices).
-  const newest = loaded ? newestSeq(view as ChannelView) : 0;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the newest seq changes with the items only.
+  const newest = useMemo(() => (loaded ? newestSeq(view as ChannelView) : 0), [loaded, items]);
   const [visible, setVisible] = useState(true);
   useEffect(() => {
     const on = () => setVisible(document.visibilityState === "visible");
@@ -624,18 +672,11 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
   else {
     const shown = virt.getVirtualItems();
     body = (
-      <div ref={content} className="rows" style={{ height: virt.getTotalSize() }}>
+      <div ref={contentRef} className="rows">
         {shown.map((v) => {
           const r = rows[v.index];
-          return r
-            ? wrap(r, v.index, {
-                position: "absolute",
-                top: 0,
-                left: 0,
-                right: 0,
-                transform: `translateY(${v.start}px)`,
-              })
-            : null;
+          // The virtualizer sets each row's transform and the box's height (directDomUpdates).
+          return r ? wrap(r, v.index, ROW_STYLE) : null;
         })}
       </div>
     );
@@ -676,7 +717,7 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
         // biome-ignore lint/a11y/noNoninteractiveTabindex: the list is one tab stop; the arrow keys move between its messages.
         tabIndex={0}
       >
-        {body}
+        <AtprotoAuthors.Provider value={atprotoAuthors}>{body}</AtprotoAuthors.Provider>
         {loaded && !items.length ? (
           <p className="chat-note">{view.loading ? "LOADING..." : "NO_MESSAGES_YET"}</p>
         ) : null}

@@ -1,6 +1,5 @@
 import { useEffect, useState } from "react";
 import type { Snapshot } from "valtio";
-import { useSnapshot } from "valtio";
 import type { PresentedItem } from "../../../../core/client/channel/rich.ts";
 import {
   authorColor,
@@ -16,11 +15,12 @@ import { Modal } from "../../../components/Modal.tsx";
 import { toast } from "../../../components/toast.ts";
 import { compose, toggleReaction } from "../../../state/compose.ts";
 import { openConversation } from "../../../state/direct.ts";
-import { engineState } from "../../../state/engine.ts";
 import { deleteMessage } from "../../../state/message.ts";
 import { Files } from "../files/lazy.tsx";
+import { useIsAtprotoAuthor } from "./atproto-authors.ts";
 import { MessageText } from "./MessageText.tsx";
 import { Deleted, hasWarningNote, Notes } from "./SecurityRows.tsx";
+import { useMyDid } from "./use-user.ts";
 
 type Item = Snapshot<TimelineItem>;
 
@@ -237,13 +237,9 @@ export function MessageRow({
   presented?: PresentedItem;
   channelId?: string;
 }) {
-  const snap = useSnapshot(engineState);
-  const me = snap.auth.user?.did;
-  // The badge of an ATProto account (Member.atproto), from the channel's member list.
-  const atproto =
-    !!channelId &&
-    !!i.author.did &&
-    !!snap.open[channelId]?.members.some((m) => m.did === i.author.did && m.atproto);
+  const me = useMyDid();
+  // The badge of an ATProto account (Member.atproto), from the list's set of such members.
+  const atproto = useIsAtprotoAuthor(i.author.did);
   const text = presented ? presented.text : i.text;
   // The engine already clears `verified` for such notes; the row does not rely on it.
   const verified = i.verified && !hasWarningNote(i.notes);

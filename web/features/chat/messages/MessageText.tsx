@@ -1,8 +1,7 @@
 import { createElement, Fragment, type ReactNode, useState } from "react";
-import { useSnapshot } from "valtio";
 import { type MdBlock, type MdInline, parseMarkdown } from "../../../../core/client/view/markdown.ts";
 import { mentionPattern } from "../../../../core/client/view/unread.ts";
-import { engineState } from "../../../state/engine.ts";
+import { useMyHandle } from "./use-user.ts";
 
 /**
  * A message's text as the reader sees it: its Markdown (core/client/view/markdown.ts) drawn as React
@@ -78,7 +77,7 @@ export function formatted(text: string, handle?: string): ReactNode {
 }
 
 export function MessageText({ text }: { text: string }) {
-  const handle = useSnapshot(engineState).auth.user?.handle;
+  const handle = useMyHandle();
   const long = text.length > FOLD_CHARS || text.split("\n").length > FOLD_LINES;
   const [open, setOpen] = useState(false);
   const shown =

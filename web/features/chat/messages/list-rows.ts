@@ -21,11 +21,11 @@ export const UNREAD_KEY = "unread-divider";
 /** Rows a reader can land on with the arrow keys (not the dividers or the load button). */
 export const focusable = (r: ListRow | undefined) => r?.type === "item" || r?.type === "fs";
 
-const unreadable = (i: Item) =>
+export const unreadable = (i: Item) =>
   i.kind === "message" && i.text === null && i.error === FORWARD_SECRECY_TEXT && !i.deleted;
 
 /** Whether an item has a line of its own (reactions and edits show on their message; empty rows none). */
-function hasRow(i: Item): boolean {
+export function hasRow(i: Item): boolean {
   if (i.rich?.type === "reaction" || i.rich?.type === "edit") return false;
   if (i.kind === "epoch") return !!i.epoch;
   if (i.kind === "missing") return !!(i.missing || i.withheld);
@@ -51,9 +51,26 @@ export function firstUnread(
   hasMore: boolean,
 ): Item | null {
   if (!readAt) return null;
-  if (hasMore && !items.some((i) => readUpTo(i, readAt))) return null;
-  for (const i of items)
+  // Items are in seq order (own unsent ones, seq 0, last): the oldest record tells whether any is at
+  // or before the marker, and the search starts at the marker, not at the top of a long channel.
+  if (hasMore) {
+    const oldest = items.find(
+      (i) => Number.isInteger(i.seq) && i.seq > 0 && (i.kind === "message" || i.kind === "notify"),
+    );
+    if (!oldest || !readUpTo(oldest, readAt)) return null;
+  }
+  let lo = 0;
+  let hi = items.length;
+  while (hi > 0 && (items[hi - 1] as Item).seq === 0) hi--;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((items[mid] as Item).seq <= readAt) lo = mid + 1;
+    else hi = mid;
+  }
+  for (let n = lo; n < items.length; n++) {
+    const i = items[n] as Item;
     if (i.kind === "message" && i.seq > readAt && i.author.did !== me && !i.deleted && hasRow(i)) return i;
+  }
   return null;
 }
 
@@ -63,7 +80,7 @@ export function firstUnread(
  * without parsing thousands of dates.
  */
 const dayKeys = new WeakMap<object, string>();
-function dayKeyOf(i: Item, iso: string): string {
+export function dayKeyOf(i: Item, iso: string): string {
   let k = dayKeys.get(i);
   if (k === undefined) {
     const t = new Date(iso);
@@ -76,7 +93,9 @@ function dayKeyOf(i: Item, iso: string): string {
 /**
  * The list's rows, oldest first: the LOAD_MORE_DATA button while older records exist, a day divider
  * where the day changes, a run of history a newcomer cannot read as one line, the "new messages"
- * divider before `unreadUri`, and one row per record that has a line of its own.
+ * divider before `unreadUri`, and one row per record that has a line of its own. The list keeps
+ * them up to date with RowBuilder (row-builder.ts), which gives the same rows at a cost that
+ * follows the change; this whole walk is its reference.
  */
 export function buildRows(
   items: readonly Item[],
@@ -84,6 +103,7 @@ export function buildRows(
   hasMore: boolean,
   unreadUri: string | null,
   hideQuiet = false,
+  now: Date = new Date(),
 ): ListRow[] {
   const rows: ListRow[] = [];
   if (hasMore) rows.push({ type: "more", key: "more" });
@@ -91,7 +111,6 @@ export function buildRows(
     presentTimeline(items as TimelineItem[], me).map((p) => [p.item.uri, p] as const),
   );
   // One label per calendar day, not a date formatting per message.
-  const now = new Date();
   const labels = new Map<string, string>();
   const dayOf = (i: Item) => {
     const iso = shownTime(i);
