@@ -21,6 +21,7 @@ import { startBunRaw } from "./systems/bunraw.ts";
 import { ircInstalled, startIrc } from "./systems/irc.ts";
 import type { System } from "./systems/types.ts";
 import { startWsync } from "./systems/wsync.ts";
+import { prosodyInstalled, startProsody } from "./systems/xmpp.ts";
 
 const args = process.argv.slice(2);
 const flag = (name: string) => args.includes(`--${name}`);
@@ -31,7 +32,7 @@ const option = (name: string) => {
 const quick = flag("quick");
 const irc = new Set(["ngircd", "inspircd"]);
 const rounds = Number(option("rounds") ?? (quick ? 1 : 5));
-const wanted = (option("systems") ?? "wsync,ngircd,inspircd,bun-raw").split(",");
+const wanted = (option("systems") ?? "wsync,ngircd,inspircd,prosody,bun-raw").split(",");
 const METRICS = ["fanout", "fanout1k", "fanoutSmall", "latency", "publishes", "connects"] as const;
 const subset = option("metrics")?.split(",");
 for (const m of subset ?? [])
@@ -94,6 +95,13 @@ async function start(name: string): Promise<System | null> {
     }
     return startIrc(name);
   }
+  if (name === "prosody") {
+    if (!prosodyInstalled()) {
+      console.error("bench: prosody is not installed (apt-get install prosody lua-dbi-sqlite3); skipped");
+      return null;
+    }
+    return startProsody();
+  }
   throw new Error(`unknown system ${name}`);
 }
 
@@ -125,6 +133,7 @@ async function main(): Promise<number> {
     bun: Bun.version,
     ngircd: version(["/usr/sbin/ngircd", "--version"]),
     inspircd: version(["/usr/sbin/inspircd", "--version"]),
+    prosody: version(["/usr/bin/prosody", "--version"]),
     wsyncStorage: "SQLite, synchronous=FULL (the default)",
   };
   const results: SystemRound[] = [];

@@ -195,7 +195,7 @@ export interface PublishResult {
   cpuUsPerPublish: number;
   generatorLimited: boolean;
   /** What a publish's latency runs to: the server's ack (stored) or the first member's receipt. */
-  until: "ack (stored)" | "delivery";
+  until: "ack (stored)" | "echo (archived)" | "delivery";
 }
 
 /**
@@ -212,7 +212,7 @@ export async function publishes(
   perChannel: number,
   window: number,
 ): Promise<PublishResult> {
-  const acks = sys.name.startsWith("wsync");
+  const acks = sys.acknowledges ?? sys.name.startsWith("wsync");
   const sentAt: Float64Array[] = Array.from({ length: channels }, () => new Float64Array(perChannel));
   const lat: number[] = [];
   let completed = 0;
@@ -277,7 +277,7 @@ export async function publishes(
       p99Ms: quantile(lat, 0.99),
       cpuUsPerPublish: serverCpuUs / completed,
       generatorLimited: generatorBusy >= GENERATOR_LIMIT,
-      until: acks ? "ack (stored)" : "delivery",
+      until: acks ? (sys.name.startsWith("wsync") ? "ack (stored)" : "echo (archived)") : "delivery",
     };
   } finally {
     await g.close();

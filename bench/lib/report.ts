@@ -25,11 +25,12 @@ interface Doc {
   notes: string[];
 }
 
-const SYSTEMS = ["wsync", "ngircd", "inspircd", "bun-raw"];
+const SYSTEMS = ["wsync", "ngircd", "inspircd", "prosody", "bun-raw"];
 const COLORS: Record<string, string> = {
   wsync: "#0a7d4f",
   ngircd: "#1f5fbf",
   inspircd: "#b8560b",
+  prosody: "#7a3fa0",
   "bun-raw": "#777777",
 };
 
@@ -91,11 +92,12 @@ export function markdown(doc: Doc, chartFile: string): string {
       "≤ 7 ms",
     ],
     [
-      `publishes/s, ${sizes.pubChannels} channels × 10 members (wsync: stored and acked)`,
+      `publishes/s, ${sizes.pubChannels} channels × 10 members (wsync and Prosody: stored first)`,
       (r) => r.publishes.publishesPerSec,
       "≥ 20k",
     ],
     [`p99 ms of those publishes`, (r) => r.publishes.p99Ms, "< 20 ms"],
+    [`server CPU µs per publish, same run`, (r) => r.publishes.cpuUsPerPublish, "< Prosody"],
     [
       `idle KiB per authenticated, joined socket (${sizes.sockets.toLocaleString("en")} sockets)`,
       (r) => r.connects.idleKiBPerSocket,
@@ -109,12 +111,12 @@ export function markdown(doc: Doc, chartFile: string): string {
     `Medians of ${doc.rounds} interleaved round${doc.rounds === 1 ? "" : "s"}${doc.quick ? " (quick sizes)" : ""}; ratios are medians of per-round wsync/peer.`,
   );
   lines.push("");
-  lines.push(`| metric | ${present.join(" | ")} | wsync/ngircd | wsync/InspIRCd | goal |`);
-  lines.push(`|---|${present.map(() => "---").join("|")}|---|---|---|`);
+  lines.push(`| metric | ${present.join(" | ")} | wsync/ngircd | wsync/InspIRCd | wsync/Prosody | goal |`);
+  lines.push(`|---|${present.map(() => "---").join("|")}|---|---|---|---|`);
   for (const [label, pick, goal] of rows) {
     const cells = present.map((s) => fmt(med(results, s, pick)));
     lines.push(
-      `| ${label} | ${cells.join(" | ")} | ${fmt(ratio(results, "ngircd", pick))} | ${fmt(ratio(results, "inspircd", pick))} | ${goal} |`,
+      `| ${label} | ${cells.join(" | ")} | ${fmt(ratio(results, "ngircd", pick))} | ${fmt(ratio(results, "inspircd", pick))} | ${fmt(ratio(results, "prosody", pick))} | ${goal} |`,
     );
   }
   lines.push("");

@@ -5,6 +5,11 @@ export interface System {
   readonly pid: number;
   /** Whether a channel's sender receives its own message (IRC does not echo it). */
   readonly selfEcho: boolean;
+  /**
+   * Whether a send resolves once the server stored the message (wsync's ack; the storing peer's echo
+   * of an archived message). Otherwise a publish completes at a sampled member's receipt.
+   */
+  readonly acknowledges?: boolean;
   /** Channels of `size` joined members each, and a way to send in each (see Group). */
   group(channels: number, size: number, opts: GroupOptions): Promise<Group>;
   /** Setup for connectOne(0 … sockets-1): users, channels (not measured). */
