@@ -133,7 +133,8 @@ async function main(): Promise<number> {
     bun: Bun.version,
     ngircd: version(["/usr/sbin/ngircd", "--version"]),
     inspircd: version(["/usr/sbin/inspircd", "--version"]),
-    prosody: version(["/usr/bin/prosody", "--version"]),
+    // `prosody --version` does not return here (it waits on its terminal): the package's version.
+    prosody: version(["dpkg-query", "-W", "-f=prosody ${Version}", "prosody"]),
     wsyncStorage: "SQLite, synchronous=FULL (the default)",
   };
   const results: SystemRound[] = [];
