@@ -134,7 +134,7 @@ async function main(): Promise<number> {
     ngircd: version(["/usr/sbin/ngircd", "--version"]),
     inspircd: version(["/usr/sbin/inspircd", "--version"]),
     // `prosody --version` does not return here (it waits on its terminal): the package's version.
-    prosody: version(["dpkg-query", "-W", "-f=prosody ${Version}", "prosody"]),
+    prosody: version(["dpkg-query", "-W", `-f=prosody \${Version}`, "prosody"]),
     wsyncStorage: "SQLite, synchronous=FULL (the default)",
   };
   const results: SystemRound[] = [];

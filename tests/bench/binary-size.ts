@@ -14,16 +14,10 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import type { BunPlugin } from "bun";
 import { REPO_ROOT } from "../cli/cli-harness.ts";
+import { freshBinary } from "./fresh-binary.ts";
 
 const binary = join(REPO_ROOT, "dist", "wsync");
-if (!existsSync(binary)) {
-  console.log("dist/wsync is missing: building it");
-  const build = Bun.spawnSync([process.execPath, "scripts/build.ts"], {
-    cwd: REPO_ROOT,
-    stdio: ["ignore", "inherit", "inherit"],
-  });
-  if (build.exitCode !== 0) process.exit(1);
-}
+freshBinary();
 
 const MiB = (n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`;
 function sizeOf(path: string): number {

@@ -9,18 +9,12 @@ import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { closedPort, LineReader, REPO_ROOT } from "../cli/cli-harness.ts";
+import { freshBinary } from "./fresh-binary.ts";
 
 const runs = Number(process.argv[2] ?? 10);
 const binary = join(REPO_ROOT, "dist", "wsync");
 
-if (!existsSync(binary)) {
-  console.log("dist/wsync is missing: building it");
-  const build = Bun.spawnSync([process.execPath, "scripts/build.ts"], {
-    cwd: REPO_ROOT,
-    stdio: ["ignore", "inherit", "inherit"],
-  });
-  if (build.exitCode !== 0) process.exit(1);
-}
+freshBinary();
 
 function stats(ms: number[]): string {
   const s = [...ms].sort((a, b) => a - b);

@@ -12,21 +12,15 @@
  * The server is the same binary (`dist/wsync serve`, SQLite) in a new directory.
  * Usage: npm run bench:bot [runs=15]
  */
-import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { closedPort, LineReader, PASSWORD, REPO_ROOT } from "../cli/cli-harness.ts";
+import { freshBinary } from "./fresh-binary.ts";
 
 const runs = Number(process.argv[2] ?? 15);
 const binary = join(REPO_ROOT, "dist", "wsync");
-if (!existsSync(binary)) {
-  console.log("dist/wsync is missing: building it");
-  const build = Bun.spawnSync([process.execPath, "scripts/build.ts"], {
-    cwd: REPO_ROOT,
-    stdio: ["ignore", "inherit", "inherit"],
-  });
-  if (build.exitCode !== 0) process.exit(1);
-}
+freshBinary();
 
 const dir = mkdtempSync(join(tmpdir(), "wsync-bench-bot-"));
 const port = await closedPort();

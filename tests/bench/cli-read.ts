@@ -3,30 +3,24 @@
  * check (auth), fetch, decrypt and verify 50 messages, print. Timed from spawn to exit, for the
  * compiled binary (dist/wsync, built first when missing) and for `bun cli/main.ts`.
  * A real server in a child process (temp data dir); one CLI user, one engine user who sends the 50
- * messages. Usage: bun tests/bench/cli-read.ts [runs=10] [messages=50]
+ * messages. dist/wsync is built from the current sources first. Usage: bun tests/bench/cli-read.ts [runs=10] [messages=50]
  * With more messages (issue 35 goal 6: `bun tests/bench/cli-read.ts 5 10000`) the channel holds that
  * many and `read --limit` asks for all of them; the server runs without per-user write limits so the
  * set-up can write them quickly.
  */
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Cli, cleanupTempDirs, closedPort, LineReader, REPO_ROOT, registerCli } from "../cli/cli-harness.ts";
 import { signedUp } from "../core/client/engine-harness.ts";
 import { NO_WRITE_LIMITS } from "../server/harness.ts";
+import { freshBinary } from "./fresh-binary.ts";
 
 const runs = Number(process.argv[2] ?? 10);
 const MESSAGES = Math.max(1, Number(process.argv[3] ?? 50));
 const binary = join(REPO_ROOT, "dist", "wsync");
 
-if (!existsSync(binary)) {
-  console.log("dist/wsync is missing: building it");
-  const build = Bun.spawnSync([process.execPath, "scripts/build.ts"], {
-    cwd: REPO_ROOT,
-    stdio: ["ignore", "inherit", "inherit"],
-  });
-  if (build.exitCode !== 0) process.exit(1);
-}
+freshBinary();
 
 const dataDir = mkdtempSync(join(tmpdir(), "wsync-bench-"));
 const port = await closedPort();
