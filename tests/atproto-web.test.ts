@@ -79,6 +79,14 @@ export async function signInAtPds(page: Page, password: string): Promise<void> {
   await consent.click();
 }
 
+/** The chat-key proof in `did`'s repository on the fixture's PDS for this server, as anyone reads it. */
+async function proofRecordOf(did: string): Promise<{ publicKey: string } | null> {
+  const res = await fetch(
+    `${fixture?.pdsUrl}/xrpc/com.atproto.repo.getRecord?${new URLSearchParams({ repo: did, collection: CHAT_KEY_NSID, rkey: new URL(srv?.url ?? "").host })}`,
+  );
+  return res.ok ? ((await res.json()) as { value: { publicKey: string } }).value : null;
+}
+
 /** /login's "Sign in with ATProto", as a user does it. */
 async function startOnLogin(page: Page, base: string, handle: string): Promise<void> {
   await page.goto(`${base}/login`);
@@ -331,12 +339,7 @@ describe.if(!why)("Sign in with ATProto on the web (offline PDS fixture)", () =>
   test("on a new browser the page says the keys do not come with ATProto; new keys publish a new proof; a logout that deletes the only copy removes it", async () => {
     if (!srv || !fixture || !aliceKey) throw new Error("the sign-in test did not pass");
     const alice = fixture.account("alice");
-    const recordOf = async () => {
-      const res = await fetch(
-        `${fixture?.pdsUrl}/xrpc/com.atproto.repo.getRecord?${new URLSearchParams({ repo: alice.did, collection: CHAT_KEY_NSID, rkey: new URL(srv?.url ?? "").host })}`,
-      );
-      return res.ok ? ((await res.json()) as { value: { publicKey: string } }).value : null;
-    };
+    const recordOf = () => proofRecordOf(alice.did);
     const until = async (ok: (v: { publicKey: string } | null) => boolean) => {
       for (let i = 0; i < 300; i++) {
         const v = await recordOf();
@@ -376,12 +379,7 @@ describe.if(!why)("Sign in with ATProto on the web (offline PDS fixture)", () =>
   test("alice deletes her account with her handle (she has no wsync password): her proof leaves her repository and the server gives up her PDS tokens", async () => {
     if (!srv || !fixture || !aliceKey) throw new Error("the sign-in test did not pass");
     const alice = fixture.account("alice");
-    const recordOf = async () => {
-      const res = await fetch(
-        `${fixture?.pdsUrl}/xrpc/com.atproto.repo.getRecord?${new URLSearchParams({ repo: alice.did, collection: CHAT_KEY_NSID, rkey: new URL(srv?.url ?? "").host })}`,
-      );
-      return res.ok ? ((await res.json()) as { value: { publicKey: string } }).value : null;
-    };
+    const recordOf = () => proofRecordOf(alice.did);
     // Signed in again a moment ago (the fresh sign-in deletion asks for), with new keys published.
     const { context, page } = await profile();
     await startOnLogin(page, srv.url, "alice.test");

@@ -132,6 +132,40 @@ export class WsClient {
   }
 }
 
+/**
+ * A TCP connection to 127.0.0.1:`port` for a line or stream client (IRC, XMPP): resolves once open;
+ * `data` gets every chunk, `closed` is told when it ends or fails.
+ */
+export function openTcp(
+  port: number,
+  on: { data(d: Buffer): void; closed(): void },
+): Promise<Bun.Socket<undefined>> {
+  return new Promise((resolve, reject) => {
+    Bun.connect({
+      hostname: "127.0.0.1",
+      port,
+      socket: {
+        open(s) {
+          resolve(s as Bun.Socket<undefined>);
+        },
+        data(_s, d) {
+          on.data(d as Buffer);
+        },
+        close() {
+          on.closed();
+        },
+        error(_s, e) {
+          on.closed();
+          reject(e);
+        },
+        connectError(_s, e) {
+          reject(e);
+        },
+      },
+    }).catch(reject);
+  });
+}
+
 const PRIVMSG = Buffer.from(" PRIVMSG ");
 
 export class IrcClient {
@@ -143,33 +177,15 @@ export class IrcClient {
   private carry = Buffer.alloc(0);
   closed = false;
 
-  static open(port: number): Promise<IrcClient> {
+  static async open(port: number): Promise<IrcClient> {
     const c = new IrcClient();
-    return new Promise((resolve, reject) => {
-      Bun.connect({
-        hostname: "127.0.0.1",
-        port,
-        socket: {
-          open(s) {
-            c.sock = s as Bun.Socket<undefined>;
-            resolve(c);
-          },
-          data(_s, d) {
-            c.feed(d as Buffer);
-          },
-          close() {
-            c.closed = true;
-          },
-          error(_s, e) {
-            c.closed = true;
-            reject(e);
-          },
-          connectError(_s, e) {
-            reject(e);
-          },
-        },
-      }).catch(reject);
+    c.sock = await openTcp(port, {
+      data: (d) => c.feed(d),
+      closed: () => {
+        c.closed = true;
+      },
     });
+    return c;
   }
 
   send(line: string): void {

@@ -8,6 +8,8 @@
  * No TLS: the peer listens on 127.0.0.1 only, as the other peers do.
  */
 
+import { openTcp } from "./sockets.ts";
+
 const BODY = Buffer.from("<body>");
 
 /** Unescapes the five XML entities Prosody writes (its serializer escapes all of them). */
@@ -95,30 +97,11 @@ export class XmppClient {
   /** Connects, signs in anonymously and binds a resource. */
   static async open(port: number, domain: string): Promise<XmppClient> {
     const c = new XmppClient(domain);
-    await new Promise<void>((resolve, reject) => {
-      Bun.connect({
-        hostname: "127.0.0.1",
-        port,
-        socket: {
-          open(s) {
-            c.sock = s as Bun.Socket<undefined>;
-            resolve();
-          },
-          data(_s, d) {
-            c.feed(d as Buffer);
-          },
-          close() {
-            c.closed = true;
-          },
-          error(_s, e) {
-            c.closed = true;
-            reject(e);
-          },
-          connectError(_s, e) {
-            reject(e);
-          },
-        },
-      }).catch(reject);
+    c.sock = await openTcp(port, {
+      data: (d) => c.feed(d),
+      closed: () => {
+        c.closed = true;
+      },
     });
     try {
       await c.handshake();

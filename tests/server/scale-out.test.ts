@@ -49,6 +49,18 @@ async function user(url: string, name: string) {
 const online = (view: ChannelView | undefined, did: string) =>
   view?.members.find((m) => m.did === did)?.online;
 
+/** Two processes on a Redis of the test's own; alice on one, bob on the other, both in one channel. */
+async function pairOn(redisUrl: string, name: string) {
+  const { servers } = await cluster(2, { WSYNC_REDIS_URL: redisUrl });
+  const [p1, p2] = servers as [Server, Server];
+  const alice = await user(p1.url, "alice");
+  const bob = await user(p2.url, "bob");
+  const { channel } = await alice.client.createChannel({ name, type: "public" });
+  await bob.client.join(channel.id);
+  await alice.client.open(channel.id);
+  return { alice, bob, channel };
+}
+
 if (!PG_URL || !REDIS_URL)
   notRun(
     "scale-out (PostgreSQL + Redis, several processes)",
@@ -177,13 +189,7 @@ else
       // other test, and any suite run beside this one, that uses it.
       const redis = await ownRedis();
       try {
-        const { servers } = await cluster(2, { WSYNC_REDIS_URL: redis.url });
-        const [p1, p2] = servers as [Server, Server];
-        const alice = await user(p1.url, "alice");
-        const bob = await user(p2.url, "bob");
-        const { channel } = await alice.client.createChannel({ name: "redis", type: "public" });
-        await bob.client.join(channel.id);
-        await alice.client.open(channel.id);
+        const { alice, bob, channel } = await pairOn(redis.url, "redis");
         await alice.client.send(channel.id, "before");
         await until(() => texts(bob.client, channel.id).includes("before"), 10_000, "before");
         await redis.stop();
@@ -205,13 +211,7 @@ else
       // A redis-server of this test's own, so restarting it disturbs no other test.
       const redis = await ownRedis();
       try {
-        const { servers } = await cluster(2, { WSYNC_REDIS_URL: redis.url });
-        const [p1, p2] = servers as [Server, Server];
-        const alice = await user(p1.url, "alice");
-        const bob = await user(p2.url, "bob");
-        const { channel } = await alice.client.createChannel({ name: "restart", type: "public" });
-        await bob.client.join(channel.id);
-        await alice.client.open(channel.id);
+        const { alice, bob, channel } = await pairOn(redis.url, "restart");
         // The order in which bob's client is told of records as they arrive.
         const arrived: string[] = [];
         bob.client.events.on("item", ({ channelId, item }) => {
