@@ -18,6 +18,9 @@ import type { TrustBackup } from "./trust-backup.ts";
 
 export type { AuthContext, KeySecuredBy } from "./auth-types.ts";
 
+/** When a key proof that could not be published is tried again (AuthFlow.publishProof). */
+const PROOF_RETRY_MS = [15_000, 60_000];
+
 /**
  * Signing up, in and out: the session (restore, refresh, end) and this device's key pair (create,
  * validate, replace, export), with the spec's key check after every sign-in.
@@ -233,7 +236,7 @@ export class AuthFlow {
    * 33, core/client/account/key-proof.ts). In the background: a failure is logged and tried again on
    * the next sign-in or load; `proofPublished` is emitted when it is done.
    */
-  private async publishProof(did: string, identity: Identity): Promise<void> {
+  private async publishProof(did: string, identity: Identity, attempt = 0): Promise<void> {
     const host = this.c.proofs;
     if (!host) return;
     try {
@@ -244,6 +247,16 @@ export class AuthFlow {
     } catch (e) {
       this.c.log(`key proof: ${reasonOf(e)}`);
       this.c.state.auth.proof = "failed";
+      // A PDS or server that was slow or away is asked again a little later (twice); a grant that
+      // is missing (AtprotoSessionRequired) needs the person, so it waits for the next sign-in.
+      const code = (e as { code?: unknown }).code;
+      if (code !== "AtprotoSessionRequired" && attempt < PROOF_RETRY_MS.length) {
+        const timer = setTimeout(() => {
+          if (this.c.state.auth.user?.did === did && this.c.state.auth.proof === "failed")
+            void this.publishProof(did, identity, attempt + 1);
+        }, PROOF_RETRY_MS[attempt]);
+        (timer as { unref?: () => void }).unref?.();
+      }
     }
     this.c.changed();
   }
