@@ -64,6 +64,8 @@ export interface ClientOptions {
   refreshLock?: <T>(fn: () => Promise<T>) => Promise<T>;
   now?: () => number;
   log?: (message: string) => void;
+  /** When a key proof that could not be published is tried again, in ms (default 15 s, then 60 s). */
+  proofRetryMs?: readonly number[];
 }
 
 /**
@@ -173,6 +175,7 @@ export class WsyncClient {
         headers: apiOptions.headers ?? {},
         token: () => this.freshToken(),
         store: o.store,
+        ...(o.proofRetryMs ? { retryMs: o.proofRetryMs } : {}),
       },
       refreshLock: o.refreshLock ?? ((fn) => fn()),
     });

@@ -250,11 +250,12 @@ export class AuthFlow {
       // A PDS or server that was slow or away is asked again a little later (twice); a grant that
       // is missing (AtprotoSessionRequired) needs the person, so it waits for the next sign-in.
       const code = (e as { code?: unknown }).code;
-      if (code !== "AtprotoSessionRequired" && attempt < PROOF_RETRY_MS.length) {
+      const retryMs = host.retryMs ?? PROOF_RETRY_MS;
+      if (code !== "AtprotoSessionRequired" && attempt < retryMs.length) {
         const timer = setTimeout(() => {
           if (this.c.state.auth.user?.did === did && this.c.state.auth.proof === "failed")
             void this.publishProof(did, identity, attempt + 1);
-        }, PROOF_RETRY_MS[attempt]);
+        }, retryMs[attempt]);
         (timer as { unref?: () => void }).unref?.();
       }
     }

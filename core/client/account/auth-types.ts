@@ -25,6 +25,8 @@ export interface KeyProofHost {
   headers: Record<string, string>;
   token(): Promise<string | null>;
   store: KeyValueStore;
+  /** When a failed publication is tried again (AuthFlow.publishProof), in ms. */
+  retryMs?: readonly number[];
 }
 
 /** What the authentication flow is given by the client. */

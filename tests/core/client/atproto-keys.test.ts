@@ -115,3 +115,60 @@ test("a local account with no key anywhere is still told its keys are lost (noth
   expect(client.state.auth.keyState).toBe("lost");
   expect(client.unconfirmedKeys).toBeNull();
 });
+
+test("a proof the server could not publish for a passing reason is tried again; a missing grant is not", async () => {
+  t = await startTestServer();
+  t.config.publicUrl = t.url;
+  const { url } = t;
+  const name = handle("retry");
+  const registered = await call(url, "register", {
+    handle: name,
+    email: `${name}@example.com`,
+    password: "correct horse battery",
+  });
+  const session = registered.body as Session;
+  await t.storage.atproto.link({
+    did: session.did,
+    handle: session.handle,
+    pdsUrl: "https://pds.example",
+    linkedAt: Date.now(),
+  });
+  const store = new MemoryStore();
+  store.data.set(StoreKeys.auth, JSON.stringify(session));
+  store.data.set(StoreKeys.token, session.accessJwt);
+  // The first publication meets a PDS that is away (503 Unavailable); the next reaches the server,
+  // which has no OAuth grant for this account (403 AtprotoSessionRequired).
+  const attempts: number[] = [];
+  let away = true;
+  const client = new WsyncClient({
+    baseUrl: url,
+    fetch: async (input, init) => {
+      if (new URL(input).pathname === AtprotoProofPaths.keyProof && init?.method === "PUT") {
+        if (away) {
+          away = false;
+          attempts.push(503);
+          return Response.json(
+            { error: "Unavailable", message: "Your PDS could not be reached" },
+            { status: 503 },
+          );
+        }
+        const res = await fetch(input, init);
+        attempts.push(res.status);
+        return res;
+      }
+      return fetch(input, init);
+    },
+    WebSocket: WebSocket as never,
+    store,
+    proofRetryMs: [20, 20, 20],
+  });
+  clients.push(client);
+  expect(await client.restore()).toBe(true);
+  await client.completeRegistration();
+  await until(() => attempts.length >= 2, 10_000, "the proof tried again");
+  expect(attempts.slice(0, 2)).toEqual([503, 403]);
+  expect(client.state.auth.proof).toBe("failed");
+  // A missing grant needs the person: no third attempt (its retry would be due 20 ms later).
+  await Bun.sleep(300);
+  expect(attempts).toEqual([503, 403]);
+});
