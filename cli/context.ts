@@ -60,12 +60,15 @@ function adoptLegacyStore(server: string, path: string): void {
   }
 }
 
-/** Every client this process made: before it exits, their pending trust-state uploads finish. */
+/** Every client this process made: before it exits, their trust-state uploads and key proofs finish. */
 const openClients: WsyncClient[] = [];
 
-/** Lets a scheduled upload of the trust state (beside the key backup) finish, for at most `ms`. */
+/**
+ * Lets a scheduled upload of the trust state (beside the key backup) and an ATProto key proof's
+ * publication finish, for at most `ms`.
+ */
 export async function settleClients(ms = 3000): Promise<void> {
-  const all = Promise.all(openClients.map((c) => c.flushTrustBackup().catch(() => undefined)));
+  const all = Promise.all(openClients.map((c) => c.settleBackground().catch(() => undefined)));
   await Promise.race([all, Bun.sleep(ms)]);
 }
 

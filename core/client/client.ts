@@ -401,6 +401,14 @@ export class WsyncClient {
     return this.keyring.trust.origin();
   }
 
+  /**
+   * What this client still does in the background for the account and should finish before a process
+   * exits: the trust state's upload and the ATProto key proof's publication (the CLI waits for both).
+   */
+  async settleBackground(): Promise<void> {
+    await Promise.all([this.auth.flushTrustBackup().catch(() => undefined), this.auth.proofSettled()]);
+  }
+
   /** Waits for a scheduled upload of the trust state beside the key backup (before a process exits). */
   flushTrustBackup(): Promise<void> {
     return this.auth.flushTrustBackup();

@@ -228,7 +228,7 @@ export class AuthFlow {
       await this.c.keyring.pin(s.did, identity.publicKey);
     this.c.changed();
     if (this.c.state.auth.keyState === "ready" && identity && atproto)
-      void this.publishProof(s.did, identity);
+      this.proofWork = this.publishProof(s.did, identity);
   }
 
   /**
@@ -236,6 +236,14 @@ export class AuthFlow {
    * 33, core/client/account/key-proof.ts). In the background: a failure is logged and tried again on
    * the next sign-in or load; `proofPublished` is emitted when it is done.
    */
+  /** The key proof's publication under way (publishProof), which a process about to exit waits for. */
+  private proofWork: Promise<void> | null = null;
+
+  /** Resolves when the key proof's publication under way (if any) has been tried (not its retries). */
+  proofSettled(): Promise<void> {
+    return this.proofWork ?? Promise.resolve();
+  }
+
   private async publishProof(did: string, identity: Identity, attempt = 0): Promise<void> {
     const host = this.c.proofs;
     if (!host) return;
