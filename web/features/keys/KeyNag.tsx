@@ -11,8 +11,21 @@ export const KeyNagText = {
 
 const T = KeyNagText;
 
-/** "Not now" hides the reminder until this tab's session ends (sessionStorage), like Element's. */
-const dismissedKey = () => `wsync-key-nag:${authState.user?.did}`;
+/**
+ * "Not now" hides a reminder until this tab's session ends (sessionStorage), like Element's: the
+ * reminder's state and its "Not now". `name` tells the reminders apart; the account's did is added.
+ */
+function useNotNow(name: string): [hidden: boolean, notNow: () => void] {
+  const key = `${name}:${authState.user?.did}`;
+  const [hidden, setHidden] = useState(() => !!sessionStorage.getItem(key));
+  return [
+    hidden,
+    () => {
+      sessionStorage.setItem(key, "1");
+      setHidden(true);
+    },
+  ];
+}
 
 /** The reminder pushes the board down: toasts (fixed below the chat header) move down with it. */
 function measure(el: HTMLElement | null) {
@@ -33,7 +46,7 @@ function measure(el: HTMLElement | null) {
  * offers both ways out (docs/decisions/key-securing.md) and goes once either is done.
  */
 export function KeyNag() {
-  const [hidden, setHidden] = useState(() => !!sessionStorage.getItem(dismissedKey()));
+  const [hidden, notNow] = useNotNow("wsync-key-nag");
   if (hidden) return null;
   return (
     <section ref={measure} className="key-nag" aria-label={T.lead} data-testid="key-nag">
@@ -60,13 +73,7 @@ export function KeyNag() {
         >
           {T.link}
         </button>
-        <button
-          type="button"
-          onClick={() => {
-            sessionStorage.setItem(dismissedKey(), "1");
-            setHidden(true);
-          }}
-        >
+        <button type="button" onClick={notNow}>
           {T.later}
         </button>
       </div>
@@ -86,8 +93,7 @@ export const ProofNagText = {
  * Shown only while the key reminder above is not (that one matters more); "Not now" for this tab.
  */
 export function ProofNag() {
-  const key = () => `wsync-proof-nag:${authState.user?.did}`;
-  const [hidden, setHidden] = useState(() => !!sessionStorage.getItem(key()));
+  const [hidden, notNow] = useNotNow("wsync-proof-nag");
   if (hidden) return null;
   return (
     <section ref={measure} className="key-nag" aria-label={ProofNagText.lead} data-testid="proof-nag">
@@ -95,13 +101,7 @@ export function ProofNag() {
         <strong>{ProofNagText.lead}</strong> {ProofNagText.why}
       </p>
       <div className="actions">
-        <button
-          type="button"
-          onClick={() => {
-            sessionStorage.setItem(key(), "1");
-            setHidden(true);
-          }}
-        >
+        <button type="button" onClick={notNow}>
           {ProofNagText.later}
         </button>
       </div>

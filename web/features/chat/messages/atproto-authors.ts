@@ -12,11 +12,16 @@ const NONE: ReadonlySet<string> = new Set();
 export const AtprotoAuthors = createContext<ReadonlySet<string>>(NONE);
 
 export function useAtprotoAuthorSet(members: readonly Snapshot<Member>[] | undefined): ReadonlySet<string> {
-  const key = (members ?? [])
-    .filter((m) => m.atproto)
-    .map((m) => m.did)
-    .sort()
-    .join(" ");
+  // Worked out again only when the member list changes, not on every message the list draws.
+  const key = useMemo(
+    () =>
+      (members ?? [])
+        .filter((m) => m.atproto)
+        .map((m) => m.did)
+        .sort()
+        .join(" "),
+    [members],
+  );
   return useMemo(() => (key ? new Set(key.split(" ")) : NONE), [key]);
 }
 
