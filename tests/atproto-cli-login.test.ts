@@ -13,21 +13,16 @@ import { createHash, randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
-import { type AtprotoFixture, startAtprotoFixture } from "../fixtures/atproto/start.ts";
+import type { AtprotoFixture } from "../fixtures/atproto/start.ts";
 import { Cli, cleanupTempDirs, registerCli, tempDir } from "./cli/cli-harness.ts";
-import { CHROMIUM_PATH, hasChromium, launchChromium } from "./e2e/browser.ts";
+import { launchChromium } from "./e2e/browser.ts";
 import { startTestServer, type TestServer } from "./server/harness.ts";
+import { atprotoFixtureOrWhy } from "./support/atproto-fixture-or-why.ts";
 import { signInAtPdsPage } from "./support/atproto-pds-page.ts";
 
-let fixture: AtprotoFixture | null = null;
-let why = "";
-try {
-  fixture = await startAtprotoFixture({ accounts: ["alice", "bob", "carol"], log: (m) => console.log(m) });
-} catch (e) {
-  why = (e as Error).message;
-}
-if (!hasChromium()) why ||= `no Chromium at ${CHROMIUM_PATH}`;
-if (why) console.warn(`ATProto CLI sign-in tests NOT RUN: ${why}`);
+const { fixture, why } = await atprotoFixtureOrWhy("ATProto CLI sign-in tests", {
+  accounts: ["alice", "bob", "carol"],
+});
 
 let browser: Browser | null = null;
 let srv: TestServer | null = null;

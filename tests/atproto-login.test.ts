@@ -9,20 +9,12 @@
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
-import { type AtprotoFixture, startAtprotoFixture } from "../fixtures/atproto/start.ts";
-import { CHROMIUM_PATH, hasChromium, launchChromium } from "./e2e/browser.ts";
+import { launchChromium } from "./e2e/browser.ts";
 import { startTestServer, type TestServer } from "./server/harness.ts";
+import { atprotoFixtureOrWhy } from "./support/atproto-fixture-or-why.ts";
 import { signInAtPdsPage } from "./support/atproto-pds-page.ts";
 
-let fixture: AtprotoFixture | null = null;
-let why = "";
-try {
-  fixture = await startAtprotoFixture({ log: (m) => console.log(m) });
-} catch (e) {
-  why = (e as Error).message;
-}
-if (!hasChromium()) why ||= `no Chromium at ${CHROMIUM_PATH}`;
-if (why) console.warn(`ATProto sign-in tests NOT RUN: ${why}`);
+const { fixture, why } = await atprotoFixtureOrWhy("ATProto sign-in tests");
 
 afterAll(async () => {
   // Other test files run in this process after this one: leave them the default settings.

@@ -11,27 +11,19 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { CHAT_KEY_NSID, checkChatKeyRecord, makeChatKeyRecord } from "../core/atproto/chat-key-record.ts";
 import { generateIdentity, importIdentity } from "../core/crypto/identity.ts";
 import { AtprotoProofPaths } from "../core/protocol/atproto-proof.ts";
-import { type AtprotoFixture, startAtprotoFixture } from "../fixtures/atproto/start.ts";
 import { loadAtprotoConfig } from "../server/atproto/config.ts";
 import { createOAuthClient } from "../server/atproto/oauth.ts";
 import { systemClock } from "../server/util/clock.ts";
 import { ATPROTO_BADGE_LABEL } from "../web/components/AtprotoBadge.tsx";
 import { AtprotoSignInText } from "../web/features/auth/AtprotoSignInForm.tsx";
 import { AtprotoKeyText } from "../web/features/auth/atproto-key-text.ts";
-import { CHROMIUM_PATH, hasChromium, launchChromium } from "./e2e/browser.ts";
+import { launchChromium } from "./e2e/browser.ts";
 import { createInDialog, openChannel, WAIT } from "./e2e/chat.ts";
 import { registerInBrowser, saveKeysAndEnter, skipBackupTwice, uniqueHandle } from "./e2e/harness.ts";
 import { startTestServer, type TestServer } from "./server/harness.ts";
+import { atprotoFixtureOrWhy } from "./support/atproto-fixture-or-why.ts";
 
-let fixture: AtprotoFixture | null = null;
-let why = "";
-try {
-  fixture = await startAtprotoFixture({ log: (m) => console.log(m) });
-} catch (e) {
-  why = (e as Error).message;
-}
-if (!hasChromium()) why ||= `no Chromium at ${CHROMIUM_PATH}`;
-if (why) console.warn(`ATProto web tests NOT RUN: ${why}`);
+const { fixture, why } = await atprotoFixtureOrWhy("ATProto web tests");
 
 let browser: Browser | null = null;
 /** What the sign-in test leaves for the proof test: alice's key and her browser. */

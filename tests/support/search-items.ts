@@ -1,4 +1,12 @@
+import { expect } from "bun:test";
 import type { TimelineItem } from "../../core/client/index.ts";
+import {
+  changeOf,
+  type IndexChange,
+  parseQuery,
+  type SearchQuery,
+  utcDayStart,
+} from "../../core/search/index.ts";
 
 /**
  * Timeline items for the search indexes' tests (tests/cli/search-index.test.ts and
@@ -39,3 +47,32 @@ export const deleted = (i: TimelineItem, signed: boolean): TimelineItem => ({
     ? { did: ALICE.did, handle: ALICE.handle, signed }
     : { did: "", handle: "the server", signed },
 });
+
+/** What the ß check needs of an index: the CLI's SQLite one and the browser's alike. */
+interface AnyIndex {
+  applyAll(changes: Iterable<IndexChange | null>): void;
+  search(q: SearchQuery): { text: string; ranges: readonly (readonly [number, number])[] }[];
+}
+
+/**
+ * ß (and ẞ) and ss find each other in the text and in the query, and the mark covers the letter a
+ * match ends inside: the same expectations for every index (core's normalize folds both).
+ */
+export function expectSharpSFolds(ix: AnyIndex): void {
+  ix.applyAll(
+    ["Die Straße ist nass", "STRASSE gesperrt", "Grüße aus Köln", "a mass of glass"].map((t) =>
+      changeOf("c1", msg(t)),
+    ),
+  );
+  const texts = (q: string) => ix.search(parseQuery(q, utcDayStart)).map((h) => h.text);
+  expect(texts("strasse").sort()).toEqual(["Die Straße ist nass", "STRASSE gesperrt"]);
+  expect(texts("Straße").sort()).toEqual(["Die Straße ist nass", "STRASSE gesperrt"]);
+  expect(texts("STRAẞE").sort()).toEqual(["Die Straße ist nass", "STRASSE gesperrt"]);
+  expect(texts("grusse")).toEqual(["Grüße aus Köln"]);
+  expect(texts("grüss")).toEqual(["Grüße aus Köln"]);
+  expect(texts("maß")).toEqual(["a mass of glass"]);
+  const marked = ix
+    .search(parseQuery("strass in:c1"))
+    .map((h) => h.text.slice(...(h.ranges[0] as [number, number])));
+  expect(marked).toEqual(["STRASS", "Straß"]); // newest first
+}

@@ -37,6 +37,27 @@ function makeClient(url: string, store: MemoryStore, answers: { path: string; st
 
 const handle = (name: string) => `${name}${Math.random().toString(36).slice(2, 7)}`;
 
+/**
+ * An account linked to an ATProto DID as the sign-in's callback links it, whose PDS is not reachable
+ * from here (so the server holds no OAuth grant for it): its session.
+ */
+async function atprotoAccount(server: TestServer, prefix: string): Promise<Session> {
+  const name = handle(prefix);
+  const registered = await call(server.url, "register", {
+    handle: name,
+    email: `${name}@example.com`,
+    password: "correct horse battery",
+  });
+  const session = registered.body as Session;
+  await server.storage.atproto.link({
+    did: session.did,
+    handle: session.handle,
+    pdsUrl: "https://pds.example",
+    linkedAt: Date.now(),
+  });
+  return session;
+}
+
 test("an ATProto account's first sign-in makes keys here, never publishes a key left by another account, then asks for the proof", async () => {
   t = await startTestServer();
   // The record names the host the client talks to: the public URL says the same.
@@ -59,19 +80,7 @@ test("an ATProto account's first sign-in makes keys here, never publishes a key 
   store.data.delete(StoreKeys.token);
 
   // An ATProto account (linked as the callback links it) signs in on this device with no key anywhere.
-  const name = handle("at");
-  const registered = await call(url, "register", {
-    handle: name,
-    email: `${name}@example.com`,
-    password: "correct horse battery",
-  });
-  const session = registered.body as Session;
-  await t.storage.atproto.link({
-    did: session.did,
-    handle: session.handle,
-    pdsUrl: "https://pds.example",
-    linkedAt: Date.now(),
-  });
+  const session = await atprotoAccount(t, "at");
   store.data.set(StoreKeys.auth, JSON.stringify(session));
   store.data.set(StoreKeys.token, session.accessJwt);
 
@@ -122,19 +131,7 @@ test("a proof the server could not publish for a passing reason is tried again; 
   t = await startTestServer();
   t.config.publicUrl = t.url;
   const { url } = t;
-  const name = handle("retry");
-  const registered = await call(url, "register", {
-    handle: name,
-    email: `${name}@example.com`,
-    password: "correct horse battery",
-  });
-  const session = registered.body as Session;
-  await t.storage.atproto.link({
-    did: session.did,
-    handle: session.handle,
-    pdsUrl: "https://pds.example",
-    linkedAt: Date.now(),
-  });
+  const session = await atprotoAccount(t, "retry");
   const store = new MemoryStore();
   store.data.set(StoreKeys.auth, JSON.stringify(session));
   store.data.set(StoreKeys.token, session.accessJwt);
