@@ -7,7 +7,7 @@ import { displaySafe } from "../core/slash-commands/display-safe.ts";
 import { botClient, botCredentialFrom, joinGivenChannels } from "./bot-credential.ts";
 import { CliError, ExitCode, notSignedIn, usageError } from "./errors.ts";
 import { FileStore } from "./file-store.ts";
-import { indexOnReceipt } from "./search-receipt.ts";
+import { indexOnReceipt, receiptOf } from "./search-receipt.ts";
 
 export const DEFAULT_SERVER = "http://localhost:3000";
 
@@ -68,6 +68,8 @@ const openClients: WsyncClient[] = [];
  * publication finish, for at most `ms`.
  */
 export async function settleClients(ms = 3000): Promise<void> {
+  // What the last changes brought is indexed before the process ends (search-receipt.ts).
+  for (const c of openClients) receiptOf(c)?.flush();
   const all = Promise.all(openClients.map((c) => c.settleBackground().catch(() => undefined)));
   await Promise.race([all, Bun.sleep(ms)]);
 }

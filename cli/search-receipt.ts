@@ -65,7 +65,27 @@ export class SearchReceipt {
     }
   }
 
+  private pending: ReturnType<typeof setImmediate> | null = null;
+
+  /** A sweep on the next turn of the event loop (one for all the changes made until then). */
+  schedule(): void {
+    this.pending ??= setImmediate(() => this.flush());
+  }
+
+  /** Runs a scheduled sweep now. */
+  flush(): void {
+    if (!this.pending) return;
+    clearImmediate(this.pending);
+    this.pending = null;
+    try {
+      this.sweep();
+    } catch {
+      // The index is a convenience: a full disk or a locked file must never break reading.
+    }
+  }
+
   close(): void {
+    this.flush();
     this.index?.close();
     this.index = null;
   }
@@ -77,13 +97,9 @@ const receipts = new WeakMap<WsyncClient, SearchReceipt>();
 export function indexOnReceipt(client: WsyncClient, storePath: string): SearchReceipt {
   const r = new SearchReceipt(client, searchIndexPath(storePath));
   receipts.set(client, r);
-  client.events.on("change", () => {
-    try {
-      r.sweep();
-    } catch {
-      // The index is a convenience: a full disk or a locked file must never break reading.
-    }
-  });
+  // One sweep for a burst of changes (a long read changes the view once per page and per key): it
+  // runs on the next turn, and `flush` runs a pending one before the process exits.
+  client.events.on("change", () => r.schedule());
   return r;
 }
 

@@ -18,9 +18,12 @@ export function fromUtf8(bytes: Uint8Array): string {
   return decoder.decode(bytes);
 }
 
+/** The two hex digits of every byte value (toHex runs for every key and hash a channel's history holds). */
+const HEX_PAIRS = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
+
 export function toHex(bytes: Uint8Array): string {
   let out = "";
-  for (const byte of bytes) out += byte.toString(16).padStart(2, "0");
+  for (let i = 0; i < bytes.length; i++) out += HEX_PAIRS[bytes[i] as number];
   return out;
 }
 

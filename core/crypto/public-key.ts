@@ -1,6 +1,6 @@
 import type { EcPublicJwk } from "../protocol/runtime.ts";
 import { fromBase64, toBase64Url } from "./base64.ts";
-import { type Bytes, concatBytes, toHex } from "./bytes.ts";
+import { type Bytes, concatBytes } from "./bytes.ts";
 import { CryptoError, CryptoText } from "./errors.ts";
 
 /** Length of an uncompressed SEC1 P-256 point: 0x04 ‖ x (32) ‖ y (32). */
@@ -45,7 +45,8 @@ export async function importEcdhPublicKey(raw: Bytes): Promise<CryptoKey> {
 const verifyKeys = new Map<string, Promise<CryptoKey>>();
 
 export async function importVerifyKey(raw: Bytes): Promise<CryptoKey> {
-  const id = toHex(raw);
+  // The bytes as a string, one code unit each: the map's key, made in one call per message.
+  const id = String.fromCharCode(...raw);
   let key = verifyKeys.get(id);
   if (!key) {
     key = crypto.subtle.importKey("raw", raw, ECDSA, true, ["verify"]);

@@ -242,6 +242,19 @@ export function multilineText(text: string, lead: number): string {
     .join(`\n${" ".repeat(lead)}`);
 }
 
+const widths = new Map<string, number>();
+
+/** Columns a short, often repeated text takes (a handle, a mark), measured once. */
+function widthOf(text: string): number {
+  let w = widths.get(text);
+  if (w === undefined) {
+    w = stringWidth(text);
+    if (widths.size >= 1000) widths.clear();
+    widths.set(text, w);
+  }
+  return w;
+}
+
 /** A message row's number, as `wsync reply`, `react`, `edit` and `delete` name it: `(42) `. */
 export function seqTag(i: TimelineItem): string {
   return i.kind === "message" && Number.isInteger(i.seq) && i.seq > 0 ? `(${i.seq}) ` : "";
@@ -301,8 +314,13 @@ export function presentedLine(p: PresentedItem): string {
   const reactions = p.reactions.length
     ? ` [${p.reactions.map((r) => `${displaySafe(r.emoji)} ${r.count}`).join(", ")}]`
     : "";
-  const head = `${at} ${seqTag(i)}${displaySafe(i.author.handle)} ${mark(i)} `;
-  const text = multilineText(p.text ?? "", stringWidth(head));
+  const tag = seqTag(i);
+  const handle = displaySafe(i.author.handle);
+  const head = `${at} ${tag}${handle} ${mark(i)} `;
+  // The head's width, part by part: the time and number are ASCII, and a long read (10,000 rows)
+  // measures each author and mark once (string-width is the slow part of printing otherwise).
+  const width = at.length + 1 + tag.length + widthOf(handle) + 1 + widthOf(mark(i)) + 1;
+  const text = multilineText(p.text ?? "", width);
   const file = i.file ? fileText(i.file) : "";
   return `${head}${quote}${text}${file}${p.edited ? " (edited)" : ""}${p.editConflict ? " (edit conflict)" : ""}${reactions}${notesText(i)}`;
 }

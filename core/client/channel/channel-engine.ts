@@ -255,14 +255,32 @@ export class ChannelEngine {
   async loadOlder(channelId: string, count: number): Promise<void> {
     const view = this.requireView(channelId);
     const target = view.items.length + count;
+    if (!view.hasMore || !view.cursor || count <= 0) return;
+    const fetchPage = (cursor: string, limit: number) =>
+      this.c.api.call("getMessages", { channelUri: channelId, limit, cursor });
+    // The next page is asked for while this one is decrypted and placed: with pages of 100, a long
+    // read (`wsync read --limit 10000`) would otherwise wait for the server a hundred times in turn.
+    let next: ReturnType<typeof fetchPage> | null = fetchPage(view.cursor, Math.min(Limits.pageMax, count));
+    view.loadingMore = true;
+    this.c.changed();
     try {
-      while (view.hasMore && view.cursor && view.items.length < target) {
+      while (next) {
+        const page: Awaited<typeof next> = await next;
+        next = null;
         const before = view.items.length;
-        await this.loadPage(channelId, Math.min(Limits.pageMax, target - before), false, false);
-        if (view.items.length === before) break;
+        const left = target - before - page.records.length;
+        if (page.hasMore && page.cursor && left > 0) {
+          next = fetchPage(page.cursor, Math.min(Limits.pageMax, left));
+          // Not needed after all when this page ends the read (an error here is the next loop's).
+          next.catch(() => undefined);
+        }
+        await this.applyPage(view, page, false, false);
+        if (view.items.length === before || view.items.length >= target) break;
       }
     } finally {
+      view.loadingMore = false;
       this.refreshMissing(view);
+      this.c.changed();
     }
   }
 
@@ -780,7 +798,8 @@ export class ChannelEngine {
       // The epoch's signed member list names the key the sender had then (it may since be replaced).
       const listedFp = vk.epoch.members.find((m) => m.did === rec.value.author.did)?.fp ?? null;
       const out = await decryptMessage({
-        contentJson: rec.value.content,
+        // Parsed once, above (a long history's records each pay for a parse).
+        content: envelope,
         channelId,
         recordAuthorDid: rec.value.author.did,
         epochKey: await importedKey(vk.key),

@@ -5,6 +5,8 @@ export type { ChannelTrust, TrustOrigin, TrustState } from "./trust-state.ts";
 
 const ORIGIN_KEY = "wsync-trust-origin";
 const CLEARED_KEY = "wsync-trust-cleared";
+/** How long a read of the origin or the cleared channels is taken as current (TrustStore.read). */
+const READ_AGAIN_MS = 1000;
 
 /** The date a person reads in "verified from the server's word since {date}". */
 export function trustDate(ms: number): string {
@@ -17,14 +19,39 @@ export class TrustStore {
     private readonly sources: TrustSources,
   ) {}
 
+  /**
+   * The origin and the cleared channels, as last read (asked for every message another member signs):
+   * a write of this process replaces them at once; another process's shows within READ_AGAIN_MS.
+   */
+  private readonly recent = new Map<string, { value: unknown; at: number }>();
+
+  private async read<T>(key: string): Promise<T | null> {
+    const hit = this.recent.get(key);
+    if (hit && Date.now() - hit.at < READ_AGAIN_MS) return hit.value as T | null;
+    const writes = this.writes;
+    const value = await readJson<T>(this.store, key);
+    // A write of this process while reading: what was read may be older than it.
+    if (writes === this.writes) this.recent.set(key, { value, at: Date.now() });
+    return value;
+  }
+
+  private writes = 0;
+
+  private async write(key: string, value: unknown): Promise<void> {
+    this.writes++;
+    this.recent.delete(key);
+    if (value === null) await this.store.delete(key);
+    else await this.store.set(key, JSON.stringify(value));
+  }
+
   /** A device with no record verified everything itself (it registered, or predates this record). */
   async origin(): Promise<TrustOrigin> {
-    return (await readJson<TrustOrigin>(this.store, ORIGIN_KEY)) ?? { source: "self", since: 0 };
+    return (await this.read<TrustOrigin>(ORIGIN_KEY)) ?? { source: "self", since: 0 };
   }
 
   async setOrigin(origin: TrustOrigin): Promise<void> {
-    await this.store.set(ORIGIN_KEY, JSON.stringify(origin));
-    await this.store.delete(CLEARED_KEY);
+    await this.write(ORIGIN_KEY, origin);
+    await this.write(CLEARED_KEY, null);
   }
 
   /**
@@ -34,15 +61,16 @@ export class TrustStore {
   async freshSince(channelId: string): Promise<number | null> {
     const o = await this.origin();
     if (o.source !== "server") return null;
-    const cleared = (await readJson<string[]>(this.store, CLEARED_KEY)) ?? [];
+    const cleared = (await this.read<string[]>(CLEARED_KEY)) ?? [];
     return cleared.includes(channelId) ? null : o.since;
   }
 
   /** Another member's signed message or commit after sign-in, under the head epoch, confirmed the channel. */
   async confirm(channelId: string): Promise<void> {
-    const cleared = (await readJson<string[]>(this.store, CLEARED_KEY)) ?? [];
-    if (!cleared.includes(channelId))
-      await this.store.set(CLEARED_KEY, JSON.stringify([...cleared, channelId]));
+    // Read from the store itself: another process may have cleared a channel since.
+    this.recent.delete(CLEARED_KEY);
+    const cleared = (await this.read<string[]>(CLEARED_KEY)) ?? [];
+    if (!cleared.includes(channelId)) await this.write(CLEARED_KEY, [...cleared, channelId]);
   }
 
   /** The version counter, moved whenever a head moves (ChainStore tells it). */
@@ -88,8 +116,8 @@ export class TrustStore {
   }
 
   async clear(): Promise<void> {
-    await this.store.delete(ORIGIN_KEY);
-    await this.store.delete(CLEARED_KEY);
+    await this.write(ORIGIN_KEY, null);
+    await this.write(CLEARED_KEY, null);
     await this.store.delete(VERSION_KEY);
   }
 }
