@@ -6,29 +6,35 @@
 import { randomUUID } from "node:crypto";
 import type { RedisClient } from "bun";
 import type { SharedLoginAttempts } from "../services/login-throttle.ts";
+import type { SharedBuckets } from "../services/rate-limit.ts";
 import { evalScript, type RedisBus, withTimeout } from "./redis-bus.ts";
 
 /** Redis's clock in ms, so every process counts the same window. */
 const NOW_MS = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
-// A token bucket in Redis, timed by Redis's own clock (processes' clocks may differ).
+// A token bucket in Redis, timed by Redis's own clock (processes' clocks may differ). ARGV: burst,
+// per minute, how many tokens are wanted (a lease, RateLimiter), and how many an expired lease of
+// this process gives back unused. Answers {granted, seconds to wait when none}.
 const TAKE = `${NOW_MS}
 local burst = tonumber(ARGV[1])
 local per = tonumber(ARGV[2]) / 60000
+local want = math.max(1, tonumber(ARGV[3] or '1'))
+local back = tonumber(ARGV[4] or '0')
 local b = redis.call('HMGET', KEYS[1], 'tokens', 'at')
 local tokens = burst
-if b[1] then tokens = math.min(burst, tonumber(b[1]) + (now - tonumber(b[2])) * per) end
+if b[1] then tokens = math.min(burst, tonumber(b[1]) + (now - tonumber(b[2])) * per + back) end
+local granted = 0
 local wait = 0
-if tokens >= 1 then tokens = tokens - 1
+if tokens >= 1 then granted = math.min(want, math.floor(tokens)) tokens = tokens - granted
 elseif per > 0 then wait = math.max(1, math.ceil((1 - tokens) / per / 1000))
 else wait = 3600 end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
 if per > 0 then redis.call('PEXPIRE', KEYS[1], math.ceil(burst / per) + 60000) else redis.call('PEXPIRE', KEYS[1], 3600000) end
-return wait`;
+return {granted, wait}`;
 
 /** Rate-limit buckets in Redis, shared by every process (RateLimiter's `shared`). */
-export class RedisBuckets {
+export class RedisBuckets implements SharedBuckets {
   private constructor(
     private readonly redis: RedisClient,
     private readonly prefix: string,
@@ -38,13 +44,31 @@ export class RedisBuckets {
     return new RedisBuckets(await bus.connectClient(), bus.prefix);
   }
 
+  /** One token: 0 when taken, else the seconds to wait. */
   async take(key: string, burst: number, perMinute: number): Promise<number> {
-    const wait = await withTimeout(
-      evalScript(this.redis, TAKE, ["1", `${this.prefix}:rl:${key}`, String(burst), String(perMinute)]),
+    return (await this.lease(key, burst, perMinute, 1, 0)).wait;
+  }
+
+  async lease(
+    key: string,
+    burst: number,
+    perMinute: number,
+    want: number,
+    giveBack: number,
+  ): Promise<{ granted: number; wait: number }> {
+    const answer = (await withTimeout(
+      evalScript(this.redis, TAKE, [
+        "1",
+        `${this.prefix}:rl:${key}`,
+        String(burst),
+        String(perMinute),
+        String(want),
+        String(giveBack),
+      ]),
       1_000,
       "rate limit",
-    );
-    return Number(wait);
+    )) as [number | string, number | string];
+    return { granted: Number(answer[0]), wait: Number(answer[1]) };
   }
 
   close(): void {

@@ -114,8 +114,32 @@ interface Bucket {
  * RateLimiter.take does, seconds to wait or 0 (and takes the token).
  */
 export interface SharedBuckets {
-  take(key: string, burst: number, perMinute: number): Promise<number>;
+  /**
+   * Up to `want` tokens at once (at least one when any is there), after putting back `giveBack`
+   * tokens an earlier lease did not use; `wait`: seconds to wait when none was granted.
+   */
+  lease(
+    key: string,
+    burst: number,
+    perMinute: number,
+    want: number,
+    giveBack: number,
+  ): Promise<{ granted: number; wait: number }>;
 }
+
+/** Tokens a process took from the shared bucket ahead of need (RateLimiter.check). */
+interface Lease {
+  tokens: number;
+  /** After this (clock ms) unused tokens are given back with the next request, not spent. */
+  until: number;
+  /** How many the last request asked for. */
+  size: number;
+}
+
+/** How long leased tokens may be spent. */
+const LEASE_MS = 1_000;
+/** The most tokens one request takes ahead: a tenth of the burst, at most this many. */
+const MAX_LEASE = 32;
 
 /**
  * One limiter for the whole process, keyed by (user, kind). With `shared` (several processes on
@@ -167,12 +191,60 @@ export class RateLimiter {
     };
     if (!this.shared || !this.config.enabled) return refuse(this.take(did, kind));
     const rate = this.config.rates[kind];
-    return this.shared.take(`${kind}:${did}`, rate.burst, rate.perMinute).then(refuse, (e: unknown) => {
-      if (e instanceof ApiError) throw e;
-      this.log(`shared rate limit unavailable (${(e as Error).message}): this process's own limits apply`);
-      refuse(this.take(did, kind));
-    });
+    const key = `${kind}:${did}`;
+    const now = this.clock.now();
+    const lease = this.leases.get(key);
+    // A token taken ahead from the shared bucket: no round trip to Redis for this write.
+    if (lease && lease.tokens >= 1 && now < lease.until) {
+      lease.tokens--;
+      return;
+    }
+    // Refused a moment ago: no token can be there before the wait it was given (only this user's
+    // writes take them), so a client that keeps trying costs Redis nothing meanwhile.
+    const blocked = this.blocked.get(key);
+    if (blocked !== undefined) {
+      if (now < blocked) return refuse(Math.max(1, Math.ceil((blocked - now) / 1000)));
+      this.blocked.delete(key);
+    }
+    // A user who spent a whole lease within its time is sending fast: ask for twice as many next time
+    // (up to a tenth of the burst). Tokens left when a lease ran out go back to the shared bucket.
+    const cap = Math.max(1, Math.min(MAX_LEASE, Math.floor(rate.burst / 10)));
+    const want = lease && now < lease.until ? Math.min(cap, lease.size * 2) : 1;
+    const giveBack = lease && now >= lease.until ? Math.floor(lease.tokens) : 0;
+    this.leases.delete(key);
+    return this.shared.lease(key, rate.burst, rate.perMinute, want, giveBack).then(
+      ({ granted, wait }) => {
+        if (granted >= 1) {
+          // Requests of one user answered together (several in flight) add up, none is dropped.
+          const held = this.leases.get(key);
+          const until = this.clock.now() + LEASE_MS;
+          if (held) Object.assign(held, { tokens: held.tokens + granted - 1, until, size: want });
+          else this.leases.set(key, { tokens: granted - 1, until, size: want });
+          if (this.leases.size > this.maxKeys) {
+            const first = this.leases.keys().next().value;
+            if (first !== undefined) this.leases.delete(first);
+          }
+          return;
+        }
+        const seconds = Math.max(1, wait);
+        this.blocked.set(key, this.clock.now() + seconds * 1000);
+        if (this.blocked.size > this.maxKeys) {
+          const first = this.blocked.keys().next().value;
+          if (first !== undefined) this.blocked.delete(first);
+        }
+        refuse(seconds);
+      },
+      (e: unknown) => {
+        if (e instanceof ApiError) throw e;
+        this.log(`shared rate limit unavailable (${(e as Error).message}): this process's own limits apply`);
+        refuse(this.take(did, kind));
+      },
+    );
   }
+
+  private readonly leases = new Map<string, Lease>();
+  /** Keys refused by the shared bucket, with when their wait ends (clock ms). */
+  private readonly blocked = new Map<string, number>();
 }
 
 /** Which limit each write counts against: HTTP routes by name, WebSocket frames by type. */

@@ -6,6 +6,7 @@ import { frame } from "../../server/realtime/bus.ts";
 import { RedisBus } from "../../server/realtime/redis-bus.ts";
 import { RedisBuckets, RedisLoginAttempts } from "../../server/realtime/redis-limits.ts";
 import { LoginGuard } from "../../server/services/login-throttle.ts";
+import { RateLimiter, rateLimitConfig, type SharedBuckets } from "../../server/services/rate-limit.ts";
 import { systemClock } from "../../server/util/clock.ts";
 import { ownRedis } from "./own-redis.ts";
 import { notRun, REDIS_URL } from "./pg-harness.ts";
@@ -32,6 +33,7 @@ const record = (channelId: string, seq: number) =>
     channelId,
     frame: frame("channel:message", { record: { seq } } as never),
   }) as BusEvent;
+const SERIALISED_NONE = null as never;
 const seqOf = (e: BusEvent) =>
   e.kind === "channel"
     ? (JSON.parse(e.text ?? "{}") as { data: { record: { seq: number } } }).data.record.seq
@@ -51,6 +53,71 @@ else
       for (let i = 0; i < 100 && (seen.a.length < 4 || seen.b.length < 4); i++) await Bun.sleep(10);
       expect(kinds(seen.a)).toEqual(["user", "unsubscribe", "end-session", "presence"]);
       expect(kinds(seen.b)).toEqual(kinds(seen.a));
+    });
+
+    test("the events of one turn travel in one Redis message, in order, their texts as they were", async () => {
+      const { a, b, seen } = await pair();
+      const raw: string[] = [];
+      const listener = new RedisClient(REDIS_URL as string);
+      await listener.subscribe(a.channel, (m) => raw.push(m));
+      try {
+        // Texts a second JSON encoding would have had to escape: quotes, a newline, a backslash.
+        const tricky = '{"type":"x","data":{"text":"a \\"quoted\\" line\\nand \\\\ more"}}';
+        const sent = [
+          a.publish(record("ch2", 1)),
+          a.publish({ kind: "user", did: "did:plc:y", frame: SERIALISED_NONE, text: tricky }),
+          a.publish({ kind: "presence", did: "did:plc:y", online: false }),
+          a.publish(record("ch2", 2)),
+        ];
+        await Promise.all(sent);
+        for (let i = 0; i < 200 && seen.b.length < 4; i++) await Bun.sleep(10);
+        expect(raw.length).toBe(1);
+        expect(seen.b.map((e) => e.kind)).toEqual(["channel", "user", "presence", "channel"]);
+        expect(seen.b.filter((e) => e.kind === "channel").map(seqOf)).toEqual([1, 2]);
+        const user = seen.b[1] as Extract<BusEvent, { kind: "user" }>;
+        expect(user.text).toBe(tricky);
+        expect(seen.a.map((e) => e.kind)).toEqual(seen.b.map((e) => e.kind));
+      } finally {
+        listener.close();
+      }
+    });
+
+    test("shared rate limits in leases: two processes never take more than the bucket holds, in fewer calls", async () => {
+      const { a, b } = await pair();
+      const ra = await RedisBuckets.connect(a);
+      const rb = await RedisBuckets.connect(b);
+      try {
+        const config = rateLimitConfig({});
+        config.rates.message = { burst: 200, perMinute: 0.001 };
+        let asked = 0;
+        const counted = (r: RedisBuckets): SharedBuckets => ({
+          lease: (...args) => {
+            asked++;
+            return r.lease(...args);
+          },
+        });
+        const la = new RateLimiter(systemClock, config, 1000, counted(ra));
+        const lb = new RateLimiter(systemClock, config, 1000, counted(rb));
+        const did = `did:plc:${crypto.randomUUID().slice(0, 8)}`;
+        let granted = 0;
+        let calls = 0;
+        const count = (l: RateLimiter) => {
+          calls++;
+          return (async () => l.check(did, "message"))().then(
+            () => granted++,
+            () => undefined,
+          );
+        };
+        for (let i = 0; i < 300; i++) await count(i % 2 ? la : lb);
+        expect(calls).toBe(300);
+        expect(granted).toBeLessThanOrEqual(200);
+        expect(granted).toBeGreaterThan(150);
+        // Each process's leases grow (1, 2, 4, … 20 at a time): far fewer scripts than writes.
+        expect(asked).toBeLessThan(60);
+      } finally {
+        ra.close();
+        rb.close();
+      }
     });
 
     test("a channel's records published out of order by two processes are delivered in seq order", async () => {
