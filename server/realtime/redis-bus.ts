@@ -247,7 +247,8 @@ export class RedisBus implements Bus {
    */
   publish(event: BusEvent): Promise<void> {
     if (this.closed) return Promise.resolve();
-    const batch = (this.batch ??= this.newBatch());
+    if (!this.batch) this.batch = this.newBatch();
+    const batch = this.batch;
     const part = encodeWire(toWire(event));
     batch.parts.push(part);
     batch.size += part.length;

@@ -56,7 +56,7 @@ else
     });
 
     test("the events of one turn travel in one Redis message, in order, their texts as they were", async () => {
-      const { a, b, seen } = await pair();
+      const { a, seen } = await pair();
       const raw: string[] = [];
       const listener = new RedisClient(REDIS_URL as string);
       await listener.subscribe(a.channel, (m) => raw.push(m));
