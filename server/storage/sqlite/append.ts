@@ -26,9 +26,10 @@ export interface ErrorData {
 
 /**
  * Each message's outcome, in the batch's order; `E` is the error: the thrown value on the thread that
- * committed, ErrorData once it crossed to the other.
+ * committed, ErrorData once it crossed to the other. `{ seq }` is an "ok" that crossed: the row is the
+ * message given plus its seq, rebuilt on the other side instead of copying the content back.
  */
-export type AppendOutcome<E = unknown> = { ok: AppendMessageResult } | { error: E };
+export type AppendOutcome<E = unknown> = { ok: AppendMessageResult } | { seq: number } | { error: E };
 
 /** A batch's outcome: each message's, or the commit failed (nothing of the batch was written). */
 export type BatchOutcome<E = unknown> =
@@ -40,7 +41,11 @@ export function outcomeToData(o: BatchOutcome): BatchOutcome<ErrorData> {
   if ("commitFailed" in o) return { commitFailed: errorToData(o.commitFailed), seconds: o.seconds };
   return {
     seconds: o.seconds,
-    outcomes: o.outcomes.map((x) => ("error" in x ? { error: errorToData(x.error) } : x)),
+    outcomes: o.outcomes.map((x): AppendOutcome<ErrorData> => {
+      if ("error" in x) return { error: errorToData(x.error) };
+      if ("ok" in x && x.ok.kind === "ok") return { seq: x.ok.row.seq };
+      return x;
+    }),
   };
 }
 

@@ -48,6 +48,7 @@ function settle<E>(
     const o = outcome.outcomes[i];
     if (o === undefined) p.reject(new Error("the writer answered fewer messages than it was given"));
     else if ("error" in o) p.reject(toError(o.error));
+    else if ("seq" in o) p.resolve({ kind: "ok", row: { ...p.item.m, kind: "message", seq: o.seq } });
     else p.resolve(o.ok);
   });
 }
@@ -127,13 +128,28 @@ export class WriterThread implements MessageAppender {
       event.preventDefault();
       this.fail(new Error(`the SQLite writer thread failed: ${event.message}`));
     };
-    // The thread does not keep the process alive; close() is what waits for it.
-    (this.worker as Worker & { unref(): void }).unref();
     this.post({ type: "open", path, synchronous });
   }
 
+  /** Requests posted and not yet answered. */
+  private outstanding = 0;
+
   private post(req: WriterRequest): void {
+    if (this.outstanding++ === 0) this.handle.ref();
     this.worker.postMessage(req);
+  }
+
+  /**
+   * The thread keeps the process alive only while it owes an answer (an idle server's database does
+   * not stop it from exiting; close() is what waits for the thread). Not unref'd while waiting: Bun's
+   * event loop then polls without sleeping (a whole core spent while a commit runs).
+   */
+  private answered(): void {
+    if (--this.outstanding === 0) this.handle.unref();
+  }
+
+  private get handle(): { ref(): void; unref(): void } {
+    return this.worker as Worker & { ref(): void; unref(): void };
   }
 
   append(item: AppendItem): Promise<AppendMessageResult> {
@@ -160,6 +176,7 @@ export class WriterThread implements MessageAppender {
   }
 
   private onReply(r: WriterReply): void {
+    this.answered();
     switch (r.type) {
       case "opened":
         return;
