@@ -217,17 +217,24 @@ export class WriterThread implements MessageAppender {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  async close(): Promise<void> {
-    if (this.closing) return;
+  private closed: Promise<void> | null = null;
+
+  /** Every call waits for the same close. */
+  close(): Promise<void> {
+    this.closed ??= this.drainAndClose();
+    return this.closed;
+  }
+
+  private async drainAndClose(): Promise<void> {
     this.closing = true;
     this.commitPending();
     await this.drained();
     if (!this.broken) {
-      const closed = new Promise<void>((resolve) => {
+      const answered = new Promise<void>((resolve) => {
         this.closedWaiter = resolve;
       });
       this.post({ type: "close" });
-      await closed;
+      await answered;
     }
     this.worker.terminate();
   }

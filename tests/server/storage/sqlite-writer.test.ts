@@ -160,7 +160,8 @@ for (const p of paths) {
       const pending = Array.from({ length: 25 }, () =>
         s.timeline.appendMessage(w.messageInput(channel, owner, epochId), epochId),
       );
-      await s.close();
+      // A second close (a signal during shutdown) waits for the same one.
+      await Promise.all([s.close(), s.close()]);
       const rows = (await Promise.all(pending)).map(ok);
       expect(rows).toHaveLength(25);
       await expect(
