@@ -36,7 +36,9 @@ rmSync(webDir, { recursive: true, force: true });
 mkdirSync(webDir, { recursive: true });
 await buildWebAssets({ outdir: webDir });
 const result = await Bun.build({
-  entrypoints: [join(root, "cli", "main.ts")],
+  // The SQLite writer thread's entry is bundled as its own entrypoint: a Worker in the binary is
+  // started from a file inside it (server/storage/sqlite/writer.ts; docs/decisions/sqlite-writer-thread.md).
+  entrypoints: [join(root, "cli", "main.ts"), join(root, "server", "storage", "sqlite", "writer-worker.ts")],
   compile: {
     outfile,
     autoloadBunfig: false,

@@ -13,12 +13,19 @@ import { migrate } from "./migrations.ts";
 import { SqliteRetention } from "./retention.ts";
 import { SqliteSessions } from "./sessions.ts";
 import { SqliteTimeline } from "./timeline.ts";
+import { InThreadAppender, WriterThread } from "./writer.ts";
 
 export interface SqliteOptions {
   /** A file path, or ":memory:" for tests. */
   path: string;
   /** "full" fsyncs every commit (survives power loss); "normal" survives a killed process. */
   synchronous?: "full" | "normal";
+  /**
+   * Messages are committed on a writer thread with its own connection (issue 35), so the fsync never
+   * blocks the event loop. On by default for a file; `:memory:` always commits on the main thread (a
+   * second connection cannot open it). False: the main thread commits, as before.
+   */
+  writerThread?: boolean;
 }
 
 function retryWhileBusy(fn: () => void, maxMs: number): void {
@@ -53,7 +60,11 @@ export function openSqliteDatabase(opts: SqliteOptions): Database {
 
 export function openSqliteStorage(opts: SqliteOptions): Storage {
   const db = openSqliteDatabase(opts);
-  const timeline = new SqliteTimeline(db);
+  const onThread = opts.writerThread !== false && opts.path !== ":memory:" && opts.path !== "";
+  const timeline = new SqliteTimeline(
+    db,
+    onThread ? new WriterThread(opts.path, opts.synchronous ?? "full") : new InThreadAppender(db),
+  );
   return {
     accounts: new SqliteAccounts(db),
     sessions: new SqliteSessions(db),
@@ -68,7 +79,9 @@ export function openSqliteStorage(opts: SqliteOptions): Storage {
     atproto: new SqliteAtproto(db),
     timeline,
     async close() {
-      timeline.commitPending();
+      // The writer thread first: it commits what is waiting and closes its connection; then this
+      // connection, the last one, checkpoints the WAL into the file.
+      await timeline.closeWriter();
       db.close();
     },
   };

@@ -1,4 +1,4 @@
-import type { Database, Statement } from "bun:sqlite";
+import type { Database } from "bun:sqlite";
 import type { SignedDeletion } from "../../../core/protocol/index.ts";
 import { type TimelineColumns, toMessage, toRow } from "../rows.ts";
 import type {
@@ -9,17 +9,13 @@ import type {
   TimelineRow,
   TimelineStore,
 } from "../types.ts";
-
-/** A message waiting for its batch's commit (SqliteTimeline.appendMessage). */
-interface PendingAppend {
-  m: Omit<MessageRow, "seq" | "kind">;
-  epochId: string;
-  resolve: (r: AppendMessageResult) => void;
-  reject: (e: unknown) => void;
-}
+import { InThreadAppender, type MessageAppender } from "./writer.ts";
 
 export class SqliteTimeline implements TimelineStore {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly appender: MessageAppender = new InThreadAppender(db),
+  ) {}
 
   private nextSeq(channelId: string, at: number, isMessage: boolean): number {
     const r = this.db
@@ -40,139 +36,29 @@ export class SqliteTimeline implements TimelineStore {
   }
 
   /**
-   * Group commit: every message appended in one event-loop turn is written in one transaction (one
-   * fsync under synchronous=FULL); every promise settles only after that commit, so an acknowledged
-   * message is as durable as before. The checks (duplicate, membership, rotation, epoch) run inside
-   * the transaction, so they hold at the moment of the write.
+   * Group commit (issue 35): the messages appended while the previous batch commits (or in one
+   * event-loop turn) are written in one transaction, one fsync under synchronous=FULL, by `appender`:
+   * on the writer thread for a database file, on this connection for `:memory:` (writer.ts). Every
+   * promise settles only after that commit, so an acknowledged message is stored durably. The checks
+   * (duplicate, membership, rotation, epoch) run inside the transaction (append.ts), so they hold at
+   * the moment of the write.
    */
   appendMessage(m: Omit<MessageRow, "seq" | "kind">, epochId: string): Promise<AppendMessageResult> {
-    return new Promise((resolve, reject) => {
-      this.batch.push({ m, epochId, resolve, reject });
-      if (this.batch.length === 1) setImmediate(() => this.commitPending());
-    });
+    return this.appender.append({ m, epochId });
   }
-
-  private batch: PendingAppend[] = [];
-  private observer: ((size: number, seconds: number) => void) | null = null;
 
   observeCommits(fn: (size: number, seconds: number) => void): void {
-    this.observer = fn;
+    this.appender.observer = fn;
   }
 
-  /** Commits what is waiting now (the turn's batch; and before the database closes). */
+  /** Starts the commit of what is waiting now (before the database closes). */
   commitPending(): void {
-    const items = this.batch;
-    this.batch = [];
-    if (items.length === 0) return;
-    let results: (AppendMessageResult | { failed: unknown })[];
-    const t0 = performance.now();
-    try {
-      results = this.db.transaction(() => items.map((it) => this.appendOne(it.m, it.epochId))).immediate();
-    } catch {
-      // One message failed (or the commit did), and the whole batch was rolled back. Write it again
-      // with a savepoint per message, so only a failing message fails.
-      try {
-        results = this.db
-          .transaction(() =>
-            items.map((it) => {
-              try {
-                return this.db.transaction(() => this.appendOne(it.m, it.epochId))();
-              } catch (e) {
-                return { failed: e };
-              }
-            }),
-          )
-          .immediate();
-      } catch (e) {
-        // The commit itself failed (disk full, I/O error): nothing of the batch was written.
-        for (const it of items) it.reject(e);
-        return;
-      }
-    }
-    this.observer?.(items.length, (performance.now() - t0) / 1000);
-    items.forEach((it, i) => {
-      const r = results[i] as AppendMessageResult | { failed: unknown };
-      if ("failed" in r) it.reject(r.failed);
-      else it.resolve(r);
-    });
+    this.appender.commitPending();
   }
 
-  /**
-   * The statements of a message's commit, prepared once (the profile in docs/benchmarks.md: looking
-   * a statement up by its text on every call showed). `check` judges a message in one statement:
-   * whether its clientMsgId was used (the rowid of that message), whether the author is a member,
-   * and the channel's member version against its current epoch's.
-   */
-  private appendStatements: {
-    check: Statement;
-    dup: Statement;
-    nextSeq: Statement;
-    insert: Statement;
-  } | null = null;
-
-  private statements() {
-    this.appendStatements ??= {
-      check: this.db.prepare(
-        `SELECT
-           (SELECT rowid FROM timeline WHERE kind = 'message' AND author_did = ? AND client_msg_id = ?) AS dup,
-           EXISTS (SELECT 1 FROM members WHERE channel_id = c.id AND did = ?) AS member,
-           c.member_version AS channel_version, e.epoch_id, e.member_version AS epoch_version
-         FROM channels c LEFT JOIN epochs e ON e.channel_id = c.id
-           AND e.epoch_number = (SELECT MAX(epoch_number) FROM epochs WHERE channel_id = c.id)
-         WHERE c.id = ?`,
-      ),
-      dup: this.db.prepare("SELECT * FROM timeline WHERE rowid = ?"),
-      nextSeq: this.db.prepare(
-        `UPDATE channels SET last_seq = last_seq + 1, last_activity = ?, message_count = message_count + 1
-         WHERE id = ? RETURNING last_seq`,
-      ),
-      insert: this.db.prepare(
-        `INSERT INTO timeline (channel_id, seq, rkey, kind, author_did, author_handle, client_msg_id, content, created_at)
-         VALUES (?, ?, ?, 'message', ?, ?, ?, ?, ?)`,
-      ),
-    };
-    return this.appendStatements;
-  }
-
-  private appendOne(m: Omit<MessageRow, "seq" | "kind">, epochId: string): AppendMessageResult {
-    const st = this.statements();
-    const state = st.check.get(m.authorDid, m.clientMsgId, m.authorDid, m.channelId) as {
-      dup: number | null;
-      member: number;
-      channel_version: number;
-      epoch_id: string | null;
-      epoch_version: number | null;
-    } | null;
-    if (!state) {
-      // No such channel: a retry of a message committed before the channel went is still "duplicate".
-      const dup = this.findClientMsg(m.authorDid, m.clientMsgId);
-      if (dup) return { kind: "duplicate", row: dup };
-      throw new Error("channel vanished during append");
-    }
-    if (state.dup !== null) {
-      const row = st.dup.get(state.dup) as TimelineColumns | null;
-      if (row) return { kind: "duplicate", row: toMessage(row) };
-    }
-    if (!state.member) return { kind: "not-member" };
-    // Rotation is enforced here, in the same transaction as the insert (protocol §5).
-    if (state.epoch_id === null || state.epoch_version !== state.channel_version) {
-      return { kind: "rotation-required" };
-    }
-    if (state.epoch_id !== epochId) return { kind: "stale-epoch", currentEpochId: state.epoch_id };
-    const r = st.nextSeq.get(m.createdAt, m.channelId) as { last_seq: number } | null;
-    if (!r) throw new Error("channel vanished during append");
-    const seq = r.last_seq;
-    st.insert.run(
-      m.channelId,
-      seq,
-      m.rkey,
-      m.authorDid,
-      m.authorHandle,
-      m.clientMsgId,
-      m.content,
-      m.createdAt,
-    );
-    return { kind: "ok", row: { ...m, kind: "message", seq } };
+  /** Commits every message appended so far and stops the writer (before the database closes). */
+  closeWriter(): Promise<void> {
+    return this.appender.close();
   }
 
   async appendNotify(n: Omit<NotifyRow, "seq" | "kind">): Promise<NotifyRow> {
