@@ -20,6 +20,8 @@ export interface Config {
   weather: { url: string; lat: number; lon: number };
   /** SQLite durability: "full" fsyncs each commit; "normal" survives a killed process only. */
   sqliteSync: "full" | "normal";
+  /** Messages committed on a writer thread (WSYNC_SQLITE_WRITER_THREAD, default on; issue 35). */
+  sqliteWriterThread: boolean;
   /** Where the database lives; ":memory:" in unit tests. */
   sqlitePath: string;
   /** Per-user write limits and the owned-channel quota (WSYNC_RATE_LIMIT_SCALE, WSYNC_MAX_OWNED_CHANNELS). */
@@ -107,6 +109,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const dataDir = resolve(env.WSYNC_DATA_DIR || "./data");
   const sync = env.WSYNC_SQLITE_SYNC || "full";
   if (sync !== "full" && sync !== "normal") throw new ConfigError(`WSYNC_SQLITE_SYNC must be full or normal`);
+  const writerThread = env.WSYNC_SQLITE_WRITER_THREAD || "1";
+  if (writerThread !== "1" && writerThread !== "0")
+    throw new ConfigError("WSYNC_SQLITE_WRITER_THREAD must be 1 or 0");
   const accessTtl = number(env, "WSYNC_ACCESS_TOKEN_TTL_SECONDS", 15 * 60);
   if (!Number.isInteger(accessTtl) || accessTtl < 5 || accessTtl > 24 * 3600)
     throw new ConfigError("WSYNC_ACCESS_TOKEN_TTL_SECONDS must be a whole number of seconds from 5 to 86400");
@@ -155,6 +160,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       lon: number(env, "WSYNC_WEATHER_LON", 44.8271),
     },
     sqliteSync: sync,
+    sqliteWriterThread: writerThread === "1",
     sqlitePath: join(dataDir, "wsync.db"),
     rateLimits: rateLimitConfig(env),
     files: fileConfig(env, dataDir),

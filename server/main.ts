@@ -58,7 +58,12 @@ export async function startServer(env: Record<string, string | undefined> = proc
       );
     });
   } else {
-    storage = openSqliteStorage({ path: config.sqlitePath, synchronous: config.sqliteSync });
+    storage = openSqliteStorage({
+      path: config.sqlitePath,
+      synchronous: config.sqliteSync,
+      writerThread: config.sqliteWriterThread,
+      log: (m) => logger.warn(m),
+    });
   }
   const log = (m: string) => logger.warn(m);
   // Redis: events, presence and limits shared with the other processes (docs/decisions/redis-fanout.md).

@@ -71,3 +71,10 @@ test("retention: no maximum by default, a sweep every 60 minutes; settings; bad 
   expect(SERVE_SETTINGS).toContain("WSYNC_RETENTION_MAX_DAYS");
   expect(SERVE_SETTINGS).toContain("WSYNC_RETENTION_SWEEP_MINUTES [60]");
 });
+
+test("the SQLite writer thread: on by default, WSYNC_SQLITE_WRITER_THREAD=0 turns it off, other values refused", () => {
+  const base = { WSYNC_JWT_SECRET: "x".repeat(32) };
+  expect(loadConfig(base).sqliteWriterThread).toBe(true);
+  expect(loadConfig({ ...base, WSYNC_SQLITE_WRITER_THREAD: "0" }).sqliteWriterThread).toBe(false);
+  expect(() => loadConfig({ ...base, WSYNC_SQLITE_WRITER_THREAD: "yes" })).toThrow("WSYNC_SQLITE_WRITER_THREAD");
+});

@@ -26,6 +26,8 @@ export interface SqliteOptions {
    * second connection cannot open it). False: the main thread commits, as before.
    */
   writerThread?: boolean;
+  /** Where the writer thread says it died and is started again. */
+  log?: (message: string) => void;
 }
 
 function retryWhileBusy(fn: () => void, maxMs: number): void {
@@ -63,7 +65,7 @@ export function openSqliteStorage(opts: SqliteOptions): Storage {
   const onThread = opts.writerThread !== false && opts.path !== ":memory:" && opts.path !== "";
   const timeline = new SqliteTimeline(
     db,
-    onThread ? new WriterThread(opts.path, opts.synchronous ?? "full") : new InThreadAppender(db),
+    onThread ? new WriterThread(opts.path, opts.synchronous ?? "full", opts.log) : new InThreadAppender(db),
   );
   return {
     accounts: new SqliteAccounts(db),

@@ -7,6 +7,7 @@ import {
   type ErrorData,
   errorFromData,
 } from "./append.ts";
+import { StorageUnavailableError } from "../faults.ts";
 import type { WriterReply, WriterRequest } from "./writer-protocol.ts";
 
 /**
@@ -67,6 +68,9 @@ function writerEntry(): string {
 
 const closedError = () => new Error("the database is closed");
 
+/** How long after the writer thread died a new one starts. */
+const RESTART_MS = 1_000;
+
 /**
  * The group commit on the main connection: every message appended in one event-loop turn is written
  * in one transaction. The commit (and its fsync) blocks the event loop; used for `:memory:`.
@@ -111,24 +115,45 @@ export class InThreadAppender implements MessageAppender {
  */
 export class WriterThread implements MessageAppender {
   observer: MessageAppender["observer"] = null;
-  private readonly worker: Worker;
+  private worker!: Worker;
   private waiting: Pending[] = [];
   private inFlight: Pending[] | null = null;
   private scheduled = false;
   private closing = false;
-  /** Set once the thread died: every append fails with it. */
+  /**
+   * Set while the thread is down (it died, and a new one starts after RESTART_MS): appends fail with
+   * it, a 503 with Retry-After, as any storage fault.
+   */
   private broken: Error | null = null;
+  /** Thread deaths so far (for the log and the tests). */
+  restarts = 0;
   private idleWaiters: (() => void)[] = [];
   private closedWaiter: (() => void) | null = null;
 
-  constructor(path: string, synchronous: "full" | "normal") {
-    this.worker = new Worker(writerEntry());
-    this.worker.onmessage = (event: MessageEvent<WriterReply>) => this.onReply(event.data);
-    this.worker.onerror = (event: ErrorEvent) => {
-      event.preventDefault();
-      this.fail(new Error(`the SQLite writer thread failed: ${event.message}`));
+  constructor(
+    private readonly path: string,
+    private readonly synchronous: "full" | "normal",
+    private readonly log: (m: string) => void = () => undefined,
+  ) {
+    this.start();
+  }
+
+  private start(): void {
+    const worker = new Worker(writerEntry());
+    this.worker = worker;
+    this.outstanding = 0;
+    worker.onmessage = (event: MessageEvent<WriterReply>) => {
+      if (this.worker === worker) this.onReply(event.data);
     };
-    this.post({ type: "open", path, synchronous });
+    worker.onerror = (event: ErrorEvent) => {
+      event.preventDefault();
+      if (this.worker === worker) this.fail(new Error(`the SQLite writer thread failed: ${event.message}`));
+    };
+    // A thread that ends without being told to (it crashed, or was terminated) is a failure too.
+    worker.addEventListener("close", () => {
+      if (this.worker === worker && !this.stopping) this.fail(new Error("the SQLite writer thread ended"));
+    });
+    this.post({ type: "open", path: this.path, synchronous: this.synchronous });
   }
 
   /** Requests posted and not yet answered. */
@@ -200,15 +225,34 @@ export class WriterThread implements MessageAppender {
     }
   }
 
+  /**
+   * The thread died. The batch it held may or may not have committed: its senders get a 503 and
+   * retry with the same clientMsgId, which the duplicate check answers with the stored record if it
+   * did. A new thread starts after RESTART_MS (appends meanwhile get the 503 too).
+   */
   private fail(e: Error): void {
     if (this.broken) return;
-    this.broken = e;
+    this.broken = new StorageUnavailableError("unavailable", e.message);
+    this.restarts++;
     const items = [...(this.inFlight ?? []), ...this.waiting];
     this.inFlight = null;
     this.waiting = [];
-    for (const p of items) p.reject(e);
+    for (const p of items) p.reject(this.broken);
     for (const w of this.idleWaiters.splice(0)) w();
-    this.closedWaiter?.();
+    const dead = this.worker;
+    dead.terminate();
+    if (this.closing) {
+      this.closedWaiter?.();
+      return;
+    }
+    this.log(`${e.message}: a new one starts in ${RESTART_MS} ms (sends meanwhile are answered 503)`);
+    const timer = setTimeout(() => {
+      if (this.closing) return;
+      this.broken = null;
+      this.start();
+      this.commitPending();
+    }, RESTART_MS);
+    timer.unref?.();
   }
 
   /** Waits until every message appended so far was answered (committed or failed). */
@@ -218,6 +262,8 @@ export class WriterThread implements MessageAppender {
   }
 
   private closed: Promise<void> | null = null;
+  /** Set when close() ends the thread itself (its end is then no failure). */
+  private stopping = false;
 
   /** Every call waits for the same close. */
   close(): Promise<void> {
@@ -236,6 +282,7 @@ export class WriterThread implements MessageAppender {
       this.post({ type: "close" });
       await answered;
     }
+    this.stopping = true;
     this.worker.terminate();
   }
 }

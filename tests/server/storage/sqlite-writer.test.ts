@@ -208,6 +208,47 @@ describe("writer thread specifics", () => {
     }
   });
 
+  test("the thread dies: its batch is answered 503, a new thread starts, a retry gets the stored record", async () => {
+    const path = tempDb();
+    const logs: string[] = [];
+    const s = storageFor({ path, log: (m) => logs.push(m) });
+    const w = new World(s);
+    const { owner, channel, epochId } = await w.room();
+    const writer = appenderOf(s) as WriterThread;
+    const kept = ok(await s.timeline.appendMessage(w.messageInput(channel, owner, epochId), epochId));
+    // The thread ends under a message on its way (a crash, as the process sees it).
+    const input = w.messageInput(channel, owner, epochId);
+    const lost = s.timeline.appendMessage(input, epochId);
+    (writer as unknown as { worker: Worker }).worker.terminate();
+    const refused = await lost.then(
+      () => null,
+      (e: unknown) => e,
+    );
+    // Either it committed before the thread ended, or the sender is told to retry later.
+    if (refused !== null) {
+      expect(refused).toMatchObject({ code: "Unavailable", status: 503 });
+      expect((refused as { retryAfter: number }).retryAfter).toBeGreaterThan(0);
+    }
+    // The thread's end is seen as a failure (its close event), once.
+    while (writer.restarts === 0) await Bun.sleep(10);
+    expect(writer.restarts).toBe(1);
+    expect(logs.join("\n")).toContain("a new one starts");
+    // The sender retries the same message until the new thread answers: one record, whatever happened.
+    let again: AppendMessageResult | null = null;
+    while (again === null) {
+      again = await s.timeline.appendMessage(input, epochId).catch(async (e: unknown) => {
+        expect(e).toMatchObject({ code: "Unavailable" });
+        await Bun.sleep(50);
+        return null;
+      });
+    }
+    const row = again.kind === "ok" ? again.row : again.kind === "duplicate" ? again.row : null;
+    expect(row?.clientMsgId).toBe(input.clientMsgId);
+    expect(row?.seq).toBe(kept.seq + 1);
+    const after = ok(await s.timeline.appendMessage(w.messageInput(channel, owner, epochId), epochId));
+    expect(after.seq).toBe(kept.seq + 2);
+  });
+
   test("an error crosses the thread as data and is judged as a storage fault alike", () => {
     const db = new Database(":memory:");
     let driverError: unknown;
