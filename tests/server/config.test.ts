@@ -76,5 +76,7 @@ test("the SQLite writer thread: on by default, WSYNC_SQLITE_WRITER_THREAD=0 turn
   const base = { WSYNC_JWT_SECRET: "x".repeat(32) };
   expect(loadConfig(base).sqliteWriterThread).toBe(true);
   expect(loadConfig({ ...base, WSYNC_SQLITE_WRITER_THREAD: "0" }).sqliteWriterThread).toBe(false);
-  expect(() => loadConfig({ ...base, WSYNC_SQLITE_WRITER_THREAD: "yes" })).toThrow("WSYNC_SQLITE_WRITER_THREAD");
+  expect(() => loadConfig({ ...base, WSYNC_SQLITE_WRITER_THREAD: "yes" })).toThrow(
+    "WSYNC_SQLITE_WRITER_THREAD",
+  );
 });

@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import { StorageUnavailableError } from "../faults.ts";
 import type { AppendMessageResult } from "../types.ts";
 import {
   AppendCommitter,
@@ -7,7 +8,6 @@ import {
   type ErrorData,
   errorFromData,
 } from "./append.ts";
-import { StorageUnavailableError } from "../faults.ts";
 import type { WriterReply, WriterRequest } from "./writer-protocol.ts";
 
 /**
