@@ -169,8 +169,45 @@ export function messageSigningBytes(
   };
   if (c.epochNumber !== undefined) signed.epochNumber = c.epochNumber;
   if (c.chain !== undefined) signed.chain = { device: c.chain.device, n: c.chain.n };
-  return utf8(canon(signed));
+  return utf8(signingText(signed) ?? canon(signed));
 }
+
+const safe = (n: unknown): n is number => Number.isSafeInteger(n);
+const str = (s: unknown): s is string => typeof s === "string";
+
+/**
+ * canon(signed) written out for a well-typed message (its keys in canon's sorted order): the same
+ * text, made without sorting and walking an object for each of a long history's messages. Anything
+ * else (a field of the wrong type) is null, and canon then judges it (and refuses what it refuses).
+ */
+function signingText(o: Record<string, unknown>): string | null {
+  const chain = o.chain as { device?: unknown; n?: unknown } | undefined;
+  if (
+    !safe(o.v) ||
+    !str(o.channelId) ||
+    !str(o.epochId) ||
+    !str(o.iv) ||
+    !str(o.encrypted) ||
+    !str(o.senderDid) ||
+    !str(o.clientMsgId) ||
+    !safe(o.timestamp) ||
+    (o.epochNumber !== undefined && !safe(o.epochNumber)) ||
+    (chain !== undefined && (!str(chain.device) || !safe(chain.n)))
+  )
+    return null;
+  const j = JSON.stringify;
+  return (
+    "{" +
+    (chain ? `"chain":{"device":${j(chain.device)},"n":${j(chain.n)}},` : "") +
+    `"channelId":${j(o.channelId)},"clientMsgId":${j(o.clientMsgId)},"encrypted":${j(o.encrypted)},` +
+    `"epochId":${j(o.epochId)},` +
+    (o.epochNumber !== undefined ? `"epochNumber":${j(o.epochNumber)},` : "") +
+    `"iv":${j(o.iv)},"senderDid":${j(o.senderDid)},"timestamp":${j(o.timestamp)},"v":${j(o.v)}}`
+  );
+}
+
+/** For the tests: the written-out text, null where canon decides. */
+export const signingTextForTests = signingText;
 
 export function decryptFailed(reason: string): never {
   throw new CryptoError("decrypt-message-failed", CryptoText.decryptMessageFailed(reason));

@@ -4,8 +4,9 @@ import { fromBase64, toBase64 } from "./base64.ts";
 import { ownBytes, utf8 } from "./bytes.ts";
 import { canon } from "./canon.ts";
 import { resolveChannelId } from "./channel-id.ts";
-import { type EpochKeyInput, importEpochKey } from "./epoch.ts";
+import { checkEpochKeyBytes, type EpochKeyInput, importEpochKey } from "./epoch.ts";
 import { CryptoError, CryptoText, reasonOf } from "./errors.ts";
+import { hasNativeGcm, nativeGcm } from "./gcm.ts";
 import type { Identity } from "./identity.ts";
 import {
   decryptFailed,
@@ -213,7 +214,10 @@ export async function decryptMessage(input: DecryptMessageInput): Promise<Decryp
   if (signature.length !== 64) decryptFailed("malformed signature");
   // Pinned key shape is checked before any decryption so a caller bug cannot look like a forgery.
   const senderRaw = input.senderPublicKey === null ? null : rawPublicKeyFromBase64(input.senderPublicKey);
-  const key = await importEpochKey(input.epochKey);
+  // The key's bytes go to a runtime's own AES-GCM when one is installed (gcm.ts); else WebCrypto's.
+  const rawKey =
+    input.epochKey instanceof Uint8Array && hasNativeGcm() ? checkEpochKeyBytes(input.epochKey) : null;
+  const key = rawKey ? null : await importEpochKey(input.epochKey);
 
   const aad = messageAad({
     v: c.v,
@@ -226,9 +230,17 @@ export async function decryptMessage(input: DecryptMessageInput): Promise<Decryp
   });
   let plainBytes: Uint8Array;
   try {
-    plainBytes = new Uint8Array(
-      await crypto.subtle.decrypt({ name: "AES-GCM", iv, additionalData: utf8(aad) }, key, encrypted),
-    );
+    const open = rawKey ? nativeGcm() : null;
+    plainBytes =
+      open && rawKey
+        ? open(rawKey, iv, utf8(aad), encrypted)
+        : new Uint8Array(
+            await crypto.subtle.decrypt(
+              { name: "AES-GCM", iv, additionalData: utf8(aad) },
+              key ?? (await importEpochKey(input.epochKey)),
+              encrypted,
+            ),
+          );
   } catch {
     throw new CryptoError("decryption-failed", CryptoText.decryptionFailed);
   }

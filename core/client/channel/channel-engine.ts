@@ -1,3 +1,4 @@
+import { hasNativeGcm } from "../../crypto/gcm.ts";
 import {
   CryptoText,
   decryptMessage,
@@ -802,7 +803,8 @@ export class ChannelEngine {
         content: envelope,
         channelId,
         recordAuthorDid: rec.value.author.did,
-        epochKey: await importedKey(vk.key),
+        // The bytes when this runtime opens messages with its own AES-GCM (core/crypto/gcm.ts).
+        epochKey: hasNativeGcm() && vk.key.key ? vk.key.key : await importedKey(vk.key),
         senderPublicKey: await this.epochs.keys.signerKey(rec.value.author.did, listedFp),
         epochVersion: vk.epoch.v,
       });
