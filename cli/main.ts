@@ -1,12 +1,12 @@
 #!/usr/bin/env bun
-import { useNativeGcm } from "../core/crypto/gcm.ts";
+import { installNativeGcm } from "../core/crypto/gcm.ts";
 import { exitWhenFlushed, lifetime, watchOutput } from "./lifetime.ts";
 import { openGcm } from "./native-gcm.ts";
 import { run } from "./program.ts";
 
 watchOutput();
 // Messages open with Bun's own AES-GCM (a long read decrypts thousands: core/crypto/gcm.ts).
-useNativeGcm(openGcm);
+installNativeGcm(openGcm);
 
 // No top-level await: the compiled binary is bytecode-compiled, which needs a plain module body.
 run(process.argv.slice(2)).then((code) => {

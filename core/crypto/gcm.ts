@@ -1,6 +1,6 @@
 /**
  * Opening an AES-256-GCM message (protocol §5). WebCrypto everywhere by default. A runtime with a
- * synchronous AES-GCM of its own (the CLI, on Bun's node:crypto) can install it with `useNativeGcm`:
+ * synchronous AES-GCM of its own (the CLI, on Bun's node:crypto) can install it with `installNativeGcm`:
  * the same cipher and the same 128-bit tag check, without WebCrypto's per-call cost, which showed on a
  * long read (10,000 messages: `npm run bench:cli -- 5 10000`, docs/benchmarks.md). The browser never
  * installs one: its epoch keys are non-extractable CryptoKeys.
@@ -17,7 +17,7 @@ export type NativeGcmOpen = (
 let native: NativeGcmOpen | null = null;
 
 /** Installs (or, with null, removes) a runtime's own AES-GCM for opening messages. */
-export function useNativeGcm(open: NativeGcmOpen | null): void {
+export function installNativeGcm(open: NativeGcmOpen | null): void {
   native = open;
 }
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
 import { openGcm } from "../../../cli/native-gcm.ts";
-import { useNativeGcm } from "../../../core/crypto/gcm.ts";
+import { installNativeGcm } from "../../../core/crypto/gcm.ts";
 import {
   CryptoError,
   CryptoText,
@@ -91,8 +91,8 @@ for (const [opener, open] of [
   ["the CLI's native AES-GCM", openGcm],
 ] as const) {
   describe(`decryptMessage (${opener})`, () => {
-    beforeAll(() => useNativeGcm(open));
-    afterAll(() => useNativeGcm(null));
+    beforeAll(() => installNativeGcm(open));
+    afterAll(() => installNativeGcm(null));
 
     test("round trip: text, sender and metadata come back verified", async () => {
       const text = 'ünïcödé 🌒 "quoted" \\ \n and {json: true}';
