@@ -15,5 +15,6 @@ export const openGcm: NativeGcmOpen = (key, iv, aad, sealed) => {
   const head = d.update(sealed.subarray(0, sealed.length - TAG_BYTES));
   // final() throws when the tag does not match: nothing of an unauthenticated message is returned.
   const tail = d.final();
-  return tail.length === 0 ? new Uint8Array(head) : new Uint8Array(Buffer.concat([head, tail]));
+  // A Buffer is a Uint8Array: no copy.
+  return tail.length === 0 ? head : Buffer.concat([head, tail]);
 };

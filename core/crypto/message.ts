@@ -1,12 +1,12 @@
 import type { EncryptedContent } from "../protocol/runtime.ts";
 import { isDid, Limits } from "../protocol/runtime.ts";
 import { fromBase64, toBase64 } from "./base64.ts";
-import { ownBytes, utf8 } from "./bytes.ts";
+import { type Bytes, ownBytes, utf8 } from "./bytes.ts";
 import { canon } from "./canon.ts";
 import { resolveChannelId } from "./channel-id.ts";
 import { checkEpochKeyBytes, type EpochKeyInput, importEpochKey } from "./epoch.ts";
 import { CryptoError, CryptoText, reasonOf } from "./errors.ts";
-import { hasNativeGcm, nativeGcm } from "./gcm.ts";
+import { type NativeGcmOpen, nativeGcm } from "./gcm.ts";
 import type { Identity } from "./identity.ts";
 import {
   decryptFailed,
@@ -215,9 +215,11 @@ export async function decryptMessage(input: DecryptMessageInput): Promise<Decryp
   // Pinned key shape is checked before any decryption so a caller bug cannot look like a forgery.
   const senderRaw = input.senderPublicKey === null ? null : rawPublicKeyFromBase64(input.senderPublicKey);
   // The key's bytes go to a runtime's own AES-GCM when one is installed (gcm.ts); else WebCrypto's.
-  const rawKey =
-    input.epochKey instanceof Uint8Array && hasNativeGcm() ? checkEpochKeyBytes(input.epochKey) : null;
-  const key = rawKey ? null : await importEpochKey(input.epochKey);
+  const open = input.epochKey instanceof Uint8Array ? nativeGcm() : null;
+  const key: { raw: Bytes; open: NativeGcmOpen } | { imported: CryptoKey } =
+    open && input.epochKey instanceof Uint8Array
+      ? { raw: checkEpochKeyBytes(input.epochKey), open }
+      : { imported: await importEpochKey(input.epochKey) };
 
   const aad = messageAad({
     v: c.v,
@@ -230,16 +232,12 @@ export async function decryptMessage(input: DecryptMessageInput): Promise<Decryp
   });
   let plainBytes: Uint8Array;
   try {
-    const open = rawKey ? nativeGcm() : null;
+    const additionalData = utf8(aad);
     plainBytes =
-      open && rawKey
-        ? open(rawKey, iv, utf8(aad), encrypted)
+      "raw" in key
+        ? key.open(key.raw, iv, additionalData, encrypted)
         : new Uint8Array(
-            await crypto.subtle.decrypt(
-              { name: "AES-GCM", iv, additionalData: utf8(aad) },
-              key ?? (await importEpochKey(input.epochKey)),
-              encrypted,
-            ),
+            await crypto.subtle.decrypt({ name: "AES-GCM", iv, additionalData }, key.imported, encrypted),
           );
   } catch {
     throw new CryptoError("decryption-failed", CryptoText.decryptionFailed);

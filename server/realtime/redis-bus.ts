@@ -1,7 +1,6 @@
 import { RedisClient } from "bun";
-import type { ServerFrame } from "../../core/protocol/index.ts";
 import type { Bus, BusEvent } from "./bus.ts";
-import type { Presence } from "./presence.ts";
+import { BATCH_HEADER, decodeBatch, encodeWire, fromWire, toWire, type Wire } from "./bus-wire.ts";
 
 /**
  * Fan-out across server processes through Redis pub/sub (WSYNC_REDIS_URL;
@@ -35,32 +34,6 @@ export type CatchUp = (
   limit: number,
 ) => Promise<{ seq: number; text: string }[]>;
 
-/** What travels on the wire: the frame already serialised once. */
-export type Wire =
-  | { k: "c"; c: string; t: string; s?: number }
-  | { k: "u"; d: string; t: string }
-  | { k: "x"; c: string; d: string }
-  | { k: "e"; i: string }
-  | { k: "p"; d: string; o: boolean };
-
-function toWire(e: BusEvent): Wire {
-  switch (e.kind) {
-    case "channel": {
-      const seq = (e.frame?.data as { record?: { seq?: unknown } } | undefined)?.record?.seq;
-      const t = e.text ?? JSON.stringify(e.frame);
-      return typeof seq === "number" ? { k: "c", c: e.channelId, t, s: seq } : { k: "c", c: e.channelId, t };
-    }
-    case "user":
-      return { k: "u", d: e.did, t: e.text ?? JSON.stringify(e.frame) };
-    case "unsubscribe":
-      return { k: "x", c: e.channelId, d: e.did };
-    case "end-session":
-      return { k: "e", i: e.sessionId };
-    case "presence":
-      return { k: "p", d: e.did, o: e.online };
-  }
-}
-
 /** Events of one turn, on their way to one PUBLISH. */
 interface Batch {
   parts: string[];
@@ -69,62 +42,8 @@ interface Batch {
   send: () => void;
 }
 
-/**
- * A bus message holds a batch: this line, then per event its header as JSON on one line (with `n`,
- * the length of its frame text), then that text as it is. The frame, already JSON, is not escaped
- * into a second JSON string and parsed out of it again on every process.
- */
-const BATCH_HEADER = "wsync-bus 2\n";
 /** A batch is sent early past this many characters (a burst of large records). */
 const MAX_BATCH_CHARS = 1 << 20;
-
-function encodeWire(w: Wire): string {
-  if (w.k === "c" || w.k === "u") {
-    const { t, ...head } = w;
-    return `${JSON.stringify({ ...head, n: t.length })}\n${t}`;
-  }
-  return `${JSON.stringify(w)}\n`;
-}
-
-/** The events of a bus message (a batch, or one event as JSON from a process of an earlier version). */
-export function decodeBatch(message: string): Wire[] {
-  if (!message.startsWith(BATCH_HEADER)) return [JSON.parse(message) as Wire];
-  const out: Wire[] = [];
-  let at = BATCH_HEADER.length;
-  while (at < message.length) {
-    const eol = message.indexOf("\n", at);
-    if (eol < 0) throw new Error("bus message: a header without its end");
-    const head = JSON.parse(message.slice(at, eol)) as Wire & { n?: number };
-    at = eol + 1;
-    if (head.k === "c" || head.k === "u") {
-      const n = head.n;
-      if (typeof n !== "number" || !Number.isInteger(n) || n < 0 || at + n > message.length)
-        throw new Error("bus message: a text longer than the message");
-      const { n: _n, ...rest } = head;
-      out.push({ ...rest, t: message.slice(at, at + n) } as Wire);
-      at += n;
-    } else out.push(head);
-  }
-  return out;
-}
-
-// Frames arrive serialised: the hub sends `text` as it is and never reads `frame`.
-const SERIALISED = null as unknown as ServerFrame;
-
-function fromWire(w: Wire): BusEvent {
-  switch (w.k) {
-    case "c":
-      return { kind: "channel", channelId: w.c, frame: SERIALISED, text: w.t };
-    case "u":
-      return { kind: "user", did: w.d, frame: SERIALISED, text: w.t };
-    case "x":
-      return { kind: "unsubscribe", channelId: w.c, did: w.d };
-    case "e":
-      return { kind: "end-session", sessionId: w.i };
-    case "p":
-      return { kind: "presence", did: w.d, online: w.o };
-  }
-}
 
 export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   return new Promise((resolve, reject) => {
@@ -415,152 +334,5 @@ export class RedisBus implements Bus {
     const redis = new RedisClient(this.url, { connectionTimeout: 5_000 });
     await redis.connect();
     return redis;
-  }
-}
-
-// Presence scripts. KEYS[1] = PREFIX:on:DID (processes with a socket of the user),
-// KEYS[2] = PREFIX:online (users online anywhere), KEYS[3] = PREFIX:dids:PROC (users on a process).
-const CONNECT = `
-redis.call('SADD', KEYS[1], ARGV[1])
-redis.call('SADD', KEYS[3], ARGV[2])
-if redis.call('SCARD', KEYS[1]) == 1 then redis.call('SADD', KEYS[2], ARGV[2]) return 1 end
-return 0`;
-const DISCONNECT = `
-redis.call('SREM', KEYS[1], ARGV[1])
-redis.call('SREM', KEYS[3], ARGV[2])
-if redis.call('SCARD', KEYS[1]) == 0 then redis.call('SREM', KEYS[2], ARGV[2]) return 1 end
-return 0`;
-
-/**
- * Presence across processes: a user is online while any live process holds a socket of theirs. Each
- * process refreshes a heartbeat key (`PREFIX:alive:PROC`, expiring after `ttlMs`); every process
- * looks for processes whose heartbeat expired and, once per dead process (SET NX), removes it and
- * reports its users that have no socket left anywhere (onLost). Transitions travel on the bus as
- * `presence` events, which keep every process's synchronous view (isOnline) current.
- */
-export class RedisPresence implements Presence {
-  /** Redis trouble presence met (`presence`: a heartbeat failed), for /metrics. */
-  readonly errors: Record<string, number> = {};
-  readonly id = crypto.randomUUID();
-  private readonly remote = new Set<string>();
-  private lost: ((did: string) => void)[] = [];
-  private timer: ReturnType<typeof setInterval> | null = null;
-  private readonly p: string;
-
-  private constructor(
-    private readonly redis: RedisClient,
-    private readonly bus: RedisBus,
-    private readonly local: (did: string) => boolean,
-    private readonly heartbeatMs: number,
-    private readonly ttlMs: number,
-    private readonly log: (m: string) => void,
-  ) {
-    this.p = bus.prefix;
-  }
-
-  static async start(
-    bus: RedisBus,
-    local: (did: string) => boolean,
-    opts: { heartbeatMs: number; ttlMs: number; log: (m: string) => void },
-  ): Promise<RedisPresence> {
-    const redis = await bus.connectClient();
-    const presence = new RedisPresence(redis, bus, local, opts.heartbeatMs, opts.ttlMs, opts.log);
-    bus.subscribe((e) => {
-      if (e.kind !== "presence") return;
-      if (e.online) presence.remote.add(e.did);
-      else presence.remote.delete(e.did);
-    });
-    for (const did of (await redis.send("SMEMBERS", [`${presence.p}:online`])) as string[])
-      presence.remote.add(did);
-    await presence.beat();
-    presence.timer = setInterval(() => {
-      presence.beat().catch((e) => {
-        presence.errors.presence = (presence.errors.presence ?? 0) + 1;
-        presence.log(`presence heartbeat failed: ${(e as Error).message}`);
-      });
-    }, opts.heartbeatMs);
-    presence.timer.unref?.();
-    return presence;
-  }
-
-  private async beat(): Promise<void> {
-    await this.redis.send("SET", [`${this.p}:alive:${this.id}`, "1", "PX", String(this.ttlMs)]);
-    await this.redis.send("SADD", [`${this.p}:procs`, this.id]);
-    for (const proc of (await this.redis.send("SMEMBERS", [`${this.p}:procs`])) as string[]) {
-      if (proc === this.id) continue;
-      if (Number(await this.redis.send("EXISTS", [`${this.p}:alive:${proc}`])) === 1) continue;
-      // Dead: reaped once, by whichever process gets here first.
-      const mine = await this.redis.send("SET", [`${this.p}:reaped:${proc}`, this.id, "NX", "PX", "60000"]);
-      if (mine !== "OK") continue;
-      await this.reap(proc);
-    }
-  }
-
-  private async reap(proc: string): Promise<void> {
-    const dids = (await this.redis.send("SMEMBERS", [`${this.p}:dids:${proc}`])) as string[];
-    for (const did of dids) {
-      const offline = await evalScript(this.redis, DISCONNECT, [
-        "3",
-        `${this.p}:on:${did}`,
-        `${this.p}:online`,
-        `${this.p}:dids:${proc}`,
-        proc,
-        did,
-      ]);
-      if (Number(offline) === 1) {
-        await this.bus.publish({ kind: "presence", did, online: false });
-        for (const h of this.lost) h(did);
-      }
-    }
-    await this.redis.send("DEL", [`${this.p}:dids:${proc}`]);
-    await this.redis.send("SREM", [`${this.p}:procs`, proc]);
-    this.log(
-      `process ${proc.slice(0, 8)} stopped its heartbeat: ${dids.length} of its users checked for presence`,
-    );
-  }
-
-  async connected(did: string): Promise<boolean> {
-    const first = await evalScript(this.redis, CONNECT, [
-      "3",
-      `${this.p}:on:${did}`,
-      `${this.p}:online`,
-      `${this.p}:dids:${this.id}`,
-      this.id,
-      did,
-    ]);
-    if (Number(first) !== 1) return false;
-    await this.bus.publish({ kind: "presence", did, online: true });
-    return true;
-  }
-
-  async disconnected(did: string): Promise<boolean> {
-    const last = await evalScript(this.redis, DISCONNECT, [
-      "3",
-      `${this.p}:on:${did}`,
-      `${this.p}:online`,
-      `${this.p}:dids:${this.id}`,
-      this.id,
-      did,
-    ]);
-    if (Number(last) !== 1) return false;
-    await this.bus.publish({ kind: "presence", did, online: false });
-    return true;
-  }
-
-  isOnline(did: string): boolean {
-    return this.local(did) || this.remote.has(did);
-  }
-
-  onLost(handler: (did: string) => void): void {
-    this.lost.push(handler);
-  }
-
-  /** Shutdown: this process's users that have no socket elsewhere go offline now, not at the TTL. */
-  async close(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    await this.reap(this.id).catch(() => undefined);
-    await this.redis.send("DEL", [`${this.p}:alive:${this.id}`]).catch(() => undefined);
-    await this.redis.send("SREM", [`${this.p}:procs`, this.id]).catch(() => undefined);
-    this.redis.close();
   }
 }
