@@ -229,6 +229,11 @@ export class ChannelEngine {
     return live;
   }
 
+  /** One page of history, newest first, older than `cursor` (null: the newest page). */
+  private historyPage(channelId: string, limit: number, cursor: string | null) {
+    return this.c.api.call("getMessages", { channelUri: channelId, limit, ...(cursor ? { cursor } : {}) });
+  }
+
   /** Newest page first; `reset` replaces the list, otherwise older records are added (spec §4.5). */
   async loadPage(channelId: string, limit: number, reset: boolean, settle = true): Promise<void> {
     const view = this.requireView(channelId);
@@ -236,11 +241,7 @@ export class ChannelEngine {
     if (!reset) view.loadingMore = true;
     this.c.changed();
     try {
-      const page = await this.c.api.call("getMessages", {
-        channelUri: channelId,
-        limit,
-        ...(reset || !view.cursor ? {} : { cursor: view.cursor }),
-      });
+      const page = await this.historyPage(channelId, limit, reset ? null : view.cursor);
       await this.applyPage(view, page, reset, settle);
     } finally {
       view.loadingMore = false;
@@ -257,8 +258,7 @@ export class ChannelEngine {
     const view = this.requireView(channelId);
     const target = view.items.length + count;
     if (!view.hasMore || !view.cursor || count <= 0) return;
-    const fetchPage = (cursor: string, limit: number) =>
-      this.c.api.call("getMessages", { channelUri: channelId, limit, cursor });
+    const fetchPage = (cursor: string, limit: number) => this.historyPage(channelId, limit, cursor);
     // The next page is asked for while this one is decrypted and placed: with pages of 100, a long
     // read (`wsync read --limit 10000`) would otherwise wait for the server a hundred times in turn.
     let next: ReturnType<typeof fetchPage> | null = fetchPage(view.cursor, Math.min(Limits.pageMax, count));
@@ -297,11 +297,7 @@ export class ChannelEngine {
     limit: number,
   ): Promise<{ items: TimelineItem[]; cursor: string | null; hasMore: boolean }> {
     this.requireView(channelId);
-    const page = await this.c.api.call("getMessages", {
-      channelUri: channelId,
-      limit,
-      ...(cursor ? { cursor } : {}),
-    });
+    const page = await this.historyPage(channelId, limit, cursor);
     // In batches with a turn for the page in between, as applyPage does: a whole page decrypted and
     // verified at once held the page for 60-100 ms (npm run bench:search:backfill).
     const items: TimelineItem[] = [];
