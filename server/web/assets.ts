@@ -1,6 +1,5 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { gzipSync } from "node:zlib";
 import type { BunPlugin } from "bun";
 
 /** One built browser file, kept in memory with its gzip form. */
@@ -32,9 +31,22 @@ const TYPES: Record<string, string> = {
   woff2: "font/woff2",
 };
 
+/**
+ * The gzip form of an asset, made once per build with libdeflate (built into Bun) at its strongest
+ * level, 12: a standard gzip stream that any browser reads, about 3% smaller than zlib's level 9 on
+ * the page scripts (4 KB of /sync's first scripts, issue 28), at a few milliseconds per script.
+ * Bun's typings stop at zlib's 9; libdeflate takes 0 to 12.
+ */
+export function gzipAsset(body: Uint8Array): Uint8Array {
+  return Bun.gzipSync(body as Uint8Array<ArrayBuffer>, {
+    library: "libdeflate",
+    level: 12 as 9,
+  });
+}
+
 function asset(name: string, body: Uint8Array): Asset {
   const ext = name.slice(name.lastIndexOf(".") + 1);
-  return { body, gzip: gzipSync(body, { level: 9 }), type: TYPES[ext] ?? "application/octet-stream" };
+  return { body, gzip: gzipAsset(body), type: TYPES[ext] ?? "application/octet-stream" };
 }
 
 const root = join(import.meta.dir, "..", "..");

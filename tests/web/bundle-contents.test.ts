@@ -10,7 +10,8 @@
  * benchmark's (`npm run bench:js`), not asserted here.
  */
 import { expect, test } from "bun:test";
-import { buildWebAssets } from "../../server/web/assets.ts";
+import { gunzipSync, gzipSync } from "node:zlib";
+import { buildWebAssets, gzipAsset } from "../../server/web/assets.ts";
 
 const P256_PRIME = "ffffffff00000001000000000000000000000000ffffffffffffffffffffffff";
 const MARKERS = [
@@ -47,4 +48,20 @@ test("no chunk of the browser build holds test-only crypto", async () => {
   expect(found).toEqual([]);
   // The exception covers one lazily loaded chunk, not the pages' own scripts.
   expect(verifiers).toBeLessThanOrEqual(1);
+}, 60_000);
+
+test("every script's gzip form is a standard gzip stream of its body, smaller than zlib's best", async () => {
+  const assets = await buildWebAssets();
+  let zlibBest = 0;
+  let served = 0;
+  for (const [url, asset] of assets.files) {
+    if (!url.endsWith(".js")) continue;
+    // Node's own gunzip reads it back byte for byte, as a browser's would.
+    expect(Buffer.from(gunzipSync(asset.gzip)).equals(Buffer.from(asset.body))).toBe(true);
+    zlibBest += gzipSync(asset.body, { level: 9 }).length;
+    served += asset.gzip.length;
+  }
+  // libdeflate's level 12 (gzipAsset): if a Bun upgrade stopped honouring it, this says so.
+  expect(served).toBeLessThan(zlibBest);
+  expect(gzipAsset(new TextEncoder().encode("wsync ".repeat(100))).length).toBeLessThan(60);
 }, 60_000);
