@@ -76,6 +76,26 @@ if (socketsOption !== undefined) {
   S.sockets = n;
 }
 
+/**
+ * Each metric of one system at this run's sizes. A system with a `bigShare` (Prosody, which delivers
+ * about 9,000 messages a second to a room of 1,000) is given that share of the messages of the
+ * closed loops at M = 1,000 and of the open loop's seconds at each rate: what is reported (CPU per
+ * delivery, deliveries per second, latency) does not depend on the count, and a round stays minutes
+ * long instead of an hour (docs/benchmarks.md, Method).
+ */
+function metricsOf(sys: System) {
+  const share = quick ? 1 : (sys.bigShare ?? 1);
+  const big = Math.max(50, Math.round(S.bigMessages * share));
+  return {
+    fanout: () => closedLoop(sys, S.bigM, 400, big, 16),
+    fanout1k: () => closedLoop(sys, S.bigM, 1024, Math.ceil(big / 2), 16),
+    fanoutSmall: () => closedLoop(sys, 10, 400, S.smallMessages, 32),
+    latency: () => openLoop(sys, S.bigM, 400, S.rates, S.rateSeconds * share),
+    publishes: () => publishes(sys, S.pubChannels, 10, 400, S.pubPerChannel, 8),
+    connects: () => connects(sys, S.sockets, CONNECT_CONCURRENCY),
+  };
+}
+
 function version(cmd: string[]): string {
   try {
     const r = Bun.spawnSync(cmd, { stdout: "pipe", stderr: "pipe" });
@@ -154,18 +174,14 @@ async function main(): Promise<number> {
           const r: SystemRound = {
             system: sys.name,
             round,
-            fanoutBig: await step("closed loop M", () => closedLoop(sys, S.bigM, 400, S.bigMessages, 16)),
+            fanoutBig: await step("closed loop M", () => metricsOf(sys).fanout()),
             fanoutBig1k: irc.has(sys.name)
               ? null
-              : await step("closed loop 1 KiB", () =>
-                  closedLoop(sys, S.bigM, 1024, Math.ceil(S.bigMessages / 2), 16),
-                ),
-            fanoutSmall: await step("closed loop M=10", () => closedLoop(sys, 10, 400, S.smallMessages, 32)),
-            latency: await step("open loop", () => openLoop(sys, S.bigM, 400, S.rates, S.rateSeconds)),
-            publishes: await step("publishes", () =>
-              publishes(sys, S.pubChannels, 10, 400, S.pubPerChannel, 8),
-            ),
-            connects: await step("connects", () => connects(sys, S.sockets, CONNECT_CONCURRENCY)),
+              : await step("closed loop 1 KiB", () => metricsOf(sys).fanout1k()),
+            fanoutSmall: await step("closed loop M=10", () => metricsOf(sys).fanoutSmall()),
+            latency: await step("open loop", () => metricsOf(sys).latency()),
+            publishes: await step("publishes", () => metricsOf(sys).publishes()),
+            connects: await step("connects", () => metricsOf(sys).connects()),
           };
           for (const f of [r.fanoutBig, r.fanoutBig1k, r.fanoutSmall]) {
             if (!f) continue;
@@ -236,22 +252,14 @@ async function main(): Promise<number> {
  * no docs): for profiling one path (WSYNC_BENCH_BUN_FLAGS) and for quick before/after comparisons.
  */
 async function runSubset(systems: System[], subset: string[]): Promise<number> {
-  const runs: Record<string, (sys: System) => Promise<unknown>> = {
-    fanout: (sys) => closedLoop(sys, S.bigM, 400, S.bigMessages, 16),
-    fanout1k: (sys) => closedLoop(sys, S.bigM, 1024, Math.ceil(S.bigMessages / 2), 16),
-    fanoutSmall: (sys) => closedLoop(sys, 10, 400, S.smallMessages, 32),
-    latency: (sys) => openLoop(sys, S.bigM, 400, S.rates, S.rateSeconds),
-    publishes: (sys) => publishes(sys, S.pubChannels, 10, 400, S.pubPerChannel, 8),
-    connects: (sys) => connects(sys, S.sockets, CONNECT_CONCURRENCY),
-  };
   let failed = 0;
   for (let round = 1; round <= rounds; round++)
     for (const sys of systems)
       for (const m of subset) {
-        const run = runs[m];
+        const run: (() => Promise<unknown>) | undefined = metricsOf(sys)[m as (typeof METRICS)[number]];
         if (!run || (m === "fanout1k" && irc.has(sys.name))) continue;
         try {
-          const result = await step(m, () => run(sys));
+          const result = await step(m, run);
           console.log(JSON.stringify({ system: sys.name, round, metric: m, result }));
         } catch (e) {
           failed++;

@@ -16,6 +16,23 @@ export function rssKiB(pid: number): number {
   return Number(m?.[1] ?? 0);
 }
 
+/**
+ * Waits until a server is idle: its CPU time grows by at most one clock tick over `quietMs`, twice in
+ * a row, or `maxMs` passed. A peer that still works off what the last group left behind (Prosody
+ * telling 999 occupants of each of 1,000 leaving ones) would otherwise charge it to the next metric.
+ */
+export async function settled(pid: number, quietMs = 500, maxMs = 180_000): Promise<void> {
+  const end = performance.now() + maxMs;
+  let quiet = 0;
+  let last = cpuMicros(pid);
+  while (quiet < 2 && performance.now() < end) {
+    await Bun.sleep(quietMs);
+    const now = cpuMicros(pid);
+    quiet = now - last <= 1_000_000 / HZ ? quiet + 1 : 0;
+    last = now;
+  }
+}
+
 /** A window over a server process and this generator: CPU each used, and wall time. */
 export class Window {
   private readonly server0: number;

@@ -135,10 +135,15 @@ export class XmppClient {
     this.jid = jid;
   }
 
-  /** Enters a room as `nick` (no history), when the room says so (status 110: this is you). */
-  async join(room: string, nick: string): Promise<void> {
+  /**
+   * Enters a room as `nick` (no history), when the room says so (status 110: this is you). The room
+   * first sends the presence of everyone in it, and tells them all of the newcomer: in a room of
+   * 1,000 the last joins wait behind the server's backlog, hence `ms`.
+   */
+  async join(room: string, nick: string, ms = 30_000): Promise<void> {
     const joined = this.until(
       (s) => s.startsWith("<presence") && s.includes(`from='${room}/${nick}'`) && s.includes("code='110'"),
+      ms,
     );
     this.sock.write(
       `<presence to='${room}/${nick}'><x xmlns='http://jabber.org/protocol/muc'><history maxstanzas='0'/></x></presence>`,

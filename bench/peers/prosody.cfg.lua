@@ -3,6 +3,8 @@
 -- XEP-0313) of every room, in SQL storage on SQLite (Prosody's defaults for it: one transaction per
 -- archived message, SQLite's rollback journal with synchronous=FULL), persistent rooms (a room's
 -- archive outlives its occupants). Loopback only, no TLS, anonymous sign-in, as the IRC peers run.
+-- Rooms of 1,000: only moderators' presence is broadcast (as operators of large rooms set it), so a
+-- join or a leave is not announced to everyone in the room; messages still go to every occupant.
 pidfile = "@DIR@/prosody.pid"
 data_path = "@DIR@"
 run_as_root = true
@@ -31,3 +33,4 @@ Component "conference.bench.local" "muc"
   -- Rooms open as soon as they are made (no configuration form first), without in-memory history.
   muc_room_locking = false
   muc_room_default_history_length = 0
+  muc_room_default_presence_broadcast = { moderator = true }

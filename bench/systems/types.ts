@@ -10,6 +10,11 @@ export interface System {
    * of an archived message). Otherwise a publish completes at a sampled member's receipt.
    */
   readonly acknowledges?: boolean;
+  /**
+   * The share (0–1] of the M = 1,000 closed loops' messages and of the open loop's seconds this
+   * system is given at full size (default 1): for a peer that delivers an order of magnitude slower.
+   */
+  readonly bigShare?: number;
   /** Channels of `size` joined members each, and a way to send in each (see Group). */
   group(channels: number, size: number, opts: GroupOptions): Promise<Group>;
   /** Setup for connectOne(0 … sockets-1): users, channels (not measured). */
