@@ -183,10 +183,14 @@ async function main(): Promise<number> {
             publishes: await step("publishes", () => metricsOf(sys).publishes()),
             connects: await step("connects", () => metricsOf(sys).connects()),
           };
+          // wsync's shortfall fails the run; a peer's is reported with its numbers (as its failed
+          // connects are): it is the peer's behaviour under this load, not the suite's.
           for (const f of [r.fanoutBig, r.fanoutBig1k, r.fanoutSmall]) {
             if (!f) continue;
             if (f.deliveries < f.expected)
-              failures.push(`${sys.name}: ${f.deliveries} of ${f.expected} delivered`);
+              (sys.name === "wsync" ? failures : notes).push(
+                `${sys.name}: ${f.deliveries} of ${f.expected} delivered (M = ${f.members})`,
+              );
           }
           if (r.connects.errors > 0)
             (sys.name === "wsync" ? failures : notes).push(
