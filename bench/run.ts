@@ -171,17 +171,16 @@ async function main(): Promise<number> {
       for (const sys of systems) {
         const t0 = performance.now();
         try {
+          const m = metricsOf(sys);
           const r: SystemRound = {
             system: sys.name,
             round,
-            fanoutBig: await step("closed loop M", () => metricsOf(sys).fanout()),
-            fanoutBig1k: irc.has(sys.name)
-              ? null
-              : await step("closed loop 1 KiB", () => metricsOf(sys).fanout1k()),
-            fanoutSmall: await step("closed loop M=10", () => metricsOf(sys).fanoutSmall()),
-            latency: await step("open loop", () => metricsOf(sys).latency()),
-            publishes: await step("publishes", () => metricsOf(sys).publishes()),
-            connects: await step("connects", () => metricsOf(sys).connects()),
+            fanoutBig: await step("closed loop M", m.fanout),
+            fanoutBig1k: irc.has(sys.name) ? null : await step("closed loop 1 KiB", m.fanout1k),
+            fanoutSmall: await step("closed loop M=10", m.fanoutSmall),
+            latency: await step("open loop", m.latency),
+            publishes: await step("publishes", m.publishes),
+            connects: await step("connects", m.connects),
           };
           // wsync's shortfall fails the run; a peer's is reported with its numbers (as its failed
           // connects are): it is the peer's behaviour under this load, not the suite's.

@@ -11,14 +11,10 @@ const GENERATOR_LIMIT = 0.9;
 
 const total = (members: Member[][]) => members.flat().reduce((n, m) => n + m.count, 0);
 
-/** Waits until the members received `expected` deliveries, or nothing arrived for `idleMs`. */
-/**
- * How long a system may deliver nothing before what it has not delivered counts as lost: 2 s, or 10 s
- * for a peer given a share of the big loops (Prosody, whose archive's fsync under a room of 1,000
- * paused its deliveries for longer than 2 s in the full run of 2026-11-27 13:57).
- */
-const quietOf = (sys: System) => ((sys.bigShare ?? 1) < 1 ? 10_000 : 2_000);
+/** How long a system may deliver nothing before what it has not delivered counts as lost. */
+const quietOf = (sys: System) => sys.quietMs ?? 2_000;
 
+/** Waits until the members received `expected` deliveries, or nothing arrived for `idleMs`. */
 async function drained(members: Member[][], expected: number, idleMs = 2_000): Promise<number> {
   let last = -1;
   let since = performance.now();

@@ -15,6 +15,8 @@ export interface System {
    * system is given at full size (default 1): for a peer that delivers an order of magnitude slower.
    */
   readonly bigShare?: number;
+  /** How long this system may deliver nothing before a shortfall counts (default 2 s). */
+  readonly quietMs?: number;
   /** Channels of `size` joined members each, and a way to send in each (see Group). */
   group(channels: number, size: number, opts: GroupOptions): Promise<Group>;
   /** Setup for connectOne(0 … sockets-1): users, channels (not measured). */

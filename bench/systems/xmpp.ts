@@ -63,6 +63,8 @@ class Prosody implements System {
   readonly acknowledges = true;
   /** About 9,000 deliveries a second at M = 1,000: a quarter of the big loops' messages (bench/run.ts). */
   readonly bigShare = 0.25;
+  /** Its archive's fsync under a room of 1,000 paused deliveries for over 2 s (the run of 13:57). */
+  readonly quietMs = 10_000;
   constructor(
     private readonly proc: Bun.Subprocess,
     private readonly port: number,

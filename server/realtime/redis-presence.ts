@@ -104,22 +104,19 @@ export class RedisPresence implements Presence {
     );
   }
 
-  async connected(did: string): Promise<boolean> {
-    const first = await evalScript(this.redis, CONNECT, [
-      "3",
-      `${this.p}:on:${did}`,
-      `${this.p}:online`,
-      `${this.p}:dids:${this.id}`,
-      this.id,
-      did,
-    ]);
-    if (Number(first) !== 1) return false;
-    await this.bus.publish({ kind: "presence", did, online: true });
-    return true;
+  /** This process's first socket of `did` (true when the user came online everywhere). */
+  connected(did: string): Promise<boolean> {
+    return this.flip(CONNECT, did, true);
   }
 
-  async disconnected(did: string): Promise<boolean> {
-    const last = await evalScript(this.redis, DISCONNECT, [
+  /** This process's last socket of `did` closed (true when the user went offline everywhere). */
+  disconnected(did: string): Promise<boolean> {
+    return this.flip(DISCONNECT, did, false);
+  }
+
+  /** Runs CONNECT or DISCONNECT; when it changed the user's presence everywhere, says so on the bus. */
+  private async flip(script: string, did: string, online: boolean): Promise<boolean> {
+    const changed = await evalScript(this.redis, script, [
       "3",
       `${this.p}:on:${did}`,
       `${this.p}:online`,
@@ -127,8 +124,8 @@ export class RedisPresence implements Presence {
       this.id,
       did,
     ]);
-    if (Number(last) !== 1) return false;
-    await this.bus.publish({ kind: "presence", did, online: false });
+    if (Number(changed) !== 1) return false;
+    await this.bus.publish({ kind: "presence", did, online });
     return true;
   }
 

@@ -258,10 +258,13 @@ export class ChannelEngine {
     const view = this.requireView(channelId);
     const target = view.items.length + count;
     if (!view.hasMore || !view.cursor || count <= 0) return;
-    const fetchPage = (cursor: string, limit: number) => this.historyPage(channelId, limit, cursor);
     // The next page is asked for while this one is decrypted and placed: with pages of 100, a long
     // read (`wsync read --limit 10000`) would otherwise wait for the server a hundred times in turn.
-    let next: ReturnType<typeof fetchPage> | null = fetchPage(view.cursor, Math.min(Limits.pageMax, count));
+    let next: ReturnType<typeof this.historyPage> | null = this.historyPage(
+      channelId,
+      Math.min(Limits.pageMax, count),
+      view.cursor,
+    );
     view.loadingMore = true;
     this.c.changed();
     try {
@@ -271,7 +274,7 @@ export class ChannelEngine {
         const before = view.items.length;
         const left = target - before - page.records.length;
         if (page.hasMore && page.cursor && left > 0) {
-          next = fetchPage(page.cursor, Math.min(Limits.pageMax, left));
+          next = this.historyPage(channelId, Math.min(Limits.pageMax, left), page.cursor);
           // Not needed after all when this page ends the read (an error here is the next loop's).
           next.catch(() => undefined);
         }
