@@ -87,6 +87,9 @@ export function makeClient(opts: GlobalOptions): { client: WsyncClient; server: 
     // Every process of this device shares the store file: a refresh runs alone among them, on the
     // newest stored session (issue 15 defect 1).
     refreshLock: (fn) => store.withLock(fn),
+    // The store file is rewritten whole on each write: the replay defences of a long read are
+    // written once a second (and before the command exits, settleClients), not once per page.
+    seenWriteDelayMs: 1000,
   });
   openClients.push(client);
   indexOnReceipt(client, path);

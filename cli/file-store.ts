@@ -167,10 +167,20 @@ export class FileStore implements KeyValueStore {
     this.version = version;
   }
 
+  /**
+   * Writes `data` (under the lock) and takes the new file's identity as the version read: what it
+   * holds is `data`, so it is not read and parsed back (a long read's writes parsed the whole file
+   * again each time).
+   */
   private flush(): void {
     writeFileAtomic(this.path, JSON.stringify(this.data, null, 2), this.hooks);
-    this.version = "";
-    this.reload();
+    try {
+      const st = statSync(this.path);
+      this.version = `${st.ino}:${st.size}:${st.mtimeMs}`;
+    } catch {
+      this.version = "";
+      this.reload();
+    }
   }
 
   /** One change, made on the newest content of the file and under the lock. */

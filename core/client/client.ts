@@ -66,6 +66,13 @@ export interface ClientOptions {
   log?: (message: string) => void;
   /** When a key proof that could not be published is tried again, in ms (default 15 s, then 60 s). */
   proofRetryMs?: readonly number[];
+  /**
+   * How long changes to the replay defences (the seen-state) wait before they are written, in ms,
+   * so that a burst of pages is one write. For a store that rewrites a whole file per write (the
+   * CLI's); `settleBackground` writes whatever still waits. Default: once the current turn is over
+   * (in a browser page, when the page is next idle).
+   */
+  seenWriteDelayMs?: number;
 }
 
 /**
@@ -114,7 +121,7 @@ export class WsyncClient {
     this.log = o.log ?? (() => undefined);
     const sessionMode = o.sessionMode ?? "bearer";
     const session = new SessionStore(o.store, sessionMode);
-    this.keyring = new Keyring(o.store, o.vault);
+    this.keyring = new Keyring(o.store, o.vault, { seenWriteDelayMs: o.seenWriteDelayMs });
     const apiOptions = {
       baseUrl: o.baseUrl,
       fetch: o.fetch,
@@ -406,7 +413,11 @@ export class WsyncClient {
    * exits: the trust state's upload and the ATProto key proof's publication (the CLI waits for both).
    */
   async settleBackground(): Promise<void> {
-    await Promise.all([this.auth.flushTrustBackup().catch(() => undefined), this.auth.proofSettled()]);
+    await Promise.all([
+      this.auth.flushTrustBackup().catch(() => undefined),
+      this.auth.proofSettled(),
+      this.keyring.chains.flushSeen(),
+    ]);
   }
 
   /** Waits for a scheduled upload of the trust state beside the key backup (before a process exits). */

@@ -98,7 +98,11 @@ export class ChainStore {
   private seenLoad: Promise<SeenStore> | null = null;
   private seenReady: SeenStore | null = null;
 
-  constructor(private readonly store: KeyValueStore) {}
+  constructor(
+    private readonly store: KeyValueStore,
+    /** See ClientOptions.seenWriteDelayMs. */
+    private readonly seenWriteDelayMs?: number,
+  ) {}
 
   /**
    * The chain as persisted: a small record (head, first v2 number, link secret, epoch numbers) and one
@@ -163,7 +167,7 @@ export class ChainStore {
   /** Loads the seen-state's code (seen-store.ts) with the first channel that needs it. */
   private seenStore(): Promise<SeenStore> {
     this.seenLoad ??= import("./seen-store.ts").then(({ SeenStore }) => {
-      this.seenReady = new SeenStore(this.store);
+      this.seenReady = new SeenStore(this.store, this.seenWriteDelayMs);
       return this.seenReady;
     });
     return this.seenLoad;
@@ -178,6 +182,11 @@ export class ChainStore {
   markSeenDirty(channelId: string, seq?: number): void {
     if (this.seenReady) this.seenReady.markSeenDirty(channelId, seq);
     else void this.seenStore().then((s) => s.markSeenDirty(channelId, seq));
+  }
+
+  /** Writes the seen-state changes that wait (before a process exits). */
+  async flushSeen(): Promise<void> {
+    await this.seenReady?.flushPending();
   }
 
   /** Logout: forget every channel's chain and seen-state on this device. */

@@ -1,6 +1,7 @@
 import { Limits } from "../../protocol/runtime.ts";
 import { type ChannelView, type IntegrityNote, setItems, type TimelineItem } from "../view/state.ts";
 import type { SeenState } from "./chain.ts";
+import type { ItemsDraft } from "./timeline.ts";
 
 // Protocol §7 replay and order checks that need more than one record: a (sender, clientMsgId) seen
 // before, an older epoch's message after a newer epoch's records, and signed times that run
@@ -38,8 +39,8 @@ const signedMs = (i: TimelineItem) => (i.signedAt ? Date.parse(i.signedAt) : nul
  * twin of a replayed pair) and updates `seen` (the caller persists it).
  */
 export function checkReplayAndOrder(
-  /** The list being changed (timeline.ts `ItemsDraft`): neighbours it rewrites are replaced in it. */
-  view: { items: TimelineItem[] },
+  /** The list being changed: neighbours it rewrites are replaced in it. */
+  view: ItemsDraft,
   seen: SeenState,
   item: TimelineItem,
   facts: MessageFacts,
@@ -83,40 +84,20 @@ export function checkReplayAndOrder(
   // Signed times: not more than the skew older than the message before it in seq order; and the
   // message after it must not be more than the skew older than this one. Items are kept in seq order,
   // so the neighbours are found by bisection rather than a scan per record.
-  const before = neighbour(view.items, item.seq, -1);
-  const after = neighbour(view.items, item.seq, 1);
+  const before = view.nearest(item.seq, -1, usableNeighbour);
+  const after = view.nearest(item.seq, 1, usableNeighbour);
   const beforeMs = before ? signedMs(before) : null;
   if (beforeMs !== null && beforeMs - facts.timestamp > Limits.clockSkewMs)
     out = withNote(out, "out-of-order");
   const afterMs = after ? signedMs(after) : null;
-  if (after && afterMs !== null && facts.timestamp - afterMs > Limits.clockSkewMs) {
-    const idx = view.items.indexOf(after);
-    if (idx >= 0) view.items[idx] = withNote(after, "out-of-order");
-  }
+  if (after && afterMs !== null && facts.timestamp - afterMs > Limits.clockSkewMs)
+    view.replace(after, withNote(after, "out-of-order"));
   return { item: out, seenChanged };
 }
 
-/**
- * The nearest record message (with a signed time, not a replay) below (`dir` −1) or above (+1) `seq`
- * in `items`, which are in seq order with own unsent items (seq 0) at the end.
- */
-function neighbour(items: TimelineItem[], seq: number, dir: -1 | 1): TimelineItem | undefined {
-  let lo = 0;
-  let hi = items.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    const s = (items[mid] as TimelineItem).seq;
-    if (s !== 0 && s < seq) lo = mid + 1;
-    else hi = mid;
-  }
-  // lo: the first item at or above seq (or an unsent one).
-  for (let i = dir < 0 ? lo - 1 : lo; i >= 0 && i < items.length; i += dir) {
-    const it = items[i] as TimelineItem;
-    if (it.seq === seq) continue;
-    if (isRecordMessage(it) && it.signedAt && !it.notes?.includes("replay")) return it;
-  }
-  return undefined;
-}
+/** A neighbour for the order checks: a record message with a signed time, not a replay. */
+const usableNeighbour = (it: TimelineItem) =>
+  isRecordMessage(it) && !!it.signedAt && !it.notes?.includes("replay");
 
 /**
  * Replaces the view's "missing" items: every integer seq in [lo, hi] (the range the server's answers

@@ -59,6 +59,41 @@ function partOfMark(mark: string): number {
   return digits ? partOfSeq(seq) : 0;
 }
 
+/** How many keys an object has, counted without making the list of them. */
+function countKeys(o: Record<string, unknown>, atLeast: number): number {
+  let n = 0;
+  for (const _ in o) if (++n > atLeast) break;
+  return n;
+}
+
+interface IdleGlobals {
+  document?: unknown;
+  requestIdleCallback?: (f: () => void, o?: { timeout?: number }) => number;
+  addEventListener?: (type: string, f: () => void) => void;
+}
+
+/**
+ * When a change is written: after `delayMs` when given (the CLI: its store rewrites a whole file per
+ * write, and a long read wrote it once per page, 40% of `read --limit 10000`); in a browser page,
+ * when the page is idle (within a second), so the write of a page of history is not in the frame
+ * that draws it (issue 28: it was up to 8 ms of a long frame); elsewhere (tests), once the current
+ * turn is over.
+ */
+function whenIdle(delayMs: number | undefined): Promise<void> {
+  if (delayMs !== undefined)
+    return new Promise((resolve) => {
+      const t = setTimeout(resolve, delayMs) as { unref?: () => void };
+      // A process is not kept alive for it: it writes what waits before it exits (flushPending).
+      t.unref?.();
+    });
+  const g = globalThis as IdleGlobals;
+  if (g.document !== undefined && typeof g.requestIdleCallback === "function") {
+    const idle = g.requestIdleCallback;
+    return new Promise((resolve) => idle(() => resolve(), { timeout: 1000 }));
+  }
+  return Promise.resolve();
+}
+
 /**
  * The seen-state of every channel this device opened, cached in memory. Loaded with the first
  * channel opened (chain.ts `ChainStore`), not with the page: /sync's first script does not carry it.
@@ -73,8 +108,20 @@ export class SeenStore {
   /** channel → the small record as last written (or read). */
   private readonly seenMeta = new Map<string, string>();
   private flushing: Promise<void> | null = null;
+  /** The write under way (writes of the seen-state run one after another). */
+  private writing: Promise<void> = Promise.resolve();
 
-  constructor(private readonly store: KeyValueStore) {}
+  constructor(
+    private readonly store: KeyValueStore,
+    /** See ClientOptions.seenWriteDelayMs. */
+    private readonly delayMs?: number,
+  ) {
+    // A page that goes away writes what is still waiting for an idle moment (a browser store's
+    // write begins synchronously).
+    const g = globalThis as IdleGlobals;
+    if (g.document !== undefined && typeof g.addEventListener === "function")
+      g.addEventListener("pagehide", () => void this.flushSeen());
+  }
 
   seenState(channelId: string): Promise<SeenState> {
     // One load per channel: callers racing on first use share one object.
@@ -126,17 +173,29 @@ export class SeenStore {
     if (seq === undefined) this.dirtySeen.set(channelId, null);
     else if (parts === undefined) this.dirtySeen.set(channelId, new Set([partOfSeq(seq)]));
     else parts?.add(partOfSeq(seq));
-    this.flushing ??= Promise.resolve().then(() => this.flushSeen());
+    this.flushing ??= whenIdle(this.delayMs).then(() => this.flushSeen());
   }
 
-  private async flushSeen(): Promise<void> {
+  /** Writes what waits now (and waits for a write under way), instead of at its time. */
+  async flushPending(): Promise<void> {
+    await this.writing;
+    if (this.dirtySeen.size > 0) await this.flushSeen();
+  }
+
+  private flushSeen(): Promise<void> {
+    const run = this.writing.then(() => this.writeDirty());
+    this.writing = run.catch(() => undefined);
+    return run;
+  }
+
+  private async writeDirty(): Promise<void> {
     this.flushing = null;
     for (const [id, dirty] of [...this.dirtySeen]) {
       this.dirtySeen.delete(id);
       const s = this.seen.get(id);
       if (!s) continue;
       const parts = dirty;
-      if (Object.keys(s.pairs).length > MAX_SEEN_PAIRS) {
+      if (countKeys(s.pairs, MAX_SEEN_PAIRS) > MAX_SEEN_PAIRS) {
         const entries = Object.entries(s.pairs).sort((a, b) => a[1] - b[1]);
         const dropped = entries.slice(0, entries.length - MAX_SEEN_PAIRS);
         s.pairs = Object.fromEntries(entries.slice(entries.length - MAX_SEEN_PAIRS));

@@ -49,8 +49,9 @@ export class Keyring {
   constructor(
     private readonly store: KeyValueStore,
     vault?: SecretVault,
+    opts: { seenWriteDelayMs?: number } = {},
   ) {
-    this.chains = new ChainStore(store);
+    this.chains = new ChainStore(store, opts.seenWriteDelayMs);
     this.senderChains = new SenderChains(store);
     this.trust = new TrustStore(store, this);
     this.vault = vault ?? new StoreVault(store);

@@ -1,4 +1,4 @@
-import { useVirtualizer } from "@tanstack/react-virtual";
+import { measureElement, useVirtualizer, type Virtualizer } from "@tanstack/react-virtual";
 import {
   type KeyboardEvent,
   memo,
@@ -11,6 +11,7 @@ import {
   useState,
   useSyncExternalStore,
 } from "react";
+import { flushSync } from "react-dom";
 import { type Snapshot, snapshot, subscribe, useSnapshot } from "valtio";
 import type { ChannelView, TimelineItem } from "../../../../core/client/view/state.ts";
 import { newestSeq } from "../../../../core/client/view/unread.ts";
@@ -44,9 +45,39 @@ export const AWAY_PX = 100;
 export const LOAD_AHEAD_PX = 600;
 /** A page loaded by scrolling: the server's largest (LOAD_MORE_DATA keeps the spec's 20). */
 export const SCROLL_PAGE = Limits.pageMax;
-/** A row's height before it is measured (one line of text). */
+/** A row's height before it is measured (one line of text), until the list has learned it. */
 const ESTIMATE_PX = 26;
-const estimateSize = () => ESTIMATE_PX;
+/** How many rows are measured before the most common height among them becomes the estimate. */
+const LEARN_ROWS = 20;
+
+/**
+ * The rows' height before they are measured, learned from the first LEARN_ROWS measured (the most
+ * common height among them: a one-line message in this browser's fonts and zoom). A row whose
+ * estimate was right changes nothing when it is measured; a wrong one moves the rows below it and,
+ * above the viewport, the scroll position, and the virtualizer then works out every row's position
+ * again for each further row of the batch: with a page going in above a 10,000-row list, up to 35 ms
+ * of one frame (issue 28, BENCH_LOAF=1).
+ */
+function useLearnedEstimate() {
+  const learned = useRef({ size: ESTIMATE_PX, counts: new Map<number, number>(), n: 0 });
+  const estimateSize = useCallback(() => learned.current.size, []);
+  const measure = useCallback(
+    (el: Element, entry: ResizeObserverEntry | undefined, v: Virtualizer<HTMLDivElement, Element>) => {
+      const size = measureElement(el, entry, v);
+      const l = learned.current;
+      if (l.n < LEARN_ROWS && size > 0) {
+        l.counts.set(size, (l.counts.get(size) ?? 0) + 1);
+        if (++l.n === LEARN_ROWS) {
+          let best = 0;
+          for (const [h, c] of l.counts) if (c > best) [best, l.size] = [c, h];
+        }
+      }
+      return size;
+    },
+    [],
+  );
+  return { estimateSize, measureElement: measure };
+}
 
 /** A virtualized row's place: the virtualizer moves it (its transform) as rows are measured. */
 const ROW_STYLE: React.CSSProperties = { position: "absolute", top: 0, left: 0, right: 0 };
@@ -245,17 +276,25 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
   // are memoized on it): it changes with the rows, not on every render (each row measured renders
   // the list again, which cost a walk of the whole list per row).
   const getItemKey = useCallback((n: number) => rows[n]?.key ?? n, [rows]);
+  const [revealing, setRevealing] = useState(false);
   const getScrollElement = useCallback(() => box.current, []);
+  const { estimateSize, measureElement: measureRow } = useLearnedEstimate();
   const virt = useVirtualizer({
     count: rows.length,
     getScrollElement,
     estimateSize,
+    measureElement: measureRow,
     getItemKey,
     overscan: 10,
     // Positions and the list's height are written to the DOM by the virtualizer: a row measured or
     // a scroll within the same rows renders nothing (issue 28: each measured row of a page going in
     // above rendered the list again, inside the scroll event).
     directDomUpdates: true,
+    // A change of the rendered rows (a scroll, a row measured) renders in a task of its own, not
+    // inside the task that caused it: the task that places a page of history and the list's render
+    // of it were one long task (issue 28). A reveal (search's "open at") renders synchronously: the
+    // virtualizer's scroll to an index measures the rows it renders on the way.
+    useFlushSync: revealing,
     paddingStart: 8,
     paddingEnd: 8,
     rangeExtractor: (range) => {
@@ -481,12 +520,14 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
       const n = rowsRef.current.findIndex((r) => r.key === d.uri);
       if (n < 0) return d.done(null);
       stick.current = false;
+      flushSync(() => setRevealing(true));
       if (sized) virt.scrollToIndex(n, { align: "center" });
       let frames = 0;
       const look = () => {
         const el = box.current?.querySelector<HTMLElement>(`.row[data-key="${CSS.escape(d.uri)}"] .msg`);
         if (el || ++frames > 120) {
           if (el && !sized) el.scrollIntoView?.({ block: "center" });
+          setRevealing(false);
           d.done(el ?? null);
         } else requestAnimationFrame(look);
       };
