@@ -416,7 +416,7 @@ export class WsyncClient {
     await Promise.all([
       this.auth.flushTrustBackup().catch(() => undefined),
       this.auth.proofSettled(),
-      this.keyring.chains.flushSeen(),
+      this.keyring.chains.flushSeen().catch(() => undefined),
     ]);
   }
 

@@ -120,7 +120,7 @@ export class SeenStore {
     // write begins synchronously).
     const g = globalThis as IdleGlobals;
     if (g.document !== undefined && typeof g.addEventListener === "function")
-      g.addEventListener("pagehide", () => void this.flushSeen());
+      g.addEventListener("pagehide", () => void this.flushSeen().catch(() => undefined));
   }
 
   seenState(channelId: string): Promise<SeenState> {
@@ -173,7 +173,11 @@ export class SeenStore {
     if (seq === undefined) this.dirtySeen.set(channelId, null);
     else if (parts === undefined) this.dirtySeen.set(channelId, new Set([partOfSeq(seq)]));
     else parts?.add(partOfSeq(seq));
-    this.flushing ??= whenIdle(this.delayMs).then(() => this.flushSeen());
+    // A write that fails (a store gone or locked for too long) leaves its channel to be written
+    // whole with the next change or by flushPending; nothing is thrown from a timer.
+    this.flushing ??= whenIdle(this.delayMs)
+      .then(() => this.flushSeen())
+      .catch(() => undefined);
   }
 
   /** Writes what waits now (and waits for a write under way), instead of at its time. */
@@ -202,7 +206,13 @@ export class SeenStore {
         // The parts that lost pairs are written again too.
         if (parts) for (const [, seq] of dropped) parts.add(partOfSeq(seq));
       }
-      await this.writeSeen(id, s, parts);
+      try {
+        await this.writeSeen(id, s, parts);
+      } catch (e) {
+        // Written whole next time: which parts made it is not known.
+        this.dirtySeen.set(id, null);
+        throw e;
+      }
     }
   }
 

@@ -344,6 +344,13 @@ export function MessageList({ channelId, mobile }: { channelId: string; mobile: 
     setDividerAbove(above);
   }, []);
 
+  // The rows on screen change in a render of their own (useFlushSync: false), after the scroll event
+  // that moved them: where the divider is, is looked at again once they are rendered ("jump to first
+  // unread" went on showing with the divider on screen).
+  const rangeKey = `${virt.range?.startIndex ?? -1}:${virt.range?.endIndex ?? -1}`;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: runs when the rendered rows change.
+  useLayoutEffect(() => updateDivider(), [rangeKey, updateDivider]);
+
   const loadOlder = useCallback(() => {
     const v = engineState.open[channelId];
     if (!v?.hasMore || v.loadingMore || v.loading) return;
