@@ -114,6 +114,10 @@ export function removeStaleTempFiles(path: string, now = Date.now()): void {
   }
 }
 
+/** A file version's identity: inode, size, mtime (a rename of a new file changes the inode). */
+const versionOf = (st: { ino: number | bigint; size: number | bigint; mtimeMs: number | bigint }) =>
+  `${st.ino}:${st.size}:${st.mtimeMs}`;
+
 /** A lock older than this (not refreshed by a live holder) was left by a process that died holding it. */
 const LOCK_STALE_MS = 15_000;
 /** How long a write waits for another process's lock before giving up with a clear error. */
@@ -161,7 +165,7 @@ export class FileStore implements KeyValueStore {
       this.version = "";
       return;
     }
-    const version = `${st.ino}:${st.size}:${st.mtimeMs}`;
+    const version = versionOf(st);
     if (version === this.version) return;
     this.data = JSON.parse(readFileSync(this.path, "utf8")) as Record<string, string>;
     this.version = version;
@@ -175,8 +179,7 @@ export class FileStore implements KeyValueStore {
   private flush(): void {
     writeFileAtomic(this.path, JSON.stringify(this.data, null, 2), this.hooks);
     try {
-      const st = statSync(this.path);
-      this.version = `${st.ino}:${st.size}:${st.mtimeMs}`;
+      this.version = versionOf(statSync(this.path));
     } catch {
       this.version = "";
       this.reload();

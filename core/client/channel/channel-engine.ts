@@ -47,6 +47,7 @@ import {
   withheldRuns,
 } from "./integrity.ts";
 import { Outbox } from "./outbox.ts";
+import { PageTurns } from "./page-turns.ts";
 import {
   commitDraft,
   draftOf,
@@ -68,66 +69,6 @@ const HEX32 = /^[0-9a-f]{32}$/;
 
 /** Records of a page decrypted and verified side by side (their promises awaited together). */
 const DECRYPT_BATCH = 10;
-
-/** The work a page of history may do between two frames before it lets the page draw (ms). */
-const SLICE_MS = 8;
-/** The longest wait for a frame (a page hidden while it waits draws none). */
-const FRAME_WAIT_MS = 100;
-
-interface PageGlobals {
-  scheduler?: { postTask?: (f: () => void, o?: { priority?: string }) => Promise<void> };
-  document?: { visibilityState?: string };
-  requestAnimationFrame?: (f: () => void) => number;
-}
-
-/** A task of ordinary priority (`scheduler.postTask`, else a timer). */
-function nextTask(g: PageGlobals): Promise<void> {
-  if (typeof g.scheduler?.postTask === "function")
-    return g.scheduler.postTask(() => undefined, { priority: "user-visible" });
-  return new Promise((resolve) => setTimeout(resolve, 0));
-}
-
-/**
- * Turns for a browser page while a page of history is decrypted and placed: work runs in slices of
- * about SLICE_MS, and each slice after the first starts right after a frame was drawn (a task queued
- * from requestAnimationFrame), so a frame holds at most one slice and never several back to back.
- * Yielding with a plain task each batch still let the scheduler run two to four batches and the
- * page's placement between two frames (issue 28, BENCH_LOAF=1). A hidden page draws no frames: it
- * yields with a task (and a wait for a frame ends after FRAME_WAIT_MS). Elsewhere (the CLI, tests) there are no frames to keep: nothing waits.
- */
-class PageTurns {
-  private readonly g = globalThis as PageGlobals;
-  private readonly page = this.g.document !== undefined;
-  private since = performance.now();
-
-  /**
-   * `frames` false: the channel's first page, which the reader waits for with nothing on screen
-   * (`npm run bench:open`): a task between batches, as before, and no wait for a frame.
-   */
-  constructor(private readonly frames = true) {}
-
-  /** Lets the page draw if this slice has run its time. */
-  async maybe(): Promise<void> {
-    if (!this.page) return;
-    if (!this.frames) await nextTask(this.g);
-    else if (performance.now() - this.since >= SLICE_MS) await this.frame();
-  }
-
-  /** Waits until a frame has been drawn (in a page), and starts a new slice. */
-  async frame(): Promise<void> {
-    if (!this.page) return;
-    if (!this.frames) return nextTask(this.g);
-    const raf = this.g.requestAnimationFrame;
-    if (this.g.document?.visibilityState === "visible" && typeof raf === "function")
-      await new Promise<void>((resolve) => {
-        raf(() => void nextTask(this.g).then(resolve));
-        // A page hidden meanwhile draws no frame: the work goes on without one.
-        setTimeout(resolve, FRAME_WAIT_MS);
-      });
-    else await nextTask(this.g);
-    this.since = performance.now();
-  }
-}
 
 /** The epoch key imported into WebCrypto once, on first use. */
 function importedKey(k: EpochKey): Promise<CryptoKey> {
@@ -343,17 +284,21 @@ export class ChannelEngine {
   ): Promise<{ items: TimelineItem[]; cursor: string | null; hasMore: boolean }> {
     this.requireView(channelId);
     const page = await this.historyPage(channelId, limit, cursor);
-    // In batches with a turn for the page in between, as applyPage does: a whole page decrypted and
-    // verified at once held the page for 60-100 ms (npm run bench:search:backfill).
-    const items: TimelineItem[] = [];
-    const turns = new PageTurns();
-    for (let at = 0; at < page.records.length; at += DECRYPT_BATCH) {
+    // In slices with turns for the page, as applyPage does: a whole page decrypted and verified at
+    // once held the page for 60-100 ms (npm run bench:search:backfill).
+    const decrypted = await this.decryptInTurns(channelId, page.records, new PageTurns());
+    return { items: decrypted.map((d) => d.item), cursor: page.cursor, hasMore: page.hasMore };
+  }
+
+  /** A page's records decrypted and verified in batches, with turns for a browser page between them. */
+  private async decryptInTurns(channelId: string, records: readonly TimelineRecord[], turns: PageTurns) {
+    const out: Awaited<ReturnType<ChannelEngine["decryptRecord"]>>[] = [];
+    for (let at = 0; at < records.length; at += DECRYPT_BATCH) {
       if (at > 0) await turns.maybe();
-      const batch = page.records.slice(at, at + DECRYPT_BATCH);
-      for (const d of await Promise.all(batch.map((r) => this.decryptRecord(channelId, r, false))))
-        items.push(d.item);
+      const batch = records.slice(at, at + DECRYPT_BATCH);
+      out.push(...(await Promise.all(batch.map((r) => this.decryptRecord(channelId, r, false)))));
     }
-    return { items, cursor: page.cursor, hasMore: page.hasMore };
+    return out;
   }
 
   private async applyPage(
@@ -367,16 +312,10 @@ export class ChannelEngine {
       setItems(view, []);
       this.coverage.delete(channelId);
     }
-    // Decrypted and verified in batches with a turn for the page in between: a page of 100 older
-    // records is many short tasks, not one long one that stalls scrolling (issue 28).
-    const decrypted: Awaited<ReturnType<ChannelEngine["decryptRecord"]>>[] = [];
+    // Decrypted and verified in slices, one per frame: a page of 100 older records is many short
+    // tasks, not one long one that stalls scrolling (issue 28). Then placed in a frame of its own.
     const turns = new PageTurns(!reset);
-    for (let at = 0; at < page.records.length; at += DECRYPT_BATCH) {
-      if (at > 0) await turns.maybe();
-      const batch = page.records.slice(at, at + DECRYPT_BATCH);
-      decrypted.push(...(await Promise.all(batch.map((r) => this.decryptRecord(channelId, r, false)))));
-    }
-    // The page is placed and drawn in a frame of its own.
+    const decrypted = await this.decryptInTurns(channelId, page.records, turns);
     await turns.frame();
     const ordered = decrypted.sort((a, b) => a.item.seq - b.item.seq);
     const seen = await this.c.keyring.chains.seenState(channelId);

@@ -61,11 +61,6 @@ export class ItemsDraft {
     return this.list;
   }
 
-  set items(items: TimelineItem[]) {
-    this.list = items;
-    this.waiting = [];
-  }
-
   /** Whether a record of `seq` with `uri` is in the draft (merged or waiting). */
   hasRecord(uri: string, seq: number): boolean {
     return indexOfRecord(this.list, uri, seq) >= 0 || indexOfRecord(this.waiting, uri, seq) >= 0;
@@ -121,8 +116,7 @@ export class ItemsDraft {
   private merge(): void {
     const a = this.list;
     const b = this.waiting;
-    let end = a.length;
-    while (end > 0 && (a[end - 1] as TimelineItem).seq === 0) end--;
+    const end = committedEnd(a);
     // An older page (the usual case) goes in front whole: one native copy.
     if (b.length > 0 && end > 0 && (b.at(-1) as TimelineItem).seq < (a[0] as TimelineItem).seq) {
       this.list = b.concat(a);
@@ -155,21 +149,32 @@ function nearestIn(
   dir: -1 | 1,
   ok: (i: TimelineItem) => boolean,
 ): TimelineItem | undefined {
-  let lo = 0;
-  let hi = items.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    const s = (items[mid] as TimelineItem).seq;
-    if (s !== 0 && s < seq) lo = mid + 1;
-    else hi = mid;
-  }
-  // lo: the first item at or above seq (or an unsent one).
+  const lo = firstAtOrAbove(items, seq, committedEnd(items));
   for (let i = dir < 0 ? lo - 1 : lo; i >= 0 && i < items.length; i += dir) {
     const it = items[i] as TimelineItem;
     if (it.seq === seq) continue;
     if (ok(it)) return it;
   }
   return undefined;
+}
+
+/** Where a list's own unsent items (seq 0, only ever at its end) begin: its committed part ends. */
+function committedEnd(items: readonly TimelineItem[]): number {
+  let end = items.length;
+  while (end > 0 && (items[end - 1] as TimelineItem).seq === 0) end--;
+  return end;
+}
+
+/** The first index below `end` whose seq is `seq` or more (`end` if none), by bisection. */
+function firstAtOrAbove(items: readonly TimelineItem[], seq: number, end: number): number {
+  let lo = 0;
+  let hi = end;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((items[mid] as TimelineItem).seq < seq) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 export function draftOf(view: ChannelView): ItemsDraft {
@@ -188,16 +193,8 @@ export function commitDraft(view: ChannelView, d: ItemsDraft): void {
  * whole list (issue 28: a set of every uri was built for each page).
  */
 export function indexOfRecord(items: readonly TimelineItem[], uri: string, seq: number): number {
-  let end = items.length;
-  while (end > 0 && (items[end - 1] as TimelineItem).seq === 0) end--;
-  let lo = 0;
-  let hi = end;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if ((items[mid] as TimelineItem).seq < seq) lo = mid + 1;
-    else hi = mid;
-  }
-  for (let n = lo; n < end && (items[n] as TimelineItem).seq === seq; n++)
+  const end = committedEnd(items);
+  for (let n = firstAtOrAbove(items, seq, end); n < end && (items[n] as TimelineItem).seq === seq; n++)
     if ((items[n] as TimelineItem).uri === uri) return n;
   return -1;
 }
@@ -253,11 +250,9 @@ export function replaceItem(
  * searched by bisection: a page of older records costs log n per record, not a walk of the list.
  */
 export function insertionIndex(items: readonly TimelineItem[], seq: number): number {
-  let end = items.length;
-  while (end > 0 && (items[end - 1] as TimelineItem).seq === 0) end--;
   if (seq === 0) return items.length;
   let lo = 0;
-  let hi = end;
+  let hi = committedEnd(items);
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
     if ((items[mid] as TimelineItem).seq > seq) hi = mid;

@@ -1,4 +1,4 @@
-import { measureElement, useVirtualizer, type Virtualizer } from "@tanstack/react-virtual";
+import { useVirtualizer } from "@tanstack/react-virtual";
 import {
   type KeyboardEvent,
   memo,
@@ -20,6 +20,7 @@ import { display } from "../../../state/display.ts";
 import { engineState } from "../../../state/engine.ts";
 import { loadMore, markRead, resendMessage } from "../../../state/message.ts";
 import { AtprotoAuthors, useAtprotoAuthorSet } from "./atproto-authors.ts";
+import { ESTIMATE_PX, useLearnedEstimate } from "./learned-estimate.ts";
 import { firstUnread, focusable, type ListRow, readUpTo, UNREAD_KEY } from "./list-rows.ts";
 import { MessageRow, NoticeRow } from "./MessageRow.tsx";
 import { REVEAL_EVENT, type RevealRequest } from "./reveal.ts";
@@ -45,40 +46,6 @@ export const AWAY_PX = 100;
 export const LOAD_AHEAD_PX = 600;
 /** A page loaded by scrolling: the server's largest (LOAD_MORE_DATA keeps the spec's 20). */
 export const SCROLL_PAGE = Limits.pageMax;
-/** A row's height before it is measured (one line of text), until the list has learned it. */
-const ESTIMATE_PX = 26;
-/** How many rows are measured before the most common height among them becomes the estimate. */
-const LEARN_ROWS = 20;
-
-/**
- * The rows' height before they are measured, learned from the first LEARN_ROWS measured (the most
- * common height among them: a one-line message in this browser's fonts and zoom). A row whose
- * estimate was right changes nothing when it is measured; a wrong one moves the rows below it and,
- * above the viewport, the scroll position, and the virtualizer then works out every row's position
- * again for each further row of the batch: with a page going in above a 10,000-row list, up to 35 ms
- * of one frame (issue 28, BENCH_LOAF=1).
- */
-function useLearnedEstimate() {
-  const learned = useRef({ size: ESTIMATE_PX, counts: new Map<number, number>(), n: 0 });
-  const estimateSize = useCallback(() => learned.current.size, []);
-  const measure = useCallback(
-    (el: Element, entry: ResizeObserverEntry | undefined, v: Virtualizer<HTMLDivElement, Element>) => {
-      const size = measureElement(el, entry, v);
-      const l = learned.current;
-      if (l.n < LEARN_ROWS && size > 0) {
-        l.counts.set(size, (l.counts.get(size) ?? 0) + 1);
-        if (++l.n === LEARN_ROWS) {
-          let best = 0;
-          for (const [h, c] of l.counts) if (c > best) [best, l.size] = [c, h];
-        }
-      }
-      return size;
-    },
-    [],
-  );
-  return { estimateSize, measureElement: measure };
-}
-
 /** A virtualized row's place: the virtualizer moves it (its transform) as rows are measured. */
 const ROW_STYLE: React.CSSProperties = { position: "absolute", top: 0, left: 0, right: 0 };
 
