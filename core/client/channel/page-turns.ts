@@ -37,6 +37,11 @@ export class PageTurns {
    */
   constructor(private readonly frames = true) {}
 
+  /** Whether these turns are a browser page's (elsewhere they never wait). */
+  get inPage(): boolean {
+    return this.page;
+  }
+
   /** Between two batches: lets the page draw if this slice has run its time. */
   async maybe(): Promise<void> {
     if (!this.page) return;

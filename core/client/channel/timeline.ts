@@ -117,11 +117,15 @@ export class ItemsDraft {
     const a = this.list;
     const b = this.waiting;
     const end = committedEnd(a);
-    // An older page (the usual case) goes in front whole: one native copy.
-    if (b.length > 0 && end > 0 && (b.at(-1) as TimelineItem).seq < (a[0] as TimelineItem).seq) {
-      this.list = b.concat(a);
-      this.waiting = [];
-      return;
+    // A page that falls whole into one gap of the list (an older page, the usual case, goes in
+    // front, after any client rows placed before every record): native copies, no walk.
+    if (b.length > 0) {
+      const at = firstAbove(a, (b[0] as TimelineItem).seq, end);
+      if (at === end || (b.at(-1) as TimelineItem).seq < (a[at] as TimelineItem).seq) {
+        this.list = at === 0 ? b.concat(a) : a.slice(0, at).concat(b, a.slice(at));
+        this.waiting = [];
+        return;
+      }
     }
     // Filled by push: an array made at its full length is holey, and writes into one were slow
     // (Bun: 2.7 ms for 10,000 items).
@@ -163,6 +167,18 @@ function committedEnd(items: readonly TimelineItem[]): number {
   let end = items.length;
   while (end > 0 && (items[end - 1] as TimelineItem).seq === 0) end--;
   return end;
+}
+
+/** The first index below `end` whose seq is more than `seq` (`end` if none), by bisection. */
+function firstAbove(items: readonly TimelineItem[], seq: number, end: number): number {
+  let lo = 0;
+  let hi = end;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((items[mid] as TimelineItem).seq <= seq) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** The first index below `end` whose seq is `seq` or more (`end` if none), by bisection. */

@@ -131,6 +131,33 @@ describe("a page of records placed through the draft", () => {
     }
   });
 
+  test("a page that falls into one gap of the list (an older page behind a client row): the same list", () => {
+    const next = rng(2811);
+    for (let round = 0; round < 300; round++) {
+      const start: TimelineItem[] = [];
+      // A client row placed before every record (an epoch that began earlier, seq 0.25), sometimes.
+      if (next() < 0.5) start.push(item(0.25, `epoch:${round}`, { kind: "epoch" }));
+      let seq = 1 + Math.floor(next() * 5);
+      for (let n = Math.floor(next() * 12); n > 0; n--) {
+        seq += Math.floor(next() * 6);
+        start.push(item(seq, `at://s/${round}/${start.length}`));
+      }
+      if (next() < 0.3) start.push(item(0, `pending:${round}`, { sending: true, clientMsgId: `c${round}` }));
+      // A run of seqs inside one gap, its ends sometimes equal to the neighbours' seqs.
+      const records = start.filter((i) => i.seq >= 1);
+      const cut = Math.floor(next() * (records.length + 1));
+      const lo = cut > 0 ? (records[cut - 1] as TimelineItem).seq + (next() < 0.3 ? 0 : 1) : 1;
+      const hi = cut < records.length ? (records[cut] as TimelineItem).seq - (next() < 0.3 ? 0 : 1) : lo + 8;
+      const added: TimelineItem[] = [];
+      for (let s = hi; s >= lo; s--) if (next() < 0.8) added.push(item(s, `at://p/${round}/${s}`));
+      const v = view(start.slice());
+      const d = draftOf(v);
+      for (const i of added) insertItem(d, i);
+      commitDraft(v, d);
+      expect(v.items.map((i) => i.uri)).toEqual(reference(start, added).map((i) => i.uri));
+    }
+  });
+
   test("the nearest record around a seq is the one the merged list gives, before the merge", () => {
     const next = rng(35);
     const ok = (i: TimelineItem) => i.kind === "message" && !i.uri.includes("skip");
