@@ -44,6 +44,8 @@ export async function startTestServer(
     clientAddress?: (request: Request) => string | null;
     /** The event bus (AppDeps.bus), e.g. one that loses events as a failing Redis would. */
     bus?: Bus;
+    /** SQLite's durability (default "normal": tests need no fsync; the server's own default is "full"). */
+    synchronous?: "full" | "normal";
   } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "wsync-test-"));
@@ -53,7 +55,7 @@ export async function startTestServer(
     WSYNC_WEATHER_URL: "http://127.0.0.1:9/",
     ...opts.env,
   });
-  const storage = openSqliteStorage({ path: config.sqlitePath, synchronous: "normal" });
+  const storage = openSqliteStorage({ path: config.sqlitePath, synchronous: opts.synchronous ?? "normal" });
   const logs: string[] = [];
   const { app, services } = createApp({
     config,
