@@ -32,11 +32,7 @@ import { createChannel, type Person, person, rotate, seal } from "../server/peop
 const MESSAGES = Math.max(1000, Number(process.argv[2] ?? 20_000));
 const BATCH = 100;
 
-const rows: [string, string][] = [];
-const report = (part: string, value: string) => {
-  rows.push([part, value]);
-  console.log(`${part.padEnd(64)} ${value}`);
-};
+const report = (part: string, value: string) => console.log(`${part.padEnd(64)} ${value}`);
 
 /** CPU (all threads) and wall time per item of `items` calls of `run` in batches. */
 async function perItem(items: number, run: (n: number) => Promise<void>): Promise<string> {
@@ -49,31 +45,42 @@ async function perItem(items: number, run: (n: number) => Promise<void>): Promis
   return `${cpu.toFixed(1)} µs CPU, ${wall.toFixed(1)} µs wall`;
 }
 
-/** Median over 5 runs of the µs per call of a synchronous `f`. */
-function perCall(f: () => unknown, n = 20_000): string {
-  for (let i = 0; i < 2000; i++) f();
+/** The median of 5 runs of `run`, each the µs per call of `n` calls (after a warm-up run). */
+async function medianOf5(
+  run: (n: number) => Promise<void> | void,
+  n: number,
+  digits: number,
+): Promise<string> {
+  await run(n / 10);
   const runs: number[] = [];
   for (let r = 0; r < 5; r++) {
     const t = performance.now();
-    for (let i = 0; i < n; i++) f();
+    await run(n);
     runs.push(((performance.now() - t) * 1000) / n);
   }
   runs.sort((a, b) => a - b);
-  return `${(runs[2] as number).toFixed(2)} µs`;
+  return `${(runs[2] as number).toFixed(digits)} µs`;
 }
 
-/** Median over 5 runs of the µs per call of an async `f`, awaited one at a time. */
-async function perAwait(f: (i: number) => Promise<unknown>, n = 5000): Promise<string> {
-  for (let i = 0; i < 500; i++) await f(i);
-  const runs: number[] = [];
-  for (let r = 0; r < 5; r++) {
-    const t = performance.now();
-    for (let i = 0; i < n; i++) await f(i);
-    runs.push(((performance.now() - t) * 1000) / n);
-  }
-  runs.sort((a, b) => a - b);
-  return `${(runs[2] as number).toFixed(1)} µs`;
-}
+/** µs per call of a synchronous `f` (median of 5 runs). */
+const perCall = (f: () => unknown, n = 20_000) =>
+  medianOf5(
+    (k) => {
+      for (let i = 0; i < k; i++) f();
+    },
+    n,
+    2,
+  );
+
+/** µs per call of an async `f`, awaited one at a time (median of 5 runs). */
+const perAwait = (f: (i: number) => Promise<unknown>, n = 5000) =>
+  medianOf5(
+    async (k) => {
+      for (let i = 0; i < k; i++) await f(i);
+    },
+    n,
+    1,
+  );
 
 const srv = await startTestServer({ env: { WSYNC_RATE_LIMIT_SCALE: "0" }, synchronous: "full" });
 try {
@@ -214,31 +221,22 @@ try {
   const sent = await (await s.messages.queue(ctx, body(), joined)).sent;
   report(
     `4a. JSON.parse of the frame (${frameText.length} bytes)`,
-    perCall(() => JSON.parse(frameText)),
+    await perCall(() => JSON.parse(frameText)),
   );
   report(
     "4b. JSON.parse of the frame + TypeBox checks of it and its data",
-    perCall(() => {
+    await perCall(() => {
       const f = JSON.parse(frameText);
       return frameCheck.Check(f) && dataCheck.Check(f.data);
     }),
   );
-  report(
-    "4c. TypeBox: the frame's data only",
-    perCall(() => dataCheck.Check(b0)),
-  );
+  report("4c. TypeBox: the frame's data only", await perCall(() => dataCheck.Check(b0)));
   report(
     "4d. JSON.parse of the content + its TypeBox check",
-    perCall(() => contentCheck.Check(JSON.parse(b0.content))),
+    await perCall(() => contentCheck.Check(JSON.parse(b0.content))),
   );
-  report(
-    "4e. TypeBox: the content only",
-    perCall(() => contentCheck.Check(parsedContent)),
-  );
-  report(
-    "4f. JSON.stringify of the record",
-    perCall(() => JSON.stringify(sent.record)),
-  );
+  report("4e. TypeBox: the content only", await perCall(() => contentCheck.Check(parsedContent)));
+  report("4f. JSON.stringify of the record", await perCall(() => JSON.stringify(sent.record)));
 
   // 5. A member's join of a channel of 10, and each query it makes.
   const id = joined.id;
@@ -275,7 +273,7 @@ try {
   };
   report(
     `5j. JSON.stringify of channel:joined (${JSON.stringify(joinedFrame).length} bytes)`,
-    perCall(() => JSON.stringify(joinedFrame)),
+    await perCall(() => JSON.stringify(joinedFrame)),
   );
 } finally {
   await srv.stop();

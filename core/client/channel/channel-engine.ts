@@ -296,7 +296,7 @@ export class ChannelEngine {
     // Outside a browser page nothing waits for frames: the whole page at once, so that the runtime's
     // WebCrypto threads verify a page's signatures side by side (a page of 100 in batches of 10 took
     // the CLI's `read --limit 10000` about a fifth longer: docs/benchmarks.md).
-    const size = turns.inPage ? DECRYPT_BATCH : Math.max(1, records.length);
+    const size = turns.inPage ? DECRYPT_BATCH : records.length;
     for (let at = 0; at < records.length; at += size) {
       if (at > 0) await turns.maybe();
       const batch = records.slice(at, at + size);

@@ -28,7 +28,8 @@ function nextTask(g: PageGlobals): Promise<void> {
  */
 export class PageTurns {
   private readonly g = globalThis as PageGlobals;
-  private readonly page = this.g.document !== undefined;
+  /** Whether these turns are a browser page's (elsewhere they never wait). */
+  readonly inPage = this.g.document !== undefined;
   private since = performance.now();
 
   /**
@@ -37,21 +38,16 @@ export class PageTurns {
    */
   constructor(private readonly frames = true) {}
 
-  /** Whether these turns are a browser page's (elsewhere they never wait). */
-  get inPage(): boolean {
-    return this.page;
-  }
-
   /** Between two batches: lets the page draw if this slice has run its time. */
   async maybe(): Promise<void> {
-    if (!this.page) return;
+    if (!this.inPage) return;
     if (!this.frames) await nextTask(this.g);
     else if (performance.now() - this.since >= SLICE_MS) await this.frame();
   }
 
   /** Waits until a frame has been drawn (in a page), and starts a new slice. */
   async frame(): Promise<void> {
-    if (!this.page) return;
+    if (!this.inPage) return;
     const raf = this.g.requestAnimationFrame;
     if (this.frames && this.g.document?.visibilityState === "visible" && typeof raf === "function")
       await new Promise<void>((resolve) => {

@@ -120,7 +120,7 @@ export class ItemsDraft {
     // A page that falls whole into one gap of the list (an older page, the usual case, goes in
     // front, after any client rows placed before every record): native copies, no walk.
     if (b.length > 0) {
-      const at = firstAbove(a, (b[0] as TimelineItem).seq, end);
+      const at = firstAtOrAbove(a, (b[0] as TimelineItem).seq, end, true);
       if (at === end || (b.at(-1) as TimelineItem).seq < (a[at] as TimelineItem).seq) {
         this.list = at === 0 ? b.concat(a) : a.slice(0, at).concat(b, a.slice(at));
         this.waiting = [];
@@ -169,25 +169,17 @@ function committedEnd(items: readonly TimelineItem[]): number {
   return end;
 }
 
-/** The first index below `end` whose seq is more than `seq` (`end` if none), by bisection. */
-function firstAbove(items: readonly TimelineItem[], seq: number, end: number): number {
+/**
+ * The first index below `end` whose seq is `seq` or more (`after`: more than `seq`), `end` if none,
+ * by bisection.
+ */
+function firstAtOrAbove(items: readonly TimelineItem[], seq: number, end: number, after = false): number {
   let lo = 0;
   let hi = end;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if ((items[mid] as TimelineItem).seq <= seq) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/** The first index below `end` whose seq is `seq` or more (`end` if none), by bisection. */
-function firstAtOrAbove(items: readonly TimelineItem[], seq: number, end: number): number {
-  let lo = 0;
-  let hi = end;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if ((items[mid] as TimelineItem).seq < seq) lo = mid + 1;
+    const s = (items[mid] as TimelineItem).seq;
+    if (s < seq || (after && s === seq)) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -267,14 +259,7 @@ export function replaceItem(
  */
 export function insertionIndex(items: readonly TimelineItem[], seq: number): number {
   if (seq === 0) return items.length;
-  let lo = 0;
-  let hi = committedEnd(items);
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if ((items[mid] as TimelineItem).seq > seq) hi = mid;
-    else lo = mid + 1;
-  }
-  return lo;
+  return firstAtOrAbove(items, seq, committedEnd(items), true);
 }
 
 export function removeItem(view: ChannelView, uri: string): boolean {

@@ -47,6 +47,15 @@ function view(items: TimelineItem[]) {
   return v;
 }
 
+/** Puts `added` into a list of `start` through the draft: the list must be the reference's. */
+function expectLikeOneAtATime(start: TimelineItem[], added: TimelineItem[]): void {
+  const v = view(start.slice());
+  const d = draftOf(v);
+  for (const i of added) insertItem(d, i);
+  commitDraft(v, d);
+  expect(v.items.map((i) => i.uri)).toEqual(reference(start, added).map((i) => i.uri));
+}
+
 /** A small seeded generator (the same cases on every run). */
 function rng(seed: number) {
   let s = seed >>> 0;
@@ -123,11 +132,7 @@ describe("a page of records placed through the draft", () => {
           added.push(item(Math.floor(next() * 80) + 1, `at://r/${round}/${n}`, { clientMsgId: `c${round}` }));
         else added.push(item(Math.floor(next() * 80) + 1, `at://a/${round}/${n}`));
       }
-      const v = view(start.slice());
-      const d = draftOf(v);
-      for (const i of added) insertItem(d, i);
-      commitDraft(v, d);
-      expect(v.items.map((i) => i.uri)).toEqual(reference(start, added).map((i) => i.uri));
+      expectLikeOneAtATime(start, added);
     }
   });
 
@@ -150,11 +155,7 @@ describe("a page of records placed through the draft", () => {
       const hi = cut < records.length ? (records[cut] as TimelineItem).seq - (next() < 0.3 ? 0 : 1) : lo + 8;
       const added: TimelineItem[] = [];
       for (let s = hi; s >= lo; s--) if (next() < 0.8) added.push(item(s, `at://p/${round}/${s}`));
-      const v = view(start.slice());
-      const d = draftOf(v);
-      for (const i of added) insertItem(d, i);
-      commitDraft(v, d);
-      expect(v.items.map((i) => i.uri)).toEqual(reference(start, added).map((i) => i.uri));
+      expectLikeOneAtATime(start, added);
     }
   });
 
