@@ -30,6 +30,11 @@ export async function startWsync(): Promise<System> {
   return startWsyncCluster(1, {}, "wsync");
 }
 
+/** The same server, with the steps of a connect apart (bench/connect-parts.ts). */
+export async function startWsyncParts(): Promise<Wsync> {
+  return (await startWsyncCluster(1, {}, "wsync")) as Wsync;
+}
+
 /**
  * `processes` identical servers sharing what `env` gives them (WSYNC_DATABASE_URL, WSYNC_REDIS_URL,
  * WSYNC_JWT_SECRET), all pinned to core 0 as the suite's servers are; sockets are spread over them
@@ -57,7 +62,7 @@ export async function startWsyncCluster(
   return new Wsync(servers, name);
 }
 
-class Wsync implements System {
+export class Wsync implements System {
   readonly selfEcho = true;
   private readonly url: string;
   private readonly users: Person[] = [];
@@ -107,12 +112,25 @@ class Wsync implements System {
     }
   }
 
+  /** Socket number `n`'s forwarded address: a new one every PER_ADDRESS sockets. */
+  private addressFor(n: number): string {
+    return `10.${(n >> 16) & 255}.${(Math.floor(n / PER_ADDRESS) >> 8) & 255}.${Math.floor(n / PER_ADDRESS) & 255}`;
+  }
+
+  /** Socket number `n`'s server, in turn. */
+  private portFor(n: number): number {
+    return (this.servers[n % this.servers.length] ?? this.server).port;
+  }
+
   /** A new socket of `who`, authenticated, with its own forwarded address every PER_ADDRESS sockets. */
   private async socket(who: Person): Promise<WsClient> {
     const n = this.sockets++;
-    const address = `10.${(n >> 16) & 255}.${(Math.floor(n / PER_ADDRESS) >> 8) & 255}.${Math.floor(n / PER_ADDRESS) & 255}`;
-    const port = (this.servers[n % this.servers.length] ?? this.server).port;
-    const ws = await WsClient.open(port, "/api/ws", { "x-forwarded-for": address }, isMessage);
+    const ws = await WsClient.open(
+      this.portFor(n),
+      "/api/ws",
+      { "x-forwarded-for": this.addressFor(n) },
+      isMessage,
+    );
     const ready = ws.until((t) => t.startsWith('{"type":"ready"'));
     ws.send(JSON.stringify({ type: "auth", data: { token: who.token } }));
     await ready;
@@ -218,6 +236,17 @@ class Wsync implements System {
       await Promise.all(rest.map((p) => this.joinOverHttp(p, channel.uri)));
       this.small.push(channel.uri);
     }
+  }
+
+  /** A socket upgraded and nothing more (no frame). */
+  upgrade(): Promise<Member> {
+    const n = this.sockets++;
+    return WsClient.open(this.portFor(n), "/api/ws", { "x-forwarded-for": this.addressFor(n) }, isMessage);
+  }
+
+  /** Socket `i` of connectOne's user, authenticated (up to `ready`), not joined. */
+  authenticated(i: number): Promise<Member> {
+    return this.socket(this.users[i % this.connectUsers] as Person);
   }
 
   async connectOne(i: number): Promise<Member> {

@@ -192,7 +192,8 @@ export class AuthService {
       return this.d.botToken(token);
     }
     const claims = await this.d.tokens.verify(token, "access");
-    const session = await this.d.storage.sessions.get(claims.sid);
+    // The session and its account in one read.
+    const session = await this.d.storage.sessions.access(claims.sid);
     if (
       !session ||
       session.did !== claims.did ||
@@ -201,11 +202,11 @@ export class AuthService {
     ) {
       throw new SessionEndedError();
     }
-    const account = await this.d.storage.accounts.byDid(claims.did);
+    const account = session.account;
     if (!account) throw new SessionEndedError();
-    if (account.deletedAt != null) throw new AccountClosedError("deleted");
-    if (account.disabledAt != null) throw new AccountClosedError("disabled");
-    return { did: account.did, handle: account.handle, sessionId: session.id };
+    if (account.deletedAt !== null) throw new AccountClosedError("deleted");
+    if (account.disabledAt !== null) throw new AccountClosedError("disabled");
+    return { did: session.did, handle: account.handle, sessionId: claims.sid };
   }
 
   async user(ctx: AuthContext): Promise<User> {

@@ -58,10 +58,7 @@ export class ChannelService {
 
   async memberList(channelId: string): Promise<Member[]> {
     const rows = await this.d.storage.channels.members(channelId);
-    return markAtproto(
-      this.d.storage,
-      rows.map((m) => toMember(m, this.d.isOnline(m.did))),
-    );
+    return rows.map((m) => toMember(m, this.d.isOnline(m.did)));
   }
 
   /**
@@ -157,16 +154,16 @@ export class ChannelService {
   ): Promise<{ channel: Channel; members: Member[]; joined: boolean }> {
     const id = channelIdFromUri(body.channelUri);
     if (!id) throw new ApiError("InvalidRequest", "channelUri: its last path segment is not a channel id");
-    const channel = await this.d.storage.channels.get(id);
+    // The channel as the caller sees it, with their role: one read, and for a member (another
+    // socket, a reconnect) the whole answer but the member list, with no write transaction.
+    const channel = await this.d.storage.channels.summary(id, ctx.did);
     if (!channel) throw new ApiError("NotFound", "Channel not found");
-    const existing = await this.d.storage.channels.member(id, ctx.did);
+    if (channel.role !== null)
+      return { channel: toChannel(channel), members: await this.memberList(id), joined: false };
     // Nobody joins a direct conversation: its members are put in by its opener (or a member, in a
     // group). To anyone else it does not exist.
-    if (!existing && channel.type === "direct") throw new ApiError("NotFound", "Channel not found");
-    // A member only subscribes (another socket, a reconnect): no write transaction for that.
-    const change: MembershipChange = existing
-      ? { kind: "already-member", member: existing }
-      : await this.add(channel, ctx, body);
+    if (channel.type === "direct") throw new ApiError("NotFound", "Channel not found");
+    const change: MembershipChange = await this.add(channel, ctx, body);
     if (change.kind === "channel-full") throw new ApiError("Forbidden", "Channel is full");
     if (change.kind === "link-gone") throw new ApiError("NotFound", "Channel not found");
     const joined = change.kind === "joined";

@@ -15,7 +15,7 @@ import type { Clock } from "../util/clock.ts";
 import { cleanDisplayText } from "../util/display-text.ts";
 import { newChannelId } from "../util/ids.ts";
 import type { AuthContext } from "./auth-service.ts";
-import { markAtproto, toChannel, toMember } from "./records.ts";
+import { toChannel, toMember } from "./records.ts";
 
 export interface DirectDeps {
   storage: Storage;
@@ -181,9 +181,6 @@ export class DirectService {
 
   private async memberList(channelId: string): Promise<Member[]> {
     const rows = await this.d.storage.channels.members(channelId);
-    return markAtproto(
-      this.d.storage,
-      rows.map((m) => toMember(m, this.d.isOnline(m.did))),
-    );
+    return rows.map((m) => toMember(m, this.d.isOnline(m.did)));
   }
 }

@@ -16,6 +16,7 @@ import type {
   ChannelSummary,
   EpochRow,
   EpochState,
+  ListedMember,
   MemberRow,
   MessageRow,
   NotifyRow,
@@ -58,8 +59,9 @@ export async function markAtproto(storage: Storage, members: Member[]): Promise<
   return members.map((m) => (linked.has(m.did) ? { ...m, atproto: true } : m));
 }
 
-export function toMember(m: MemberRow, online: boolean): Member {
-  return {
+/** A member on the wire; a row of the member list carries its ATProto mark (ListedMember). */
+export function toMember(m: MemberRow | ListedMember, online: boolean): Member {
+  const member: Member = {
     did: m.did,
     handle: m.handle,
     isOwner: m.role === "owner",
@@ -68,6 +70,8 @@ export function toMember(m: MemberRow, online: boolean): Member {
     fingerprint: m.fingerprint,
     admission: m.admission,
   };
+  if ("atproto" in m && m.atproto) member.atproto = true;
+  return member;
 }
 
 export function toEpochRecord(e: EpochRow): EpochRecord {

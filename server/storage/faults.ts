@@ -93,7 +93,7 @@ export function classifyPostgresFault(code: string, errno: unknown): StorageFaul
 
 /** Store methods that only read; every other method is taken as a write. */
 const READ_METHOD =
-  /^(by[A-Z]\w*|get|summary|list\w*|member|members|channelIdsOf|invite|invitesFor|readMarkers|state|keysFor|page|since)$/;
+  /^(by[A-Z]\w*|get|access|summary|list\w*|member|members|channelIdsOf|invite|invitesFor|readMarkers|state|keysFor|page|since)$/;
 
 /**
  * The state of the storage as seen by requests: a fault moves it to "full" or "unavailable" (one log

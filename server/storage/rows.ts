@@ -14,6 +14,7 @@ import type {
   NotifyRow,
   PreviousKeyRow,
   ReadMarkerRow,
+  SessionAccess,
   StoredSession,
   TimelineRow,
 } from "./types.ts";
@@ -121,6 +122,34 @@ export interface SessionColumns {
   prev_refresh_hash: string | null;
   rotated_at: Int8 | null;
 }
+
+/** SessionStore.access's row: the session's columns, then its account's (null without one). */
+export interface SessionAccessColumns {
+  did: string;
+  expires_at: Int8;
+  revoked_at: Int8 | null;
+  account_handle: string | null;
+  account_disabled_at: Int8 | null;
+  account_deleted_at: Int8 | null;
+}
+
+/** The columns SessionStore.access selects, `s` the session and `a` its account (LEFT JOIN). */
+export const SESSION_ACCESS_COLUMNS = `s.did, s.expires_at, s.revoked_at, a.handle AS account_handle,
+  a.disabled_at AS account_disabled_at, a.deleted_at AS account_deleted_at`;
+
+export const toSessionAccess = (r: SessionAccessColumns): SessionAccess => ({
+  did: r.did,
+  expiresAt: num(r.expires_at),
+  revokedAt: numOrNull(r.revoked_at),
+  account:
+    r.account_handle === null
+      ? null
+      : {
+          handle: r.account_handle,
+          disabledAt: numOrNull(r.account_disabled_at),
+          deletedAt: numOrNull(r.account_deleted_at),
+        },
+});
 
 export const toSession = (r: SessionColumns): StoredSession => ({
   id: r.id,

@@ -104,9 +104,20 @@ export interface StoredSession extends SessionRow {
   rotatedAt: number | null;
 }
 
+/** What checking an access token reads, in one read (SessionStore.access). */
+export interface SessionAccess {
+  did: string;
+  expiresAt: number;
+  revokedAt: number | null;
+  /** The session's account, or null when its row is gone. */
+  account: { handle: string; disabledAt: number | null; deletedAt: number | null } | null;
+}
+
 export interface SessionStore {
   create(session: SessionRow): Promise<void>;
   get(id: string): Promise<StoredSession | null>;
+  /** The session and its account's name and state, as one read (every socket's `auth` makes it). */
+  access(id: string): Promise<SessionAccess | null>;
   /**
    * Compare-and-swap of the refresh hash: false when `expectedHash` is no longer current. On success
    * the replaced hash becomes `prevRefreshHash`, `rotatedAt` is `at` and `rotations` grows by one.
@@ -163,6 +174,11 @@ export interface MemberRow {
   admission: Admission | null;
 }
 
+/** A row of a channel's member list: the member, and whether the account is linked to ATProto. */
+export interface ListedMember extends MemberRow {
+  atproto: boolean;
+}
+
 export interface SignedInvite {
   invite: InviteObject;
   signature: string;
@@ -195,7 +211,11 @@ export interface ChannelStore {
   /** Public and invite channels, plus every channel `viewerDid` belongs to. */
   listVisible(viewerDid: string): Promise<ChannelSummary[]>;
   member(channelId: string, did: string): Promise<MemberRow | null>;
-  members(channelId: string): Promise<MemberRow[]>;
+  /**
+   * The member list in join order (joined_at, then did), each row marked when its account signed in
+   * with ATProto (one read for the list: a channel:joined answer makes it for every join).
+   */
+  members(channelId: string): Promise<ListedMember[]>;
   channelIdsOf(did: string): Promise<string[]>;
   /**
    * Adds a member with the admission evidence they joined with (null: none), removes any pending

@@ -12,7 +12,8 @@
  *    indexes added one at a time (no checks, no sequence number, no thread);
  * 4. the frame's JavaScript: JSON.parse of the frame and of its content, the TypeBox checks,
  *    JSON.stringify of the record;
- * 5. the join of a channel of 10 by a member (`channel:join` over a socket): each query it makes.
+ * 5. the join of a channel of 10 by a member (`channel:join` over a socket): each query it makes
+ *    (`npm run bench:connect-parts` measures the same join over real sockets).
  *
  * CPU is the process's user + system time (every thread) per item. Usage:
  *   npm run bench:server-parts [-- messages=20000]
@@ -243,23 +244,23 @@ try {
   const st = srv.storage;
   const who = (i: number) => ctxs[i % ctxs.length] as (typeof ctxs)[number];
   report(
-    "5a. auth: access token checked, session read",
+    "5a. auth: access token checked, session and account read",
     await perAwait((i) => s.auth.authenticate(`Bearer ${(people[i % 10] as Person).token}`)),
   );
   report(
-    "5b. channels.join by a member (channel, member, summary, member list)",
+    "5b. channels.join by a member (summary, member list)",
     await perAwait((i) => s.channels.join(who(i), { channelUri: joined.uri })),
   );
   report("5c. epochs.info (the epoch info of channel:joined)", await perAwait(() => s.epochs.info(id)));
   report("5d.   storage channels.get", await perAwait(() => st.channels.get(id)));
   report("5e.   storage channels.member", await perAwait((i) => st.channels.member(id, who(i).did)));
   report("5f.   storage channels.summary", await perAwait((i) => st.channels.summary(id, who(i).did)));
-  report("5g.   storage channels.members (10 rows)", await perAwait(() => st.channels.members(id)));
+  report("5g.   storage channels.members (10 rows, ATProto marks)", await perAwait(() => st.channels.members(id)));
   report(
-    "5h.   storage atproto.linked (10 dids)",
+    "5h.   storage atproto.linked (10 dids; not in a join now)",
     await perAwait(() => st.atproto.linked(ctxs.map((c) => c.did))),
   );
-  report("5i.   storage epochs.state", await perAwait(() => st.epochs.state(id)));
+  report("5i.   storage epochs.state (one statement)", await perAwait(() => st.epochs.state(id)));
   const guarded = guardStorage(st, () => undefined);
   report(
     "5k.   storage channels.get through the storage-fault guard",

@@ -18,6 +18,7 @@ import type {
   ChannelStore,
   ChannelSummary,
   InviteRow,
+  ListedMember,
   MemberRow,
   MembershipChange,
   NewInvite,
@@ -40,6 +41,12 @@ const SUMMARY = `
 
 const MEMBER = `
   SELECT m.channel_id, m.did, a.handle, m.role, m.joined_at, a.public_key, a.fingerprint, m.admission_json
+  FROM members m JOIN accounts a ON a.did = m.did`;
+
+/** MEMBER with whether the account is linked to ATProto. */
+const MEMBER_LISTED = `
+  SELECT m.channel_id, m.did, a.handle, m.role, m.joined_at, a.public_key, a.fingerprint, m.admission_json,
+    EXISTS (SELECT 1 FROM atproto_links l WHERE l.did = m.did) AS atproto
   FROM members m JOIN accounts a ON a.did = m.did`;
 
 export class PostgresChannels implements ChannelStore {
@@ -91,11 +98,13 @@ export class PostgresChannels implements ChannelStore {
     return r ? toMember(r) : null;
   }
 
-  async members(channelId: string): Promise<MemberRow[]> {
-    const rows: MemberColumns[] = await this.db.run((sql) =>
-      sql.unsafe(`${MEMBER} WHERE m.channel_id = $1 ORDER BY m.joined_at, m.did COLLATE "C"`, [channelId]),
+  async members(channelId: string): Promise<ListedMember[]> {
+    const rows: (MemberColumns & { atproto: boolean })[] = await this.db.run((sql) =>
+      sql.unsafe(`${MEMBER_LISTED} WHERE m.channel_id = $1 ORDER BY m.joined_at, m.did COLLATE "C"`, [
+        channelId,
+      ]),
     );
-    return rows.map(toMember);
+    return rows.map((r) => ({ ...toMember(r), atproto: r.atproto === true }));
   }
 
   async channelIdsOf(did: string): Promise<string[]> {

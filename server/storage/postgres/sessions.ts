@@ -1,5 +1,11 @@
-import { type SessionColumns, toSession } from "../rows.ts";
-import type { SessionRow, SessionStore, StoredSession } from "../types.ts";
+import {
+  SESSION_ACCESS_COLUMNS,
+  type SessionAccessColumns,
+  type SessionColumns,
+  toSession,
+  toSessionAccess,
+} from "../rows.ts";
+import type { SessionAccess, SessionRow, SessionStore, StoredSession } from "../types.ts";
 import type { PgClient } from "./client.ts";
 
 export class PostgresSessions implements SessionStore {
@@ -17,6 +23,17 @@ export class PostgresSessions implements SessionStore {
     const rows: SessionColumns[] = await this.db.run((sql) => sql`SELECT * FROM sessions WHERE id = ${id}`);
     const r = rows[0];
     return r ? toSession(r) : null;
+  }
+
+  async access(id: string): Promise<SessionAccess | null> {
+    const rows: SessionAccessColumns[] = await this.db.run((sql) =>
+      sql.unsafe(
+        `SELECT ${SESSION_ACCESS_COLUMNS} FROM sessions s LEFT JOIN accounts a ON a.did = s.did WHERE s.id = $1`,
+        [id],
+      ),
+    );
+    const r = rows[0];
+    return r ? toSessionAccess(r) : null;
   }
 
   async rotate(

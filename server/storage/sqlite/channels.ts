@@ -17,6 +17,7 @@ import type {
   ChannelStore,
   ChannelSummary,
   InviteRow,
+  ListedMember,
   MemberRow,
   MembershipChange,
   NewInvite,
@@ -33,6 +34,12 @@ const SUMMARY = `
 
 const MEMBER = `
   SELECT m.channel_id, m.did, a.handle, m.role, m.joined_at, a.public_key, a.fingerprint, m.admission_json
+  FROM members m JOIN accounts a ON a.did = m.did`;
+
+/** MEMBER with whether the account is linked to ATProto. */
+const MEMBER_LISTED = `
+  SELECT m.channel_id, m.did, a.handle, m.role, m.joined_at, a.public_key, a.fingerprint, m.admission_json,
+    EXISTS (SELECT 1 FROM atproto_links l WHERE l.did = m.did) AS atproto
   FROM members m JOIN accounts a ON a.did = m.did`;
 
 export class SqliteChannels implements ChannelStore {
@@ -96,11 +103,16 @@ export class SqliteChannels implements ChannelStore {
     return r ? toMember(r) : null;
   }
 
-  async members(channelId: string): Promise<MemberRow[]> {
-    const rows = this.db
-      .query(`${MEMBER} WHERE m.channel_id = ? ORDER BY m.joined_at, m.did`)
-      .all(channelId) as MemberColumns[];
-    return rows.map(toMember);
+  async members(channelId: string): Promise<ListedMember[]> {
+    // Sorted here rather than by SQLite's temporary B-tree (a third of the query's time for a
+    // channel of 10): joined_at, then did, whose characters are ASCII, so `<` orders them as
+    // SQLite's BINARY collation would.
+    const rows = this.db.query(`${MEMBER_LISTED} WHERE m.channel_id = ?`).all(channelId) as (MemberColumns & {
+      atproto: number;
+    })[];
+    return rows
+      .map((r): ListedMember => ({ ...toMember(r), atproto: r.atproto === 1 }))
+      .sort((a, b) => a.joinedAt - b.joinedAt || (a.did < b.did ? -1 : a.did > b.did ? 1 : 0));
   }
 
   async channelIdsOf(did: string): Promise<string[]> {

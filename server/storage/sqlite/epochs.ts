@@ -1,6 +1,6 @@
 import type { Database } from "bun:sqlite";
 import type { WrappedEpochKey } from "../../../core/protocol/index.ts";
-import { type EpochColumns, num, toEpoch } from "../rows.ts";
+import { type EpochColumns, type Int8, num, toEpoch } from "../rows.ts";
 import type { EpochInsertResult, EpochRow, EpochState, EpochStore } from "../types.ts";
 
 interface ChannelState {
@@ -9,6 +9,14 @@ interface ChannelState {
   join_token_hash: string | null;
   link_voided: number;
 }
+
+/** state()'s one row: the channel's columns (null without a channel), then the current epoch's (null without one). */
+type StateColumns = {
+  channel_version: Int8 | null;
+  channel_type: string | null;
+  channel_join_token_hash: string | null;
+  channel_link_voided: number | null;
+} & { [K in keyof EpochColumns]: EpochColumns[K] | null };
 
 export class SqliteEpochs implements EpochStore {
   constructor(private readonly db: Database) {}
@@ -26,19 +34,26 @@ export class SqliteEpochs implements EpochStore {
   }
 
   async state(channelId: string): Promise<EpochState> {
-    return this.db.transaction((): EpochState => {
-      const row = this.currentRow(channelId);
-      const current = row ? toEpoch(row) : null;
-      const channel = this.channelState(channelId);
-      const memberVersion = channel?.member_version ?? 0;
-      return {
-        current,
-        memberVersion,
-        rotationRequired: !current || current.memberVersion !== memberVersion,
-        linkRotationRequired:
-          channel?.type === "secret" && (channel.join_token_hash === null || channel.link_voided === 1),
-      };
-    })();
+    // One statement, so one snapshot (the current epoch and the channel's version agree) without
+    // a transaction's BEGIN and COMMIT: every channel:joined answer reads this.
+    const r = this.db
+      .query(
+        `SELECT c.member_version AS channel_version, c.type AS channel_type,
+           c.join_token_hash AS channel_join_token_hash, c.link_voided AS channel_link_voided, e.*
+         FROM (SELECT 1) AS one
+         LEFT JOIN channels c ON c.id = ?1
+         LEFT JOIN (SELECT * FROM epochs WHERE channel_id = ?1 ORDER BY epoch_number DESC LIMIT 1) e ON 1`,
+      )
+      .get(channelId) as StateColumns;
+    const current = r.channel_id === null ? null : toEpoch(r as EpochColumns);
+    const memberVersion = r.channel_version == null ? 0 : num(r.channel_version);
+    return {
+      current,
+      memberVersion,
+      rotationRequired: !current || current.memberVersion !== memberVersion,
+      linkRotationRequired:
+        r.channel_type === "secret" && (r.channel_join_token_hash === null || r.channel_link_voided === 1),
+    };
   }
 
   async insert(

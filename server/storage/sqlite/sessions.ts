@@ -1,6 +1,12 @@
 import type { Database } from "bun:sqlite";
-import { type SessionColumns, toSession } from "../rows.ts";
-import type { SessionRow, SessionStore, StoredSession } from "../types.ts";
+import {
+  SESSION_ACCESS_COLUMNS,
+  type SessionAccessColumns,
+  type SessionColumns,
+  toSession,
+  toSessionAccess,
+} from "../rows.ts";
+import type { SessionAccess, SessionRow, SessionStore, StoredSession } from "../types.ts";
 
 export class SqliteSessions implements SessionStore {
   constructor(private readonly db: Database) {}
@@ -16,6 +22,15 @@ export class SqliteSessions implements SessionStore {
   async get(id: string): Promise<StoredSession | null> {
     const r = this.db.query("SELECT * FROM sessions WHERE id = ?").get(id) as SessionColumns | null;
     return r ? toSession(r) : null;
+  }
+
+  async access(id: string): Promise<SessionAccess | null> {
+    const r = this.db
+      .query(
+        `SELECT ${SESSION_ACCESS_COLUMNS} FROM sessions s LEFT JOIN accounts a ON a.did = s.did WHERE s.id = ?`,
+      )
+      .get(id) as SessionAccessColumns | null;
+    return r ? toSessionAccess(r) : null;
   }
 
   async rotate(

@@ -176,6 +176,29 @@ export function sessionsContract(w: () => World): void {
       expect(await s.sessions.get(randomHex(16))).toBeNull();
     });
 
+    test("access reads the session with its account's name and state; unknown ids answer null", async () => {
+      const { s } = w();
+      const row = await session();
+      const handle = (await s.accounts.byDid(row.did))?.handle as string;
+      expect(await s.sessions.access(row.id)).toEqual({
+        did: row.did,
+        expiresAt: row.expiresAt,
+        revokedAt: null,
+        account: { handle, disabledAt: null, deletedAt: null },
+      });
+      expect(await s.sessions.access(randomHex(16))).toBeNull();
+      const at = w().now();
+      await s.sessions.revoke(row.id, at);
+      expect((await s.sessions.access(row.id))?.revokedAt).toBe(at);
+      // Disabled by the operator: the account's state is read with the session (and its sessions end).
+      const other = await session();
+      expect(await s.admin.setDisabled(other.did, at + 1)).toEqual({ sessionsRevoked: 1 });
+      expect(await s.sessions.access(other.id)).toMatchObject({
+        revokedAt: at + 1,
+        account: { disabledAt: at + 1, deletedAt: null },
+      });
+    });
+
     test("rotate is a compare-and-swap on the refresh hash, keeping the hash it replaced and when", async () => {
       const { s } = w();
       const row = await session();

@@ -41,6 +41,7 @@ export function channelsContract(w: () => World): void {
           publicKey: owner.publicKey,
           fingerprint: owner.fingerprint,
           admission: null,
+          atproto: false,
         },
       ]);
       const st = await s.epochs.state(row.id);
@@ -138,6 +139,27 @@ export function channelsContract(w: () => World): void {
       expect((await s.channels.listVisible(alice.did)).find((c) => c.id === sec.id)?.role).toBe("owner");
     });
 
+    test("members: one join time is ordered by did byte-wise; an ATProto-linked account is marked", async () => {
+      const { s } = w();
+      const owner = await w().user();
+      const ch = await w().channel(owner);
+      const at = Date.now() + 60_000;
+      const joiners = [await w().user(), await w().user(), await w().user()];
+      // Added in reverse did order, all at one instant: the list still comes in did order.
+      const byDid = [...joiners].sort((a, b) => (a.did < b.did ? -1 : 1));
+      for (const u of [...byDid].reverse()) await s.channels.addMember(ch.id, u.did, at, 100);
+      const linked = byDid[1] as (typeof byDid)[number];
+      await s.atproto.link({
+        did: linked.did,
+        handle: linked.handle,
+        pdsUrl: "https://pds.example",
+        linkedAt: 1,
+      });
+      const members = await s.channels.members(ch.id);
+      expect(members.map((m) => m.did)).toEqual([owner.did, ...byDid.map((u) => u.did)]);
+      expect(members.map((m) => m.atproto)).toEqual([false, false, true, false]);
+    });
+
     test("members come oldest first with their current account data; member() finds one", async () => {
       const { s } = w();
       const owner = await w().user();
@@ -156,7 +178,8 @@ export function channelsContract(w: () => World): void {
       }
       const second = joiners[1];
       if (!second) throw new Error("no joiner");
-      expect(await s.channels.member(ch.id, second.did)).toEqual(members[2] ?? null);
+      const { atproto: _listed, ...row } = members[2] ?? { atproto: false };
+      expect(await s.channels.member(ch.id, second.did)).toEqual(row as MemberRow);
       expect(await s.channels.member(ch.id, second.did)).toMatchObject({
         channelId: ch.id,
         handle: second.handle,
