@@ -255,7 +255,10 @@ try {
   report("5d.   storage channels.get", await perAwait(() => st.channels.get(id)));
   report("5e.   storage channels.member", await perAwait((i) => st.channels.member(id, who(i).did)));
   report("5f.   storage channels.summary", await perAwait((i) => st.channels.summary(id, who(i).did)));
-  report("5g.   storage channels.members (10 rows, ATProto marks)", await perAwait(() => st.channels.members(id)));
+  report(
+    "5g.   storage channels.members (10 rows, ATProto marks)",
+    await perAwait(() => st.channels.members(id)),
+  );
   report(
     "5h.   storage atproto.linked (10 dids; not in a join now)",
     await perAwait(() => st.atproto.linked(ctxs.map((c) => c.did))),
