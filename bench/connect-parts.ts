@@ -15,20 +15,15 @@
  *
  * Usage: npm run bench:connect-parts [-- sockets=6000 rounds=3]
  */
+import { countArg } from "./lib/args.ts";
 import { Window } from "./lib/proc.ts";
-import { startWsyncParts } from "./systems/wsync.ts";
+import { startWsync } from "./systems/wsync.ts";
 
-const arg = (name: string, fallback: number) => {
-  const a = process.argv.slice(2).find((x) => x.startsWith(`${name}=`));
-  const n = a ? Number(a.slice(name.length + 1)) : fallback;
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name}: a positive whole number`);
-  return n;
-};
-const SOCKETS = arg("sockets", 6000);
-const ROUNDS = arg("rounds", 3);
+const SOCKETS = countArg("sockets", 6000);
+const ROUNDS = countArg("rounds", 3);
 const CONCURRENCY = 64;
 
-const parts = await startWsyncParts();
+const parts = await startWsync();
 try {
   await parts.prepare(SOCKETS);
   await Bun.sleep(1000);

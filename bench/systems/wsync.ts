@@ -26,13 +26,8 @@ const isMessage: FrameFilter = (b, start, len) =>
 const CMID = /clientMsgId\\":\\"([0-9a-f]{32})/;
 
 /** The server from source with its defaults (tests/bench/server-process.ts), pinned to core 0. */
-export async function startWsync(): Promise<System> {
+export async function startWsync(): Promise<Wsync> {
   return startWsyncCluster(1, {}, "wsync");
-}
-
-/** The same server, with the steps of a connect apart (bench/connect-parts.ts). */
-export async function startWsyncParts(): Promise<Wsync> {
-  return (await startWsyncCluster(1, {}, "wsync")) as Wsync;
 }
 
 /**
@@ -46,7 +41,7 @@ export async function startWsyncCluster(
   name: string,
   /** The core every server is pinned to, or null to let them share the machine (scale-out). */
   core: number | null = 0,
-): Promise<System> {
+): Promise<Wsync> {
   const servers = [];
   for (let i = 0; i < processes; i++) {
     const server = await startServerProcess({

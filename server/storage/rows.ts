@@ -8,6 +8,7 @@ import type {
   DeviceLinkRow,
   EpochRow,
   InviteRow,
+  ListedMember,
   MemberRow,
   MessageRow,
   MessageTombstone,
@@ -248,6 +249,27 @@ export interface MemberColumns {
   fingerprint: string | null;
   admission_json: string | null;
 }
+
+/** A member's row with its account's name and key (both backends): `m` members, `a` accounts. */
+export const MEMBER_SELECT = `
+  SELECT m.channel_id, m.did, a.handle, m.role, m.joined_at, a.public_key, a.fingerprint, m.admission_json
+  FROM members m JOIN accounts a ON a.did = m.did`;
+
+/** MEMBER_SELECT with whether the account is linked to ATProto (a row of the member list). */
+export const LISTED_MEMBER_SELECT = `
+  SELECT m.channel_id, m.did, a.handle, m.role, m.joined_at, a.public_key, a.fingerprint, m.admission_json,
+    EXISTS (SELECT 1 FROM atproto_links l WHERE l.did = m.did) AS atproto
+  FROM members m JOIN accounts a ON a.did = m.did`;
+
+/** LISTED_MEMBER_SELECT's row: SQLite answers the EXISTS as 0 or 1, PostgreSQL as a boolean. */
+export interface ListedMemberColumns extends MemberColumns {
+  atproto: number | boolean;
+}
+
+export const toListedMember = (r: ListedMemberColumns): ListedMember => ({
+  ...toMember(r),
+  atproto: r.atproto === true || r.atproto === 1,
+});
 
 export const toMember = (r: MemberColumns): MemberRow => ({
   channelId: r.channel_id,

@@ -23,6 +23,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
+import { countArg } from "../../bench/lib/args.ts";
 import { ClientFrames, EncryptedContent, Frame, WsEvent } from "../../core/protocol/index.ts";
 import type { ChannelRef } from "../../server/services/message-service.ts";
 import { guardStorage } from "../../server/storage/faults.ts";
@@ -30,7 +31,7 @@ import { openSqliteStorage } from "../../server/storage/sqlite/index.ts";
 import { ok, startTestServer } from "../server/harness.ts";
 import { createChannel, type Person, person, rotate, seal } from "../server/people.ts";
 
-const MESSAGES = Math.max(1000, Number(process.argv[2] ?? 20_000));
+const MESSAGES = countArg("messages", 20_000, 1000);
 const BATCH = 100;
 
 const report = (part: string, value: string) => console.log(`${part.padEnd(64)} ${value}`);

@@ -4,11 +4,15 @@ import {
   type ChannelSummaryColumns,
   type Int8,
   type InviteColumns,
+  LISTED_MEMBER_SELECT,
+  type ListedMemberColumns,
+  MEMBER_SELECT,
   type MemberColumns,
   num,
   type ReadMarkerColumns,
   toChannel,
   toInvite,
+  toListedMember,
   toMarker,
   toMember,
   toSummary,
@@ -38,16 +42,6 @@ const SUMMARY = `
   FROM channels c
   LEFT JOIN accounts o ON o.did = c.owner_did
   LEFT JOIN members me ON me.channel_id = c.id AND me.did = $1`;
-
-const MEMBER = `
-  SELECT m.channel_id, m.did, a.handle, m.role, m.joined_at, a.public_key, a.fingerprint, m.admission_json
-  FROM members m JOIN accounts a ON a.did = m.did`;
-
-/** MEMBER with whether the account is linked to ATProto. */
-const MEMBER_LISTED = `
-  SELECT m.channel_id, m.did, a.handle, m.role, m.joined_at, a.public_key, a.fingerprint, m.admission_json,
-    EXISTS (SELECT 1 FROM atproto_links l WHERE l.did = m.did) AS atproto
-  FROM members m JOIN accounts a ON a.did = m.did`;
 
 export class PostgresChannels implements ChannelStore {
   constructor(private readonly db: PgClient) {}
@@ -92,19 +86,19 @@ export class PostgresChannels implements ChannelStore {
 
   async member(channelId: string, did: string): Promise<MemberRow | null> {
     const rows: MemberColumns[] = await this.db.run((sql) =>
-      sql.unsafe(`${MEMBER} WHERE m.channel_id = $1 AND m.did = $2`, [channelId, did]),
+      sql.unsafe(`${MEMBER_SELECT} WHERE m.channel_id = $1 AND m.did = $2`, [channelId, did]),
     );
     const r = rows[0];
     return r ? toMember(r) : null;
   }
 
   async members(channelId: string): Promise<ListedMember[]> {
-    const rows: (MemberColumns & { atproto: boolean })[] = await this.db.run((sql) =>
-      sql.unsafe(`${MEMBER_LISTED} WHERE m.channel_id = $1 ORDER BY m.joined_at, m.did COLLATE "C"`, [
+    const rows: ListedMemberColumns[] = await this.db.run((sql) =>
+      sql.unsafe(`${LISTED_MEMBER_SELECT} WHERE m.channel_id = $1 ORDER BY m.joined_at, m.did COLLATE "C"`, [
         channelId,
       ]),
     );
-    return rows.map((r) => ({ ...toMember(r), atproto: r.atproto === true }));
+    return rows.map(toListedMember);
   }
 
   async channelIdsOf(did: string): Promise<string[]> {
@@ -130,7 +124,7 @@ export class PostgresChannels implements ChannelStore {
         await tx`SELECT owner_did, join_token_hash, link_voided FROM channels WHERE id = ${channelId} FOR NO KEY UPDATE`;
       if (!channel) throw new Error(`unknown channel ${channelId}`);
       const [existing]: MemberColumns[] = await tx.unsafe(
-        `${MEMBER} WHERE m.channel_id = $1 AND m.did = $2`,
+        `${MEMBER_SELECT} WHERE m.channel_id = $1 AND m.did = $2`,
         [channelId, did],
       );
       if (existing) return { kind: "already-member", member: toMember(existing) };
@@ -150,10 +144,10 @@ export class PostgresChannels implements ChannelStore {
         UPDATE channels SET member_version = member_version + 1,
           owner_did = CASE WHEN ${ownerless} THEN ${did} ELSE owner_did END
         WHERE id = ${channelId}`;
-      const [row]: MemberColumns[] = await tx.unsafe(`${MEMBER} WHERE m.channel_id = $1 AND m.did = $2`, [
-        channelId,
-        did,
-      ]);
+      const [row]: MemberColumns[] = await tx.unsafe(
+        `${MEMBER_SELECT} WHERE m.channel_id = $1 AND m.did = $2`,
+        [channelId, did],
+      );
       if (!row) throw new Error("member vanished during addMember");
       return { kind: "joined", member: toMember(row) };
     });

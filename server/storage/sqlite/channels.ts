@@ -4,10 +4,14 @@ import {
   type ChannelColumns,
   type ChannelSummaryColumns,
   type InviteColumns,
+  LISTED_MEMBER_SELECT,
+  type ListedMemberColumns,
+  MEMBER_SELECT,
   type MemberColumns,
   type ReadMarkerColumns,
   toChannel,
   toInvite,
+  toListedMember,
   toMarker,
   toMember,
   toSummary,
@@ -31,16 +35,6 @@ const SUMMARY = `
   FROM channels c
   LEFT JOIN accounts o ON o.did = c.owner_did
   LEFT JOIN members me ON me.channel_id = c.id AND me.did = $viewer`;
-
-const MEMBER = `
-  SELECT m.channel_id, m.did, a.handle, m.role, m.joined_at, a.public_key, a.fingerprint, m.admission_json
-  FROM members m JOIN accounts a ON a.did = m.did`;
-
-/** MEMBER with whether the account is linked to ATProto. */
-const MEMBER_LISTED = `
-  SELECT m.channel_id, m.did, a.handle, m.role, m.joined_at, a.public_key, a.fingerprint, m.admission_json,
-    EXISTS (SELECT 1 FROM atproto_links l WHERE l.did = m.did) AS atproto
-  FROM members m JOIN accounts a ON a.did = m.did`;
 
 export class SqliteChannels implements ChannelStore {
   constructor(private readonly db: Database) {}
@@ -98,7 +92,7 @@ export class SqliteChannels implements ChannelStore {
 
   async member(channelId: string, did: string): Promise<MemberRow | null> {
     const r = this.db
-      .query(`${MEMBER} WHERE m.channel_id = ? AND m.did = ?`)
+      .query(`${MEMBER_SELECT} WHERE m.channel_id = ? AND m.did = ?`)
       .get(channelId, did) as MemberColumns | null;
     return r ? toMember(r) : null;
   }
@@ -107,11 +101,11 @@ export class SqliteChannels implements ChannelStore {
     // Sorted here rather than by SQLite's temporary B-tree (a third of the query's time for a
     // channel of 10): joined_at, then did, whose characters are ASCII, so `<` orders them as
     // SQLite's BINARY collation would.
-    const rows = this.db.query(`${MEMBER_LISTED} WHERE m.channel_id = ?`).all(channelId) as (MemberColumns & {
-      atproto: number;
-    })[];
+    const rows = this.db
+      .query(`${LISTED_MEMBER_SELECT} WHERE m.channel_id = ?`)
+      .all(channelId) as ListedMemberColumns[];
     return rows
-      .map((r): ListedMember => ({ ...toMember(r), atproto: r.atproto === 1 }))
+      .map(toListedMember)
       .sort((a, b) => a.joinedAt - b.joinedAt || (a.did < b.did ? -1 : a.did > b.did ? 1 : 0));
   }
 
@@ -133,7 +127,7 @@ export class SqliteChannels implements ChannelStore {
     return this.db
       .transaction((): MembershipChange => {
         const existing = this.db
-          .query(`${MEMBER} WHERE m.channel_id = ? AND m.did = ?`)
+          .query(`${MEMBER_SELECT} WHERE m.channel_id = ? AND m.did = ?`)
           .get(channelId, did) as MemberColumns | null;
         if (existing) return { kind: "already-member", member: toMember(existing) };
         const count = (
@@ -165,7 +159,7 @@ export class SqliteChannels implements ChannelStore {
         this.db.query("DELETE FROM invites WHERE channel_id = ? AND invitee_did = ?").run(channelId, did);
         this.db.query("UPDATE channels SET member_version = member_version + 1 WHERE id = ?").run(channelId);
         const row = this.db
-          .query(`${MEMBER} WHERE m.channel_id = ? AND m.did = ?`)
+          .query(`${MEMBER_SELECT} WHERE m.channel_id = ? AND m.did = ?`)
           .get(channelId, did) as MemberColumns;
         return { kind: "joined", member: toMember(row) };
       })
