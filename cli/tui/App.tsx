@@ -83,6 +83,9 @@ export function App({ client, sessionFile, logs, bell: bellProp }: AppProps) {
   const [output, setOutput] = useState<OutputLine[]>([ScreenText.welcome]);
   const [notes, setNotes] = useState<Record<string, Note[]>>({});
   const [status, setStatus] = useState<{ text: string; error: boolean }>({ text: "", error: false });
+  // The connection dropped and is not back: the status bar says so for as long as it lasts, whatever
+  // else set its text meanwhile (a channel that finished opening wrote over the notice).
+  const [down, setDown] = useState(false);
   const [busy, setBusy] = useState<string | null>(null);
   const [scroll, setScroll] = useState(0);
   // Setting the text from outside (history, completion) moves the cursor to the end.
@@ -214,6 +217,7 @@ export function App({ client, sessionFile, logs, bell: bellProp }: AppProps) {
     for (const c of windows)
       if (c.id !== currentId && seen[c.id] !== undefined)
         unread[c.id] = unreadOf(client.view(c.id), seen[c.id] as number, me, highlights);
+  const offline = down && state.connection !== "connected";
   const totalUnread = Object.values(unread).reduce((n, u) => n + u.count, 0);
   const totalMentions = Object.values(unread).reduce((n, u) => n + u.mentions, 0);
 
@@ -309,10 +313,12 @@ export function App({ client, sessionFile, logs, bell: bellProp }: AppProps) {
     ];
     const stopNotes = followConnection(client, {
       lost: () => {
+        setDown(true);
         setStatus({ text: ConnectionText.lost, error: true });
         print([ConnectionText.lost], "yellow");
       },
       back: (n, c) => {
+        setDown(false);
         setStatus({ text: ConnectionText.back(n, c), error: false });
         print([ConnectionText.back(n, c)], "cyan");
       },
@@ -678,13 +684,13 @@ export function App({ client, sessionFile, logs, bell: bellProp }: AppProps) {
       </Box>
       <Box paddingX={1} justifyContent="space-between" height={1}>
         <Box flexShrink={1} flexGrow={1}>
-          <Text color={status.error ? "red" : "gray"} wrap="truncate">
+          <Text color={status.error || offline ? "red" : "gray"} wrap="truncate">
             {busy ? (
               <Text color="cyan">
                 <Spinner type="dots" /> {busy}…{" "}
               </Text>
             ) : null}
-            {status.text}
+            {offline ? ConnectionText.lost : status.text}
           </Text>
         </Box>
         <Box flexShrink={0}>

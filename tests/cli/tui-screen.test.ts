@@ -205,6 +205,13 @@ describe.skipIf(!hasTmux && !required)("the screen as irssi users expect it", ()
       await until("#g", (s) => s.includes("2 #g [public]"));
       outage.cut();
       await until("the connection lost", (s) => s.includes("connection to the server lost"));
+      // While it lasts the status bar keeps saying so, whatever else would write there (a window
+      // switch, a channel that finishes opening).
+      tmux.keys(S, "M-1");
+      await until("the status window", (s) => s.includes("1 (status)"));
+      tmux.keys(S, "M-2");
+      const away = await until("#g while away", (s) => s.includes("2 #g [public]"));
+      expect(away.trimEnd().split("\n").at(-1)).toContain("connection to the server lost");
       await bob.cli.ok(["send", "#g", "sent while you were away"]);
       outage.mend();
       const back = await until("the connection back", (s) => s.includes("connection back"));

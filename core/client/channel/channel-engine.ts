@@ -58,6 +58,7 @@ import {
   insertItem,
   itemFromRecord,
   replaceItem,
+  resetDraftOf,
   richOf,
 } from "./timeline.ts";
 
@@ -312,10 +313,11 @@ export class ChannelEngine {
     settle = true,
   ): Promise<void> {
     const channelId = view.channel.id;
-    if (reset) {
-      setItems(view, []);
-      this.coverage.delete(channelId);
-    }
+    // A reset (the channel opened again) replaces the list, but only once the new page is ready: the
+    // list shown meanwhile stays as it was, never blank while the page is decrypted (a row that was on
+    // screen went away and came back). What arrives during the wait is kept (below).
+    const before = reset ? view.items : null;
+    if (reset) this.coverage.delete(channelId);
     // Decrypted and verified in slices, one per frame: a page of 100 older records is many short
     // tasks, not one long one that stalls scrolling (issue 28). Then placed in a frame of its own.
     const turns = new PageTurns(!reset);
@@ -325,7 +327,7 @@ export class ChannelEngine {
     const seen = await this.c.keyring.chains.seenState(channelId);
     // The page is placed into a copy of the list that goes back in one assignment (one change to
     // draw, and the list in the view is never changed in place: ChannelView.items).
-    const draft = draftOf(view);
+    const draft = before ? resetDraftOf(view, before) : draftOf(view);
     for (const d of ordered) this.place(draft, channelId, seen, d.item, d.facts);
     // An older page that ends its load (loadPage) is drawn once with the button back, not twice.
     if (!reset && settle) view.loadingMore = false;

@@ -189,6 +189,19 @@ export function draftOf(view: ChannelView): ItemsDraft {
   return new ItemsDraft(view.items.slice(), view.lastSeq);
 }
 
+/**
+ * A draft that replaces a view's list (a reset): it starts with only what went into the list after
+ * `before`, the list as it was when the reset began, so that what arrived while the reset's page was
+ * loading is kept and nothing else of the old list is.
+ */
+export function resetDraftOf(view: ChannelView, before: readonly TimelineItem[]): ItemsDraft {
+  const old = new Set(before);
+  return new ItemsDraft(
+    view.items.filter((i) => !old.has(i)),
+    view.lastSeq,
+  );
+}
+
 export function commitDraft(view: ChannelView, d: ItemsDraft): void {
   setItems(view, d.items);
   view.lastSeq = d.lastSeq;
