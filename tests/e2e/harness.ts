@@ -48,11 +48,14 @@ export async function closeBrowser(): Promise<void> {
   if (b) await closeWithin(() => b.close(), "the browser");
 }
 
-/** How long closing a context or the browser may take before Chromium is killed instead. */
-const CLOSE_MS = 20_000;
+/**
+ * How long closing a context or the browser may take before Chromium is killed instead (the
+ * harness's own test shortens it).
+ */
+export const closing = { ms: 20_000 };
 
 /**
- * Runs a close, but at most CLOSE_MS. Chromium has, once in many runs on a loaded machine, never
+ * Runs a close, but at most `closing.ms`. Chromium has, once in many runs on a loaded machine, never
  * answered a context's close after a page with a WebGL canvas navigated away (every check of the
  * test had passed); the test then timed out and Bun killed the browser under the file's next tests.
  * A close that hangs kills this process's Chromium instead, says so on stderr, and the next test
@@ -61,12 +64,12 @@ const CLOSE_MS = 20_000;
 async function closeWithin(close: () => Promise<void>, what: string): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const hung = new Promise<"hung">((resolve) => {
-    timer = setTimeout(() => resolve("hung"), CLOSE_MS);
+    timer = setTimeout(() => resolve("hung"), closing.ms);
   });
   const done = close().then(() => "closed" as const);
   const outcome = await Promise.race([done, hung]).finally(() => clearTimeout(timer));
   if (outcome === "closed") return;
-  console.error(`[e2e] Chromium did not close ${what} within ${CLOSE_MS} ms: killed, a new one starts`);
+  console.error(`[e2e] Chromium did not close ${what} within ${closing.ms} ms: killed, a new one starts`);
   browser = null;
   // Playwright starts Chromium as a child of this process; its renderers go with it.
   spawnSync("pkill", ["-KILL", "-P", String(process.pid), "chromium"]);
@@ -86,7 +89,15 @@ export async function newProfile(
   });
   await context.grantPermissions(["clipboard-read", "clipboard-write"]);
   const close = context.close.bind(context);
-  context.close = (options) => closeWithin(() => close(options), "a context");
+  // Once a hung close got Chromium killed, the file's other contexts are gone with it: closing one
+  // then is done, not an error ("Target page, context or browser has been closed").
+  context.close = (options) =>
+    closeWithin(async () => {
+      if (!b.isConnected()) return;
+      await close(options).catch((e) => {
+        if (b.isConnected()) throw e;
+      });
+    }, "a context");
   const page = await context.newPage();
   const errors: string[] = [];
   page.on("pageerror", (e) => errors.push(String(e)));
