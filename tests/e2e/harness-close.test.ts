@@ -14,6 +14,10 @@ browserTest(
   async () => {
     const bound = closing.ms;
     closing.ms = 2_000;
+    // What the harness says on stderr when it kills Chromium, kept here (CI lists such lines).
+    const said: string[] = [];
+    const error = console.error;
+    console.error = (...args: unknown[]) => void said.push(args.join(" "));
     try {
       const a = await newProfile();
       const b = await newProfile();
@@ -24,11 +28,15 @@ browserTest(
       await a.context.close();
       expect(Date.now() - started).toBeGreaterThanOrEqual(2_000);
       await b.context.close();
+      expect(said).toEqual([
+        "[e2e] Chromium did not close a context within 2000 ms: killed, a new one starts",
+      ]);
       const c = await newProfile();
       await c.page.setContent("<p>c</p>");
       expect(await c.page.locator("p").textContent()).toBe("c");
       await c.context.close();
     } finally {
+      console.error = error;
       closing.ms = bound;
     }
   },
