@@ -8,6 +8,7 @@ import { botClient, botCredentialFrom, joinGivenChannels } from "./bot-credentia
 import { CliError, ExitCode, notSignedIn, usageError } from "./errors.ts";
 import { FileStore } from "./file-store.ts";
 import { indexOnReceipt, receiptOf } from "./search-receipt.ts";
+import { flushVerifyMemo, installVerifyMemoFor } from "./verify-memo.ts";
 
 export const DEFAULT_SERVER = "http://localhost:3000";
 
@@ -70,6 +71,7 @@ const openClients: WsyncClient[] = [];
 export async function settleClients(ms = 3000): Promise<void> {
   // What the last changes brought is indexed before the process ends (search-receipt.ts).
   for (const c of openClients) receiptOf(c)?.flush();
+  flushVerifyMemo();
   const all = Promise.all(openClients.map((c) => c.settleBackground().catch(() => undefined)));
   await Promise.race([all, Bun.sleep(ms)]);
 }
@@ -93,6 +95,8 @@ export function makeClient(opts: GlobalOptions): { client: WsyncClient; server: 
   });
   openClients.push(client);
   indexOnReceipt(client, path);
+  // Signatures verified by an earlier command are not checked again (docs/decisions/verify-memo.md).
+  installVerifyMemoFor(path);
   return { client, server, store };
 }
 
@@ -135,6 +139,7 @@ export async function signedInClient(opts: GlobalOptions) {
     const path = storePath(server).replace(/\.json$/, `.bot-${bot.id}.json`);
     const ctx = await botClient(server, path, bot);
     openClients.push(ctx.client);
+    installVerifyMemoFor(path);
     await joinGivenChannels(ctx.client);
     return { ...ctx, server };
   }

@@ -218,9 +218,10 @@ export class SearchIndex {
   private applyOne(c: IndexChange): void {
     if (c.op === "message") {
       const m = c.message;
+      // Read again as it was indexed (every later read of a long channel): nothing to write. Asked of
+      // SQLite itself, which is cheaper than reading the row back (`read --limit 10000`).
+      if (this.unchanged(m)) return;
       const old = this.db.query<MessageRow, [string]>("SELECT * FROM messages WHERE uri = ?").get(m.uri);
-      // Read again as it was indexed (every later read of a long channel): nothing to write.
-      if (old && sameMessage(old, m)) return;
       // The same message again with another signed time (never from a well-behaved author) moves.
       if (old && old.signed_at !== m.signedAt) {
         this.unindex(old.id);
@@ -237,20 +238,7 @@ export class SearchIndex {
            ON CONFLICT (uri) DO UPDATE SET seq = ?3, author_handle = ?5, signed_at = ?7, verified = ?8, notes = ?9,
              has_file = ?10, text = ?11`,
         )
-        .run(
-          m.uri,
-          m.channelId,
-          m.seq,
-          m.author.did,
-          m.author.handle,
-          m.clientMsgId,
-          m.signedAt,
-          m.verified ? 1 : 0,
-          JSON.stringify(m.notes),
-          m.hasFile ? 1 : 0,
-          m.text,
-          id,
-        );
+        .run(...messageParams(m), id);
       const row = this.db.query<MessageRow, [number]>("SELECT * FROM messages WHERE id = ?").get(id);
       if (row) this.refresh(row, fresh);
     } else if (c.op === "edit") {
@@ -284,6 +272,19 @@ export class SearchIndex {
         this.refreshTarget(e.channel_id, e.target);
       }
     }
+  }
+
+  /** Whether the message is indexed exactly as given (sameMessage, in SQL). */
+  private unchanged(m: IndexedMessage): boolean {
+    return (
+      this.db
+        .query(
+          `SELECT 1 FROM messages WHERE uri = ?1 AND channel_id = ?2 AND seq = ?3 AND author_did = ?4
+             AND author_handle = ?5 AND client_msg_id IS ?6 AND signed_at = ?7 AND verified = ?8 AND notes = ?9
+             AND has_file = ?10 AND text = ?11`,
+        )
+        .get(...messageParams(m)) !== null
+    );
   }
 
   private refreshTarget(channelId: string, target: string): void {
@@ -400,19 +401,21 @@ export class SearchIndex {
 }
 
 /** Whether a stored row already says everything `m` says (its edits are kept apart, in `edits`). */
-function sameMessage(r: MessageRow, m: IndexedMessage): boolean {
-  return (
-    r.channel_id === m.channelId &&
-    r.seq === m.seq &&
-    r.author_did === m.author.did &&
-    r.author_handle === m.author.handle &&
-    r.client_msg_id === m.clientMsgId &&
-    r.signed_at === m.signedAt &&
-    r.verified === (m.verified ? 1 : 0) &&
-    r.notes === JSON.stringify(m.notes) &&
-    r.has_file === (m.hasFile ? 1 : 0) &&
-    r.text === m.text
-  );
+/** A message's columns as the statements above number them (?1 to ?11). */
+function messageParams(m: IndexedMessage) {
+  return [
+    m.uri,
+    m.channelId,
+    m.seq,
+    m.author.did,
+    m.author.handle,
+    m.clientMsgId,
+    m.signedAt,
+    m.verified ? 1 : 0,
+    JSON.stringify(m.notes),
+    m.hasFile ? 1 : 0,
+    m.text,
+  ] as const;
 }
 
 function toMessage(r: MessageRow): IndexedMessage {

@@ -6,6 +6,7 @@ import { forgetKeyCopy } from "../key-custody.ts";
 import { forgetPasswordCheck } from "../password-check.ts";
 import { ask, confirm, interactive, io, password } from "../prompt.ts";
 import { deleteSearchIndex, searchIndexPath } from "../search-index.ts";
+import { deleteVerifyMemo, verifyMemoPath } from "../verify-memo.ts";
 
 interface AccountOpts extends GlobalOptions {
   yes?: boolean;
@@ -63,6 +64,7 @@ export function registerAccountCommands(program: Command): void {
       await forgetKeyCopy(store);
       await forgetPasswordCheck(store);
       deleteSearchIndex(searchIndexPath(store.path));
+      deleteVerifyMemo(verifyMemoPath(store.path));
       if (o.json) {
         process.stdout.write(
           `${JSON.stringify({ deleted: handle, channels: result.channels, messages: result.messages })}\n`,

@@ -20,6 +20,7 @@ import {
 import { forgetPasswordCheck, rememberPasswordCheck } from "../password-check.ts";
 import { ask, interactive, io, password } from "../prompt.ts";
 import { deleteSearchIndex, searchIndexPath } from "../search-index.ts";
+import { deleteVerifyMemo, verifyMemoPath } from "../verify-memo.ts";
 
 interface AuthOpts extends GlobalOptions {
   handle?: string;
@@ -160,6 +161,7 @@ export function registerAuthCommands(program: Command): void {
       await forgetKeyCopy(store);
       await forgetPasswordCheck(store);
       deleteSearchIndex(searchIndexPath(store.path));
+      deleteVerifyMemo(verifyMemoPath(store.path));
       io.out("Signed out\n");
     });
 

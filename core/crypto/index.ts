@@ -83,6 +83,7 @@ export {
   trustStateInfo,
 } from "./trust-seal.ts";
 export * from "./v3.ts";
+export * from "./verify-memo.ts";
 export {
   epochKeyInfo,
   type LabelVersion,

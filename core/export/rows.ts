@@ -242,14 +242,24 @@ export function multilineText(text: string, lead: number): string {
     .join(`\n${" ".repeat(lead)}`);
 }
 
-const widths = new Map<string, number>();
+/**
+ * The marks' widths, known without measuring: string-width's first look at a character outside
+ * ASCII compiles its emoji pattern, 30 ms of every `read` (tests/cli/format.test.ts holds these to
+ * string-width's own answers).
+ */
+export const MARK_WIDTHS: Readonly<Record<string, number>> = { "✓": 1, "✗": 1, "?": 1 };
+
+const widths = new Map<string, number>(Object.entries(MARK_WIDTHS));
 
 /** Columns a short, often repeated text takes (a handle, a mark), measured once. */
 function widthOf(text: string): number {
   let w = widths.get(text);
   if (w === undefined) {
     w = stringWidth(text);
-    if (widths.size >= 1000) widths.clear();
+    if (widths.size >= 1000) {
+      widths.clear();
+      for (const [mark, width] of Object.entries(MARK_WIDTHS)) widths.set(mark, width);
+    }
     widths.set(text, w);
   }
   return w;

@@ -1,7 +1,8 @@
 /**
  * Benchmark: `wsync read CHANNEL --limit 50` end to end, as a user runs it: process start, session
  * check (auth), fetch, decrypt and verify 50 messages, print. Timed from spawn to exit, for the
- * compiled binary (dist/wsync, built first when missing) and for `bun cli/main.ts`.
+ * compiled binary (dist/wsync, built first when missing) and for `bun cli/main.ts`, each as a first read
+ * on the device (its memo of verified signatures removed before each run) and again (the memo kept).
  * A real server in a child process (temp data dir); one CLI user, one engine user who sends the 50
  * messages. dist/wsync is built from the current sources first. Usage: bun tests/bench/cli-read.ts [runs=10] [messages=50]
  * With more messages (issue 35 goal 6: `bun tests/bench/cli-read.ts 5 10000`) the channel holds that
@@ -11,6 +12,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { verifyMemoPath } from "../../cli/verify-memo.ts";
 import { Cli, cleanupTempDirs, closedPort, LineReader, REPO_ROOT, registerCli } from "../cli/cli-harness.ts";
 import { signedUp } from "../core/client/engine-harness.ts";
 import { NO_WRITE_LIMITS } from "../server/harness.ts";
@@ -64,22 +66,30 @@ try {
     ["dist/wsync read", new Cli(url, { configHome: reader.cli.configHome, bin: binary })],
     ["bun cli/main.ts read", reader.cli],
   ];
+  // The device's memo of verified signatures (docs/decisions/verify-memo.md): removed before each
+  // "first read" run, so that run verifies every signature as a new device would; kept for "again".
+  const memo = verifyMemoPath(join(reader.cli.configHome, "wsync", `localhost_${port}.json`));
   console.log(`wsync read ${channelId} --limit ${MESSAGES}: ${runs} runs each (after one warm-up run)`);
   for (const [name, cli] of variants) {
-    const times: number[] = [];
-    for (let i = 0; i <= runs; i++) {
-      const started = performance.now();
-      const out = await cli.ok(["read", channelId, "--limit", String(MESSAGES)], { timeoutMs: 600_000 });
-      const ms = performance.now() - started;
-      const lines = out.trimEnd().split("\n");
-      // Every message row verified; a long channel's rows also hold the client's own epoch rotations.
-      const messages = lines.filter((l) => l.includes(`${writer.handle} `) && l.includes(" message "));
-      const verified = messages.filter((l) => l.includes(`${writer.handle} ✓ message `)).length;
-      if (lines.length !== MESSAGES || verified !== messages.length || verified < MESSAGES - 5)
-        throw new Error(`${name}: expected ${MESSAGES} verified lines, got ${verified} of ${lines.length}`);
-      if (i > 0) times.push(ms);
+    for (const first of [true, false]) {
+      const times: number[] = [];
+      for (let i = 0; i <= runs; i++) {
+        if (first) rmSync(memo, { force: true });
+        const started = performance.now();
+        const out = await cli.ok(["read", channelId, "--limit", String(MESSAGES)], { timeoutMs: 600_000 });
+        const ms = performance.now() - started;
+        const lines = out.trimEnd().split("\n");
+        // Every message row verified; a long channel's rows also hold the client's own epoch rotations.
+        const messages = lines.filter((l) => l.includes(`${writer.handle} `) && l.includes(" message "));
+        const verified = messages.filter((l) => l.includes(`${writer.handle} ✓ message `)).length;
+        if (lines.length !== MESSAGES || verified !== messages.length || verified < MESSAGES - 5)
+          throw new Error(`${name}: expected ${MESSAGES} verified lines, got ${verified} of ${lines.length}`);
+        if (i > 0) times.push(ms);
+      }
+      console.log(
+        `  ${`${name} (${first ? "first read on the device" : "again"})`.padEnd(48)} ${stats(times)}`,
+      );
     }
-    console.log(`  ${name.padEnd(22)} ${stats(times)}`);
   }
 } finally {
   server.kill("SIGTERM");

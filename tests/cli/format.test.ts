@@ -3,6 +3,7 @@
  * `tail`, and the JSON shapes docs/cli.md documents (scripts depend on them).
  */
 import { describe, expect, test } from "bun:test";
+import stringWidth from "string-width";
 import {
   itemJson,
   itemLine,
@@ -14,6 +15,7 @@ import {
   warningLine,
 } from "../../cli/format.ts";
 import { SecurityText, type TimelineItem } from "../../core/client/index.ts";
+import { MARK_WIDTHS } from "../../core/export/rows.ts";
 import {
   ALICE,
   BOB,
@@ -52,6 +54,12 @@ const keysOf = (o: object) => Object.keys(o).sort();
 const signed = `[${time(SIGNED_TIME)}]`;
 
 describe("human lines", () => {
+  test("the marks' widths, known without measuring, are string-width's own", () => {
+    expect(Object.keys(MARK_WIDTHS).sort()).toEqual(["?", "✓", "✗"].sort());
+    for (const [mark, width] of Object.entries(MARK_WIDTHS))
+      expect({ mark, width }).toEqual({ mark, width: stringWidth(mark) });
+  });
+
   test("a message shows its signed time, not the server's, and its mark", () => {
     expect(itemLine(fixtures.verified)).toBe(`${signed} (${fixtures.verified.seq}) alice.test ✓ hello world`);
     expect(itemLine(fixtures.failed)).toBe(

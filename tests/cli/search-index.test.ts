@@ -57,6 +57,40 @@ describe("the SQLite index", () => {
     expectSharpSFolds(fresh());
   });
 
+  test("a message read again as it is indexed writes nothing; a change to any kept field is written", () => {
+    const ix = fresh();
+    const writes = () => (ix.db.query("SELECT total_changes() AS n").get() as { n: number }).n;
+    const plain = msg("read again tomorrow");
+    const noId = msg("sent without a client id", { clientMsgId: undefined, notes: ["legacy"] });
+    ix.applyAll([changeOf("c1", plain), changeOf("c1", noId)]);
+    const after = writes();
+    ix.applyAll([changeOf("c1", plain), changeOf("c1", noId)]);
+    expect(writes()).toBe(after);
+    // Each change on top of the one before: every kept field in turn.
+    const changes: [string, Partial<TimelineItem>][] = [
+      ["verified", { verified: false }],
+      ["notes", { notes: ["replay"] }],
+      ["handle", { author: { ...ALICE, handle: "alice.other.example" } }],
+      ["text", { text: "read again, then corrected" }],
+      ["seq", { seq: plain.seq + 1000 }],
+    ];
+    let item = plain;
+    for (const [field, change] of changes) {
+      item = { ...item, ...change };
+      const before = writes();
+      ix.applyAll([changeOf("c1", item)]);
+      expect({ field, written: writes() > before }).toEqual({ field, written: true });
+    }
+    const [hit] = ix.search(parseQuery("corrected"));
+    expect(hit).toMatchObject({
+      seq: plain.seq + 1000,
+      verified: false,
+      notes: ["replay"],
+      author: { handle: "alice.other.example" },
+    });
+    expect(texts(ix, "tomorrow")).toEqual([]);
+  });
+
   test("edits (in any order) and deletions, signed or not, keep it right", () => {
     const ix = fresh();
     const a = msg("meeting on tuesday");

@@ -1,6 +1,7 @@
 import { hasNativeGcm } from "../../crypto/gcm.ts";
 import {
   CryptoText,
+  type DecryptedMessage,
   decryptMessage,
   deletionTargetProblem,
   encryptMessage,
@@ -35,7 +36,13 @@ import {
   setItems,
   type TimelineItem,
 } from "../view/state.ts";
-import { type ChainState, effectiveRetentionDays, type SeenState, signedRetentionDays } from "./chain.ts";
+import {
+  type ChainState,
+  effectiveRetentionDays,
+  type SeenState,
+  signedRetentionDays,
+  type VerifiedEpoch,
+} from "./chain.ts";
 import type { EngineContext } from "./engine-context.ts";
 import { EpochManager, SendBlockedError } from "./epoch-manager.ts";
 import {
@@ -67,6 +74,31 @@ export type { EngineContext } from "./engine-context.ts";
 export { OFFLINE_QUEUE_MS } from "./outbox.ts";
 
 const HEX32 = /^[0-9a-f]{32}$/;
+
+/** A record decrypted and checked: its row, and for a message the facts the order checks need. */
+type Decrypted = { item: TimelineItem; facts: MessageFacts | null };
+
+/** A message's sender as shown, and whether the server's name for them is in doubt (protocol §8). */
+interface SenderNames {
+  shownAs: string;
+  mismatch: boolean;
+}
+
+/** A message's content as stored: the JSON envelope of protocol §5, parsed once. */
+type Envelope = { epochId?: unknown; epochNumber?: unknown; clientMsgId?: unknown };
+
+/** An epoch key this client verified, with its epoch. */
+type VerifiedKey = { key: EpochKey; epoch: VerifiedEpoch };
+
+/** The envelope of a message's content, or null when it is not a JSON object. */
+function parseEnvelope(content: string): Envelope | null {
+  try {
+    const v: unknown = JSON.parse(content);
+    return typeof v === "object" && v !== null ? (v as Envelope) : null;
+  } catch {
+    return null;
+  }
+}
 
 /** Records of a page decrypted and verified side by side (their promises awaited together). */
 const DECRYPT_BATCH = 10;
@@ -293,7 +325,7 @@ export class ChannelEngine {
 
   /** A page's records decrypted and verified in batches, with turns for a browser page between them. */
   private async decryptInTurns(channelId: string, records: readonly TimelineRecord[], turns: PageTurns) {
-    const out: Awaited<ReturnType<ChannelEngine["decryptRecord"]>>[] = [];
+    const out: Decrypted[] = [];
     // Outside a browser page nothing waits for frames: the whole page at once, so that the runtime's
     // WebCrypto threads verify a page's signatures side by side (a page of 100 in batches of 10 took
     // the CLI's `read --limit 10000` about a fifth longer: docs/benchmarks.md).
@@ -696,159 +728,200 @@ export class ChannelEngine {
    * Decrypts and verifies one record; failures become the spec's texts, never plaintext guesses.
    * A message is verified only if its signature checks under the sender's pinned key, its epoch's
    * verified commit lists the sender, its signed time lies within that epoch, and the server's name
-   * for the sender is the pinned one (protocol §7).
+   * for the sender is the pinned one (protocol §7). In parts (senderNames, tombstoneItem, recordKey,
+   * openMessage): as one async function it cost JavaScriptCore 0.3 s of compiling in each long read
+   * (`read --limit 10000`, docs/benchmarks.md), and a content of JSON `null` stopped its whole page.
    */
-  async decryptRecord(
-    channelId: string,
-    record: TimelineRecord,
-    isNew: boolean,
-  ): Promise<{ item: TimelineItem; facts: MessageFacts | null }> {
+  async decryptRecord(channelId: string, record: TimelineRecord, isNew: boolean): Promise<Decrypted> {
     const base = itemFromRecord(record, isNew);
-    // First sight of an author pins their key and handle (from get-keys) before anything is shown.
-    const senderKey =
-      record.value.$type === "chat.wsync.message" ? this.epochs.keys.authorKey(base.author.did) : null;
-    await senderKey?.catch(() => null);
-    const pinnedName = await this.c.keyring.pinnedHandle(base.author.did);
-    const isMessage = record.value.$type === "chat.wsync.message";
-    // Protocol §8: a name is the one a verified commit signed; until there is one, the did is shown
-    // with "(unverified name)" (the server's handle is a hint, never shown as the person's name).
-    const shownAs =
-      pinnedName ?? (isMessage ? SecurityText.unverifiedName(base.author.did) : base.author.handle);
-    const item: TimelineItem = { ...base, author: { did: base.author.did, handle: shownAs } };
-    if (!isMessage) return { item, facts: null };
+    if (record.value.$type !== "chat.wsync.message") {
+      const pinnedName = await this.c.keyring.pinnedHandle(base.author.did);
+      return {
+        item: { ...base, author: { did: base.author.did, handle: pinnedName ?? base.author.handle } },
+        facts: null,
+      };
+    }
     const rec = record as MessageRecord;
-    // A name the server gives this sender that is pinned to someone else: the server passes one
-    // person off as another.
-    const claimedBy =
-      pinnedName === null ? await this.c.keyring.didOfPinnedHandle(rec.value.author.handle) : null;
-    const nameTaken = claimedBy !== null && claimedBy !== rec.value.author.did;
-    if (nameTaken) {
-      this.epochs.warn(channelId, "handle", {
-        did: rec.value.author.did,
-        handle: shownAs,
-        detail: `the server calls them ${rec.value.author.handle}, a name that belongs to someone else`,
-      });
-    }
-    if (pinnedName !== null && shownAs !== rec.value.author.handle) {
-      // The server names this person differently from their pin: say so, and never verify it.
-      this.epochs.warn(channelId, "handle", {
-        did: rec.value.author.did,
-        handle: shownAs,
-        detail: `the server calls them ${rec.value.author.handle}`,
-      });
-    }
-    const view = this.view(channelId);
-    if (rec.value.deletion || rec.value.content === "") {
-      // A v3 tombstone keeps the deleted message's signed pair and chain in the clear (protocol §8).
-      const t = rec.value.tombstone;
-      const pair = t
-        ? {
-            senderDid: t.senderDid,
-            clientMsgId: t.clientMsgId,
-            seq: rec.seq,
-            chain: t.chain,
-            epochNumber: t.epochNumber,
-          }
-        : null;
-      const deleted = view
-        ? await this.checkDeletion(view, rec.uri, rec.value.author.did, rec.value.deletion, pair)
-        : { did: "", handle: "the server", signed: false };
-      return { item: { ...item, state: "success", deleted }, facts: null };
-    }
-    let envelope: { epochId?: unknown; epochNumber?: unknown; clientMsgId?: unknown };
-    try {
-      envelope = JSON.parse(rec.value.content) as typeof envelope;
-    } catch {
+    const names = await this.senderNames(channelId, rec);
+    const item: TimelineItem = { ...base, author: { did: base.author.did, handle: names.shownAs } };
+    if (rec.value.deletion || rec.value.content === "") return this.tombstoneItem(channelId, rec, item);
+    const envelope = parseEnvelope(rec.value.content);
+    if (!envelope) {
       const error = CryptoText.decryptMessageFailed("not an encrypted message");
       return { item: { ...item, state: "failed", error }, facts: null };
     }
     if (typeof envelope.clientMsgId === "string") item.clientMsgId = envelope.clientMsgId;
-    const epochId = typeof envelope.epochId === "string" ? envelope.epochId : "";
-    const n = typeof envelope.epochNumber === "number" ? envelope.epochNumber : null;
-    let vk = await this.epochs.verifiedKey(channelId, epochId);
-    if (!vk) {
-      const first = await this.c.keyring.firstEpochNumber(channelId);
-      if (first !== null && n !== null && n < first) {
-        return { item: { ...item, state: "failed", error: FORWARD_SECRECY_TEXT }, facts: null };
-      }
-      // An epoch this client has not seen yet: fetch and verify keys (once more if a load already
-      // under way began before that epoch existed), then decide.
-      const load =
-        n !== null && HEX32.test(epochId)
-          ? this.epochs.loadUntil(channelId, n, epochId)
-          : this.epochs.loadEpochKeys(channelId);
-      await load.catch((e) => this.c.log(`epoch keys: ${reasonOf(e)}`));
-      vk = await this.epochs.verifiedKey(channelId, epochId);
-      if (!vk) {
-        const firstNow = await this.c.keyring.firstEpochNumber(channelId);
-        const before = firstNow === null || (n !== null && n < firstNow);
-        const error = before ? FORWARD_SECRECY_TEXT : CryptoText.epochKeyNotFound(epochId);
-        return { item: { ...item, state: "failed", error }, facts: null };
-      }
-    }
+    const vk = await this.recordKey(channelId, envelope);
+    if (typeof vk === "string") return { item: { ...item, state: "failed", error: vk }, facts: null };
     try {
-      // The epoch's signed member list names the key the sender had then (it may since be replaced).
-      const listedFp = vk.epoch.members.find((m) => m.did === rec.value.author.did)?.fp ?? null;
-      const out = await decryptMessage({
-        // Parsed once, above (a long history's records each pay for a parse).
-        content: envelope,
-        channelId,
-        recordAuthorDid: rec.value.author.did,
-        // The bytes when this runtime opens messages with its own AES-GCM (core/crypto/gcm.ts).
-        epochKey: hasNativeGcm() && vk.key.key ? vk.key.key : await importedKey(vk.key),
-        senderPublicKey: await this.epochs.keys.signerKey(rec.value.author.did, listedFp),
-        epochVersion: vk.epoch.v,
-      });
-      const notes: IntegrityNote[] = [];
-      if (vk.epoch.v === 1) notes.push("legacy");
-      if (!vk.epoch.members.some((m) => m.did === out.senderDid)) notes.push("not-a-member");
-      const chain = await this.epochs.chain(channelId);
-      const next = chain.epochs[String(vk.epoch.epochNumber + 1)];
-      const skew = Limits.clockSkewMs;
-      if (out.timestamp < vk.epoch.createdAt - skew || (next && out.timestamp > next.createdAt + skew)) {
-        notes.push("outside-epoch");
-      }
-      const stored = Date.parse(rec.indexedAt);
-      if (!Number.isNaN(stored) && stored - out.timestamp > skew) notes.push("out-of-order");
-      if ((pinnedName !== null && shownAs !== rec.value.author.handle) || nameTaken)
-        notes.push("handle-mismatch");
-      // Protocol §8: while a name warning is open for the sender, none of their messages is verified.
-      const nameWarned = view?.warnings.some((w) => w.check === "handle" && w.did === out.senderDid) ?? false;
-      if (nameWarned && !notes.includes("handle-mismatch")) notes.push("handle-mismatch");
-      const trusted = notes.every((x) => x === "legacy");
-      // Another member's verified message under the head epoch, signed after this device signed in,
-      // confirms a fresh device's view of the channel (protocol §8).
-      if (
-        out.verified &&
-        trusted &&
-        out.senderDid !== this.c.me().did &&
-        chain.head?.epochId === vk.epoch.epochId
-      )
-        await this.epochs.confirmFresh(channelId, out.timestamp);
-      return {
-        item: {
-          ...item,
-          text: "text" in out.plaintext ? out.plaintext.text : null,
-          clientMsgId: out.clientMsgId,
-          ...richOf(out.plaintext),
-          state: "success",
-          verified: out.verified && trusted,
-          signedAt: new Date(out.timestamp).toISOString(),
-          ...(notes.length ? { notes } : {}),
-          ...(out.chain ? { chain: out.chain } : {}),
-        },
-        facts: {
-          senderDid: out.senderDid,
-          clientMsgId: out.clientMsgId,
-          epochNumber: vk.epoch.epochNumber,
-          timestamp: out.timestamp,
-          // Only a verified message's number counts (a forged one could fill a withheld gap).
-          ...(out.chain && out.verified && trusted ? { chain: out.chain } : {}),
-        },
-      };
+      return await this.openMessage(channelId, rec, item, names, vk, envelope);
     } catch (e) {
       return { item: { ...item, state: "failed", error: reasonOf(e) }, facts: null };
     }
+  }
+
+  /**
+   * The name a message's sender is shown under (protocol §8: the one a verified commit signed; until
+   * there is one, the did with "(unverified name)"), with a warning where the server's name for them
+   * differs from their pin or belongs to someone else. The first sight of an author pins their key
+   * and handle (from get-keys) before anything is shown.
+   */
+  private async senderNames(channelId: string, rec: MessageRecord): Promise<SenderNames> {
+    const did = rec.value.author.did;
+    const claimed = rec.value.author.handle;
+    await this.epochs.keys.authorKey(did).catch(() => null);
+    const pinnedName = await this.c.keyring.pinnedHandle(did);
+    const shownAs = pinnedName ?? SecurityText.unverifiedName(did);
+    // A name the server gives this sender that is pinned to someone else: the server passes one
+    // person off as another.
+    const claimedBy = pinnedName === null ? await this.c.keyring.didOfPinnedHandle(claimed) : null;
+    const nameTaken = claimedBy !== null && claimedBy !== did;
+    if (nameTaken) {
+      this.epochs.warn(channelId, "handle", {
+        did,
+        handle: shownAs,
+        detail: `the server calls them ${claimed}, a name that belongs to someone else`,
+      });
+    }
+    const renamed = pinnedName !== null && shownAs !== claimed;
+    // The server names this person differently from their pin: say so, and never verify it.
+    if (renamed)
+      this.epochs.warn(channelId, "handle", {
+        did,
+        handle: shownAs,
+        detail: `the server calls them ${claimed}`,
+      });
+    return { shownAs, mismatch: renamed || nameTaken };
+  }
+
+  /** A deleted message: a v3 tombstone keeps its signed pair and chain in the clear (protocol §8). */
+  private async tombstoneItem(channelId: string, rec: MessageRecord, item: TimelineItem): Promise<Decrypted> {
+    const view = this.view(channelId);
+    const t = rec.value.tombstone;
+    const pair = t
+      ? {
+          senderDid: t.senderDid,
+          clientMsgId: t.clientMsgId,
+          seq: rec.seq,
+          chain: t.chain,
+          epochNumber: t.epochNumber,
+        }
+      : null;
+    const deleted = view
+      ? await this.checkDeletion(view, rec.uri, rec.value.author.did, rec.value.deletion, pair)
+      : { did: "", handle: "the server", signed: false };
+    return { item: { ...item, state: "success", deleted }, facts: null };
+  }
+
+  /**
+   * The verified key of the epoch a message names, loading epochs this client has not seen yet
+   * (once more if a load already under way began before that epoch existed); else the text of why
+   * the message cannot be opened.
+   */
+  private async recordKey(channelId: string, envelope: Envelope): Promise<VerifiedKey | string> {
+    const epochId = typeof envelope.epochId === "string" ? envelope.epochId : "";
+    const n = typeof envelope.epochNumber === "number" ? envelope.epochNumber : null;
+    const vk = await this.epochs.verifiedKey(channelId, epochId);
+    if (vk) return vk;
+    const first = await this.c.keyring.firstEpochNumber(channelId);
+    if (first !== null && n !== null && n < first) return FORWARD_SECRECY_TEXT;
+    const load =
+      n !== null && HEX32.test(epochId)
+        ? this.epochs.loadUntil(channelId, n, epochId)
+        : this.epochs.loadEpochKeys(channelId);
+    await load.catch((e) => this.c.log(`epoch keys: ${reasonOf(e)}`));
+    const loaded = await this.epochs.verifiedKey(channelId, epochId);
+    if (loaded) return loaded;
+    const firstNow = await this.c.keyring.firstEpochNumber(channelId);
+    const before = firstNow === null || (n !== null && n < firstNow);
+    return before ? FORWARD_SECRECY_TEXT : CryptoText.epochKeyNotFound(epochId);
+  }
+
+  /**
+   * Decrypts a message under its epoch's verified key and checks it (protocol §7, §8): the signature
+   * under the key the epoch's signed member list names for the sender, the sender listed, the signed
+   * time within the epoch, and the sender's name. Throws what cannot be opened.
+   */
+  private async openMessage(
+    channelId: string,
+    rec: MessageRecord,
+    item: TimelineItem,
+    names: SenderNames,
+    vk: VerifiedKey,
+    envelope: Envelope,
+  ): Promise<Decrypted> {
+    // The epoch's signed member list names the key the sender had then (it may since be replaced).
+    const listedFp = vk.epoch.members.find((m) => m.did === rec.value.author.did)?.fp ?? null;
+    const out = await decryptMessage({
+      // Parsed once, above (a long history's records each pay for a parse).
+      content: envelope,
+      channelId,
+      recordAuthorDid: rec.value.author.did,
+      // The bytes when this runtime opens messages with its own AES-GCM (core/crypto/gcm.ts).
+      epochKey: hasNativeGcm() && vk.key.key ? vk.key.key : await importedKey(vk.key),
+      senderPublicKey: await this.epochs.keys.signerKey(rec.value.author.did, listedFp),
+      epochVersion: vk.epoch.v,
+    });
+    const chain = await this.epochs.chain(channelId);
+    const notes = this.integrityNotes(channelId, rec, names, vk.epoch, chain, out);
+    const trusted = notes.every((x) => x === "legacy");
+    // Another member's verified message under the head epoch, signed after this device signed in,
+    // confirms a fresh device's view of the channel (protocol §8).
+    if (
+      out.verified &&
+      trusted &&
+      out.senderDid !== this.c.me().did &&
+      chain.head?.epochId === vk.epoch.epochId
+    )
+      await this.epochs.confirmFresh(channelId, out.timestamp);
+    return {
+      item: {
+        ...item,
+        text: "text" in out.plaintext ? out.plaintext.text : null,
+        clientMsgId: out.clientMsgId,
+        ...richOf(out.plaintext),
+        state: "success",
+        verified: out.verified && trusted,
+        signedAt: new Date(out.timestamp).toISOString(),
+        ...(notes.length ? { notes } : {}),
+        ...(out.chain ? { chain: out.chain } : {}),
+      },
+      facts: {
+        senderDid: out.senderDid,
+        clientMsgId: out.clientMsgId,
+        epochNumber: vk.epoch.epochNumber,
+        timestamp: out.timestamp,
+        // Only a verified message's number counts (a forged one could fill a withheld gap).
+        ...(out.chain && out.verified && trusted ? { chain: out.chain } : {}),
+      },
+    };
+  }
+
+  /** What keeps an opened message from counting as verified (only "legacy" still does). */
+  private integrityNotes(
+    channelId: string,
+    rec: MessageRecord,
+    names: SenderNames,
+    epoch: VerifiedEpoch,
+    chain: ChainState,
+    out: DecryptedMessage,
+  ): IntegrityNote[] {
+    const notes: IntegrityNote[] = [];
+    if (epoch.v === 1) notes.push("legacy");
+    if (!epoch.members.some((m) => m.did === out.senderDid)) notes.push("not-a-member");
+    const next = chain.epochs[String(epoch.epochNumber + 1)];
+    const skew = Limits.clockSkewMs;
+    if (out.timestamp < epoch.createdAt - skew || (next && out.timestamp > next.createdAt + skew)) {
+      notes.push("outside-epoch");
+    }
+    const stored = Date.parse(rec.indexedAt);
+    if (!Number.isNaN(stored) && stored - out.timestamp > skew) notes.push("out-of-order");
+    // Protocol §8: while a name warning is open for the sender, none of their messages is verified.
+    const nameWarned =
+      names.mismatch ||
+      (this.view(channelId)?.warnings.some((w) => w.check === "handle" && w.did === out.senderDid) ?? false);
+    if (nameWarned) notes.push("handle-mismatch");
+    return notes;
   }
 
   // ---- sending ----------------------------------------------------------------------------------

@@ -45,19 +45,37 @@ export function itemFromRecord(record: TimelineRecord, isNew = false): TimelineI
  */
 export class ItemsDraft {
   private list: TimelineItem[];
+  /**
+   * Whether `list` is still the view's own array: it is copied before its first change in place (a
+   * page of older records is merged into a new array anyway, so it costs no copy of its own).
+   */
+  private shared: boolean;
   /** Records (seq > 0) inserted and not merged yet, in the order `insertionIndex` gives them. */
   private waiting: TimelineItem[] = [];
 
+  /** `shared`: `items` is the view's list, never to be changed in place. */
   constructor(
-    items: TimelineItem[],
+    items: readonly TimelineItem[],
     public lastSeq: number,
+    shared = false,
   ) {
-    this.list = items;
+    // A shared list is only read until `own` has copied it.
+    this.list = items as TimelineItem[];
+    this.shared = shared;
   }
 
   /** The list with everything inserted so far (changes to it are the draft's). */
   get items(): TimelineItem[] {
     if (this.waiting.length > 0) this.merge();
+    return this.own();
+  }
+
+  /** The list, copied first if it is still the view's. */
+  private own(): TimelineItem[] {
+    if (this.shared) {
+      this.list = this.list.slice();
+      this.shared = false;
+    }
     return this.list;
   }
 
@@ -82,6 +100,7 @@ export class ItemsDraft {
 
   /** Puts `next` where `old` is (the same object), in the list or among the waiting. */
   replace(old: TimelineItem, next: TimelineItem): void {
+    if (this.list.includes(old)) this.own();
     for (const items of [this.list, this.waiting]) {
       const at = items.indexOf(old);
       if (at >= 0) {
@@ -98,7 +117,7 @@ export class ItemsDraft {
     for (let idx = items.length - 1; idx >= 0 && (items[idx] as TimelineItem).seq === 0; idx--) {
       const i = items[idx] as TimelineItem;
       if (i.sending && i.clientMsgId === clientMsgId) {
-        items.splice(idx, 1);
+        this.own().splice(idx, 1);
         return;
       }
     }
@@ -123,6 +142,7 @@ export class ItemsDraft {
       const at = firstAtOrAbove(a, (b[0] as TimelineItem).seq, end, true);
       if (at === end || (b.at(-1) as TimelineItem).seq < (a[at] as TimelineItem).seq) {
         this.list = at === 0 ? b.concat(a) : a.slice(0, at).concat(b, a.slice(at));
+        this.shared = false;
         this.waiting = [];
         return;
       }
@@ -142,6 +162,7 @@ export class ItemsDraft {
     while (j < b.length) out.push(b[j++] as TimelineItem);
     for (let t = end; t < a.length; t++) out.push(a[t] as TimelineItem);
     this.list = out;
+    this.shared = false;
     this.waiting = [];
   }
 }
@@ -186,7 +207,7 @@ function firstAtOrAbove(items: readonly TimelineItem[], seq: number, end: number
 }
 
 export function draftOf(view: ChannelView): ItemsDraft {
-  return new ItemsDraft(view.items.slice(), view.lastSeq);
+  return new ItemsDraft(view.items, view.lastSeq, true);
 }
 
 /**

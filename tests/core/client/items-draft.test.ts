@@ -112,6 +112,41 @@ describe("a page of records placed through the draft", () => {
     ]);
   });
 
+  test("the view's own list is never changed in place: not by records, a replacement, an unsent message's record or a rewrite", () => {
+    const sending = item(0, "pending:1", { sending: true, clientMsgId: "m1", state: "pending" });
+    const changes: [string, (d: ReturnType<typeof draftOf>) => void][] = [
+      [
+        "records",
+        (d) => {
+          for (const i of [item(1), item(4)]) insertItem(d, i);
+        },
+      ],
+      [
+        "a replacement",
+        (d) => d.replace(d.items[0] as TimelineItem, item(2, "at://x/2", { notes: ["out-of-order"] })),
+      ],
+      ["the record of an unsent message", (d) => insertItem(d, item(9, "at://x/9", { clientMsgId: "m1" }))],
+      [
+        "a rewrite through items",
+        (d) => (d.items[1] = { ...(d.items[1] as TimelineItem), notes: ["replay"] }),
+      ],
+      ["nothing", () => undefined],
+    ];
+    for (const [what, change] of changes) {
+      const list = [item(2), item(3), sending];
+      const v = view(list);
+      const before = list.slice();
+      const d = draftOf(v);
+      change(d);
+      expect({ what, same: list.every((x, n) => x === before[n]) && list.length === before.length }).toEqual({
+        what,
+        same: true,
+      });
+      commitDraft(v, d);
+      expect({ what, newList: v.items !== list }).toEqual({ what, newList: true });
+    }
+  });
+
   test("random pages, duplicates, epoch rows and unsent messages: the same list as one insert at a time", () => {
     const next = rng(28);
     for (let round = 0; round < 200; round++) {
