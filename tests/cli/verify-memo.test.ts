@@ -1,8 +1,8 @@
 /**
  * The CLI's memo of verified message signatures (cli/verify-memo.ts, docs/decisions/verify-memo.md):
- * a file of SHA-256 digests beside the store file, 0600, read once and appended to; a torn file is
- * not read; past its bound the oldest digests go. End to end: a second `read` prints the same rows
- * and adds nothing to the file; logout removes it.
+ * a file of SHA-256 digests in byte order beside the store file, 0600, read whole and merged into; a
+ * torn file is not read; past its bound every other old digest goes. End to end: a second `read`
+ * prints the same rows and adds nothing to the file; logout removes it.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
@@ -34,7 +34,7 @@ describe("the memo file", () => {
     expect(next.has(a)).toBe(true);
     expect(next.has(b)).toBe(true);
     expect(next.has(digest())).toBe(false);
-    // Appended, not rewritten: a third process sees both processes' digests.
+    // Merged: a third process sees both processes' digests.
     const c = digest();
     next.add(c);
     next.flush();
@@ -56,22 +56,44 @@ describe("the memo file", () => {
     expect(new Uint8Array(readFileSync(path))).toEqual(fresh);
   });
 
-  test(`past ${VERIFY_MEMO_MAX} digests the oldest go`, () => {
+  test(`past ${VERIFY_MEMO_MAX} digests every other old one goes, the new ones stay`, () => {
     const path = join(tempDir("wsync-memo-"), "localhost_3000.verified");
-    const all = randomBytes(32 * VERIFY_MEMO_MAX);
-    writeFileSync(path, all, { mode: 0o600 });
+    const old = Array.from({ length: VERIFY_MEMO_MAX }, () => Buffer.from(digest())).sort(Buffer.compare);
+    writeFileSync(path, Buffer.concat(old), { mode: 0o600 });
     const memo = new FileVerifyMemo(path);
-    const oldest = new Uint8Array(all.subarray(0, 32));
-    const second = new Uint8Array(all.subarray(32, 64));
-    expect(memo.has(oldest)).toBe(true);
+    expect(memo.has(old[0] as Buffer)).toBe(true);
+    expect(memo.has(old[1] as Buffer)).toBe(true);
     const newest = digest();
     memo.add(newest);
     memo.flush();
-    expect(statSync(path).size).toBe(32 * VERIFY_MEMO_MAX);
+    expect(statSync(path).size).toBe(32 * (VERIFY_MEMO_MAX / 2 + 1));
     const again = new FileVerifyMemo(path);
-    expect(again.has(oldest)).toBe(false);
-    expect(again.has(second)).toBe(true);
+    expect(again.has(old[0] as Buffer)).toBe(true);
+    expect(again.has(old[1] as Buffer)).toBe(false);
+    expect(again.has(old[2] as Buffer)).toBe(true);
     expect(again.has(newest)).toBe(true);
+  });
+
+  test("two processes that verified at once both keep what they verified", () => {
+    const path = join(tempDir("wsync-memo-"), "localhost_3000.verified");
+    const a = new FileVerifyMemo(path);
+    const b = new FileVerifyMemo(path);
+    const fromA = [digest(), digest()];
+    const fromB = [digest(), digest(), digest()];
+    expect(a.has(fromB[0] as Uint8Array)).toBe(false);
+    expect(b.has(fromA[0] as Uint8Array)).toBe(false);
+    for (const d of fromA) a.add(d);
+    for (const d of fromB) b.add(d);
+    a.flush();
+    b.flush();
+    const next = new FileVerifyMemo(path);
+    for (const d of [...fromA, ...fromB]) expect(next.has(d)).toBe(true);
+    expect(statSync(path).size).toBe(5 * 32);
+    const bytes = readFileSync(path);
+    const sorted = Array.from({ length: 5 }, (_, k) => bytes.subarray(k * 32, k * 32 + 32)).sort(
+      Buffer.compare,
+    );
+    expect(Buffer.concat(sorted).equals(bytes)).toBe(true);
   });
 });
 
