@@ -274,7 +274,7 @@ export class SearchIndex {
     }
   }
 
-  /** Whether the message is indexed exactly as given (sameMessage, in SQL). */
+  /** Whether a stored row already says everything `m` says (its edits are kept apart, in `edits`). */
   private unchanged(m: IndexedMessage): boolean {
     return (
       this.db
@@ -400,7 +400,6 @@ export class SearchIndex {
   }
 }
 
-/** Whether a stored row already says everything `m` says (its edits are kept apart, in `edits`). */
 /** A message's columns as the statements above number them (?1 to ?11). */
 function messageParams(m: IndexedMessage) {
   return [
