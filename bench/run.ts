@@ -13,7 +13,7 @@
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { closedLoop, connects, openLoop, publishes } from "./lib/metrics.ts";
+import { closedLoop, connects, openLoop, publishes, publishesOpen } from "./lib/metrics.ts";
 import { pin } from "./lib/proc.ts";
 import { latencyChart, markdown, type SystemRound } from "./lib/report.ts";
 import { median } from "./lib/stats.ts";
@@ -33,7 +33,15 @@ const quick = flag("quick");
 const irc = new Set(["ngircd", "inspircd"]);
 const rounds = Number(option("rounds") ?? (quick ? 1 : 5));
 const wanted = (option("systems") ?? "wsync,ngircd,inspircd,prosody,bun-raw").split(",");
-const METRICS = ["fanout", "fanout1k", "fanoutSmall", "latency", "publishes", "connects"] as const;
+const METRICS = [
+  "fanout",
+  "fanout1k",
+  "fanoutSmall",
+  "latency",
+  "publishes",
+  "publishesOpen",
+  "connects",
+] as const;
 const subset = option("metrics")?.split(",");
 for (const m of subset ?? [])
   if (!(METRICS as readonly string[]).includes(m))
@@ -54,6 +62,8 @@ const S = quick
       rateSeconds: 1,
       pubChannels: 20,
       pubPerChannel: 50,
+      pubOpenRate: 2_000,
+      pubOpenSeconds: 1,
       sockets: 500,
     }
   : {
@@ -64,6 +74,8 @@ const S = quick
       rateSeconds: 2,
       pubChannels: 100,
       pubPerChannel: 200,
+      pubOpenRate: 20_000,
+      pubOpenSeconds: 2,
       sockets: 10_000,
     };
 
@@ -92,6 +104,7 @@ function metricsOf(sys: System) {
     fanoutSmall: () => closedLoop(sys, 10, 400, S.smallMessages, 32),
     latency: () => openLoop(sys, S.bigM, 400, S.rates, S.rateSeconds * share),
     publishes: () => publishes(sys, S.pubChannels, 10, 400, S.pubPerChannel, 8),
+    publishesOpen: () => publishesOpen(sys, S.pubChannels, 10, 400, S.pubOpenRate, S.pubOpenSeconds * share),
     connects: () => connects(sys, S.sockets, CONNECT_CONCURRENCY),
   };
 }
@@ -180,6 +193,7 @@ async function main(): Promise<number> {
             fanoutSmall: await step("closed loop M=10", m.fanoutSmall),
             latency: await step("open loop", m.latency),
             publishes: await step("publishes", m.publishes),
+            publishesOpen: await step("publishes, open loop", m.publishesOpen),
             connects: await step("connects", m.connects),
           };
           // wsync's shortfall fails the run; a peer's is reported with its numbers (as its failed

@@ -28,7 +28,10 @@ export const Frame = Type.Object(
   {
     type: Type.String({ minLength: 1, maxLength: 64 }),
     id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    data: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    // Any object: each frame type's own schema checks its data. An empty Object rather than a
+    // Record(String, Unknown), whose compiled check walks every key through a pattern (a few
+    // percent of a server's time per message, for nothing the data's schema does not check again).
+    data: Type.Optional(Type.Unsafe<Record<string, unknown>>(Type.Object({}))),
   },
   strict,
 );

@@ -24,6 +24,10 @@ export const MIGRATION_NAMES: readonly { readonly version: number; readonly name
   { version: 13, name: "channel retention (the owner's signed setting, for the retention sweep)" },
   { version: 14, name: "per-account file quota overrides (wsync admin quota)" },
   { version: 15, name: "ATProto sign-in (linked identities, OAuth client state and sessions)" },
+  {
+    version: 16,
+    name: "timeline: the author index kept for notices only (messages use the client-message one)",
+  },
 ];
 
 /**

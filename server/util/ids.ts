@@ -1,10 +1,25 @@
 import { BASE32_ALPHABET } from "../../core/protocol/index.ts";
 
+/**
+ * CSPRNG bytes drawn a block at a time (one call per 4 KiB instead of one per id: a record key is made
+ * for every message). Each byte is handed out once; the block is refilled when it runs out.
+ */
+const pool = new Uint8Array(4096);
+let poolAt = pool.length;
+
 /** `n` characters of lowercase base32 from the CSPRNG (5 bits each, no modulo bias: 256 % 32 = 0). */
 export function randomBase32(n: number): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(n));
+  if (n > pool.length) {
+    let out = "";
+    for (const b of crypto.getRandomValues(new Uint8Array(n))) out += BASE32_ALPHABET[b & 31];
+    return out;
+  }
+  if (poolAt + n > pool.length) {
+    crypto.getRandomValues(pool);
+    poolAt = 0;
+  }
   let out = "";
-  for (const b of bytes) out += BASE32_ALPHABET[b & 31];
+  for (let i = 0; i < n; i++) out += BASE32_ALPHABET[(pool[poolAt++] as number) & 31];
   return out;
 }
 
@@ -12,20 +27,27 @@ export const newDid = () => `did:plc:${randomBase32(24)}`;
 /** 16 characters, 80 bits (protocol §1). */
 export const newChannelId = () => randomBase32(16);
 
+/** The last time prefix made: the messages of one millisecond share it. */
+let prefixAt = Number.NaN;
+let timePrefix = "";
+
 /**
  * Record keys: a time-ordered prefix (ms since epoch, base32) plus 10 random characters, so keys sort
  * by creation and never collide across processes.
  */
 export function newRkey(now: number): string {
-  let t = now;
-  let prefix = "";
-  for (let i = 0; i < 9; i++) {
-    prefix = BASE32_ALPHABET[t % 32] + prefix;
-    t = Math.floor(t / 32);
+  if (now !== prefixAt) {
+    let t = now;
+    let prefix = "";
+    for (let i = 0; i < 9; i++) {
+      prefix = BASE32_ALPHABET[t % 32] + prefix;
+      t = Math.floor(t / 32);
+    }
+    prefixAt = now;
+    timePrefix = prefix;
   }
-  return prefix + randomBase32(10);
+  return timePrefix + randomBase32(10);
 }
-
 export function randomBase64Url(bytes: number): string {
   return Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString("base64url");
 }

@@ -52,6 +52,8 @@ export interface RawSocket {
   close(code?: number, reason?: string): void;
   subscribe(topic: string): void;
   unsubscribe(topic: string): void;
+  /** Runs `callback` with the socket corked: its sends go out in one write (Bun's `ws.cork`). */
+  cork<R>(callback: () => R): R;
 }
 
 /** What every socket of one server shares. */
@@ -74,6 +76,24 @@ function closeSocket(ws: RawSocket | null, code: number, reason: string): void {
   } catch {
     // Already closing.
   }
+}
+
+/**
+ * Frames sent from outside Bun's socket callbacks wait here until the end of the event-loop turn.
+ * Bun corks a socket only while its `message`, `open` or `drain` callback runs; the acks of a group
+ * commit are sent later, when the writer thread answers, and each `ws.send` there was a write of its
+ * own (a fifth of the main thread's samples per stored message in a profile: docs/benchmarks.md,
+ * issue 35). Queued, each socket's frames of one turn go out corked, in one write, in the order they
+ * were sent; fan-out through topics is batched by Bun in the same way.
+ */
+const outbox = new Set<SocketSession>();
+let outboxScheduled = false;
+
+function flushOutbox(): void {
+  outboxScheduled = false;
+  const sessions = [...outbox];
+  outbox.clear();
+  for (const session of sessions) session.flushQueued();
 }
 
 /** The ack of a message: its record, serialised once for the ack and the fan-out alike. */
@@ -100,6 +120,8 @@ export class SocketSession implements Connection {
   private joined: Map<string, ChannelRef> | null = null;
   /** Until when the session row looked valid at the last look (clock ms). */
   private sessionOkUntil = 0;
+  /** Frames waiting in the outbox for the end of this turn (sendLater), in order. */
+  private queued: string[] | null = null;
 
   constructor(
     private readonly shared: Shared,
@@ -203,9 +225,39 @@ export class SocketSession implements Connection {
   }
 
   private send(text: string): void {
+    // Behind frames still in the outbox: a socket's frames keep the order they were sent in.
+    if (this.queued) {
+      this.queued.push(text);
+      return;
+    }
     const ws = this.ws;
     // Past Bun's backpressureLimit the socket is dropped (closeOnBackpressureLimit): nothing grows.
     if (ws && ws.readyState === 1) ws.send(text);
+  }
+
+  /** Sends `text` at the end of this event-loop turn, corked with this socket's other frames (outbox). */
+  private sendLater(text: string): void {
+    if (this.queued) {
+      this.queued.push(text);
+      return;
+    }
+    this.queued = [text];
+    outbox.add(this);
+    if (!outboxScheduled) {
+      outboxScheduled = true;
+      setImmediate(flushOutbox);
+    }
+  }
+
+  /** The outbox's flush: this socket's queued frames in one corked write. */
+  flushQueued(): void {
+    const queued = this.queued;
+    this.queued = null;
+    const ws = this.ws;
+    if (!queued || !ws || ws.readyState !== 1) return;
+    ws.cork(() => {
+      for (const text of queued) if (ws.readyState === 1) ws.send(text);
+    });
   }
 
   private sendFrame(f: ServerFrame): void {
@@ -242,13 +294,15 @@ export class SocketSession implements Connection {
     }
   }
 
-  private sendError(f: Frame, e: unknown): void {
+  private sendError(f: Frame, e: unknown, later = false): void {
     const { s } = this.shared;
     const mapped = mapError("UNKNOWN", e, (m) => s.logger.error(m, { socketId: this.socketId }));
     // RateLimited carries retryAfter (seconds), as HTTP's Retry-After header does.
     const data =
       e instanceof ApiError && e.retryAfter ? { ...mapped.body, retryAfter: e.retryAfter } : mapped.body;
-    this.sendFrame({ type: WsEvent.error, ...(f.id ? { id: f.id } : {}), data });
+    const text = JSON.stringify({ type: WsEvent.error, ...(f.id ? { id: f.id } : {}), data });
+    if (later) this.sendLater(text);
+    else this.send(text);
   }
 
   private async authenticate(f: Frame): Promise<void> {
@@ -380,11 +434,11 @@ export class SocketSession implements Connection {
           (m) => {
             metrics.messagesAccepted++;
             metrics.sendLatency.observe((performance.now() - t0) / 1000);
-            if (f.id) this.send(ackWithRecord(f.id, m.json));
+            if (f.id) this.sendLater(ackWithRecord(f.id, m.json));
           },
           (e) => {
             tally(metrics.messagesRefused, codeOf(e));
-            this.sendError(f, e);
+            this.sendError(f, e, true);
           },
         );
         return;

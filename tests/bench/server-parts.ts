@@ -168,8 +168,8 @@ try {
   for (const [label, indexes] of [
     ["primary key (channel_id, seq) only", []],
     ["+ UNIQUE rkey", ["rkey"]],
-    ["+ UNIQUE (author_did, client_msg_id)", ["rkey", "cmid"]],
-    ["+ (author_did): the table as it is", ["rkey", "cmid", "author"]],
+    ["+ UNIQUE (author_did, client_msg_id): the table as it is", ["rkey", "cmid"]],
+    ["+ (author_did): the table before migration 16", ["rkey", "cmid", "author"]],
   ] as [string, string[]][]) {
     const dir = mkdtempSync(join(tmpdir(), "wsync-parts-"));
     const db = new Database(join(dir, "t.db"));

@@ -94,6 +94,32 @@ test("a message reaches every subscriber, the sender included, once, after it is
   for (const s of sockets) s.close();
 });
 
+test("a socket's pipelined messages are acked in the order sent, each after its commit, one ack each", async () => {
+  // Acks follow the group commit from outside Bun's socket callbacks: they wait in the outbox for
+  // the end of the turn and go out corked (server/ws/socket.ts). Nothing may be lost or reordered.
+  const a = await person(t.url, "a");
+  const first = await createChannel(t.url, a, "public");
+  const s = await TestSocket.connect(t.wsUrl, a.token);
+  await s.request("channel:join", { channelUri: first.channel.uri });
+  const sealed = await Promise.all(
+    Array.from({ length: 40 }, (_, i) =>
+      seal(a, first.channel, { ...first, epochNumber: 1 }, `pipelined ${i}`),
+    ),
+  );
+  // Sent back to back without waiting, so several commit in one batch and their acks share a turn.
+  const ids = sealed.map((_, i) => `p${i}`);
+  for (const [i, msg] of sealed.entries())
+    s.sendRaw(JSON.stringify({ type: "channel:message", id: ids[i], data: msg }));
+  for (const id of ids) await s.waitFor((f) => f.id === id);
+  const acks = s.frames.filter((f) => f.id?.startsWith("p"));
+  expect(acks.map((f) => f.type)).toEqual(ids.map(() => "ack"));
+  expect(acks.map((f) => f.id)).toEqual(ids);
+  const seqs = acks.map((f) => (f.data as { record: { seq: number } }).record.seq);
+  expect(seqs).toEqual([...seqs].sort((x, y) => x - y));
+  expect(new Set(seqs).size).toBe(ids.length);
+  s.close();
+});
+
 test("channel:message is refused with RotationRequired until a member makes the next epoch", async () => {
   const [a, b] = await Promise.all([person(t.url, "a"), person(t.url, "b")]);
   const first = await createChannel(t.url, a, "public");

@@ -315,6 +315,18 @@ export const migrations: { version: number; sql: string }[] = [
       );
     `,
   },
+  {
+    // Every message insert kept a second B-tree on author_did up to date (timeline_author, version
+    // 12), though the queries that read messages by author (account deletion, the admin's counts,
+    // file ownership) all say kind = 'message' and are answered by the unique client-message index,
+    // whose first column is author_did. Only the admin's notices (kind = 'notify', a rare row) need
+    // their own: a partial index that a message insert never touches (docs/benchmarks.md, issue 35).
+    version: 16,
+    sql: `
+      DROP INDEX timeline_author;
+      CREATE INDEX timeline_author_notify ON timeline(author_did, created_at) WHERE kind = 'notify';
+    `,
+  },
 ];
 
 const userVersion = (db: Database) =>

@@ -6,8 +6,8 @@
  * next batch. Listed as an entrypoint of the single binary (scripts/build.ts).
  */
 import { Database } from "bun:sqlite";
-import { AppendCommitter, type AppendItem, type ErrorData, errorToData, outcomeToData } from "./append.ts";
-import type { WriterReply, WriterRequest } from "./writer-protocol.ts";
+import { AppendCommitter, type ErrorData, errorToData, outcomeToData } from "./append.ts";
+import { unpackItems, type WriterReply, type WriterRequest } from "./writer-protocol.ts";
 
 declare const self: Worker;
 
@@ -54,7 +54,7 @@ self.onmessage = (event: MessageEvent<WriterRequest>) => {
         reply({ type: "batch", outcome: { commitFailed: openError, seconds: 0 } });
         return;
       }
-      const outcome = committer.commit(req.items as AppendItem[]);
+      const outcome = committer.commit(unpackItems(req.items));
       reply({ type: "batch", outcome: outcomeToData(outcome) });
       return;
     }

@@ -8,7 +8,7 @@ import {
   type ErrorData,
   errorFromData,
 } from "./append.ts";
-import type { WriterReply, WriterRequest } from "./writer-protocol.ts";
+import { packItems, type WriterReply, type WriterRequest } from "./writer-protocol.ts";
 
 /**
  * Where SqliteTimeline.appendMessage's group commit runs (issue 35): on a writer thread with its own
@@ -197,7 +197,7 @@ export class WriterThread implements MessageAppender {
     const items = this.waiting;
     this.waiting = [];
     this.inFlight = items;
-    this.post({ type: "batch", items: items.map((p) => p.item) });
+    this.post({ type: "batch", items: packItems(items.map((p) => p.item)) });
   }
 
   private onReply(r: WriterReply): void {

@@ -14,6 +14,7 @@ import { classifyStorageFault } from "../../../server/storage/faults.ts";
 import { errorFromData, errorToData } from "../../../server/storage/sqlite/append.ts";
 import { openSqliteStorage, type SqliteOptions } from "../../../server/storage/sqlite/index.ts";
 import { InThreadAppender, WriterThread } from "../../../server/storage/sqlite/writer.ts";
+import { packItems, unpackItems } from "../../../server/storage/sqlite/writer-protocol.ts";
 import type { AppendMessageResult, Storage } from "../../../server/storage/types.ts";
 import { World } from "./fixtures.ts";
 
@@ -247,6 +248,27 @@ describe("writer thread specifics", () => {
     expect(row?.seq).toBe(kept.seq + 1);
     const after = ok(await s.timeline.appendMessage(w.messageInput(channel, owner, epochId), epochId));
     expect(after.seq).toBe(kept.seq + 2);
+  });
+
+  test("a batch crosses to the thread packed flat and comes back field for field", () => {
+    const items = ["plain", "ünïcödé ✓ 🙂", 'a lone surrogate \ud800 and quotes " \\', ""].map(
+      (content, i) => ({
+        m: {
+          channelId: `channel${i}`,
+          rkey: `rkey${i}`,
+          authorDid: `did:plc:${"a".repeat(23)}${i}`,
+          authorHandle: `h${i}.localhost`,
+          clientMsgId: `${i}`.repeat(32),
+          content,
+          createdAt: 1_700_000_000_000 + i,
+        },
+        epochId: `${i}`.padStart(32, "e"),
+      }),
+    );
+    // What postMessage does to it on the way.
+    expect(unpackItems(structuredClone(packItems(items)))).toEqual(items);
+    expect(unpackItems([])).toEqual([]);
+    expect(() => unpackItems(packItems(items).slice(1))).toThrow("wrong length");
   });
 
   test("an error crosses the thread as data and is judged as a storage fault alike", () => {
