@@ -363,7 +363,8 @@ export class SocketSession implements Connection {
   private async handle(f: Frame): Promise<void> {
     const ctx = this.auth as AuthContext;
     const { s } = this.shared;
-    if (!(await this.sessionValid(ctx))) {
+    // The session row was valid at the last look within sessionRecheckMs: no promise to wait on.
+    if (s.clock.now() >= this.sessionOkUntil && !(await this.sessionValid(ctx))) {
       this.end(WsClose.sessionEnded, "Session ended");
       throw new ApiError("Unauthorized", "Session is no longer valid");
     }
@@ -383,7 +384,9 @@ export class SocketSession implements Connection {
     const writeKind = WRITE_KINDS[type];
     if (writeKind)
       try {
-        await s.limits.check(ctx.did, writeKind);
+        // Answered at once from this process's buckets or a lease; a promise only when Redis is asked.
+        const waiting = s.limits.check(ctx.did, writeKind);
+        if (waiting) await waiting;
       } catch (e) {
         if (type === WsEvent.channelMessage) tally(s.metrics.messagesRefused, codeOf(e));
         throw e;
