@@ -143,20 +143,28 @@ function guardStore<T extends object>(store: T, health: StorageHealth): T {
       const known = wrappers.get(prop);
       if (known) return known;
       const write = !READ_METHOD.test(prop);
-      const wrapper = async (...args: unknown[]) => {
+      const succeeded = (result: unknown) => {
+        health.success(write);
+        return result;
+      };
+      const failed = (e: unknown): never => {
+        const kind = classifyStorageFault(e);
+        if (!kind) throw e;
+        const reason = oneLine(e);
+        health.fault(kind, reason, write);
+        throw new StorageUnavailableError(kind, reason);
+      };
+      // Not an async function: one promise per call (every message's append passes here).
+      const wrapper = (...args: unknown[]): Promise<unknown> => {
+        let result: unknown;
         try {
           // Looked up at each call: a test may replace a store's method after the first use.
           const fn = Reflect.get(target, prop) as (...a: unknown[]) => unknown;
-          const result = await fn.apply(target, args);
-          health.success(write);
-          return result;
+          result = fn.apply(target, args);
         } catch (e) {
-          const kind = classifyStorageFault(e);
-          if (!kind) throw e;
-          const reason = oneLine(e);
-          health.fault(kind, reason, write);
-          throw new StorageUnavailableError(kind, reason);
+          return Promise.reject(e).catch(failed);
         }
+        return Promise.resolve(result).then(succeeded, failed);
       };
       wrappers.set(prop, wrapper);
       return wrapper;
