@@ -205,6 +205,10 @@ async function main(): Promise<number> {
                 `${sys.name}: ${f.deliveries} of ${f.expected} delivered (M = ${f.members})`,
               );
           }
+          if (r.publishesOpen && r.publishesOpen.lost > 0)
+            (sys.name === "wsync" ? failures : notes).push(
+              `${sys.name}: ${r.publishesOpen.lost} publishes offered in the open loop never completed`,
+            );
           if (r.connects.errors > 0)
             (sys.name === "wsync" ? failures : notes).push(
               `${sys.name}: ${r.connects.errors} connects failed`,
