@@ -13,8 +13,9 @@
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { closedLoop, connects, openLoop, publishes, publishesOpen } from "./lib/metrics.ts";
+import { closedLoop, connects, openLoop } from "./lib/metrics.ts";
 import { pin } from "./lib/proc.ts";
+import { publishes, publishesOpen } from "./lib/publishes.ts";
 import { latencyChart, markdown, type SystemRound } from "./lib/report.ts";
 import { median } from "./lib/stats.ts";
 import { startBunRaw } from "./systems/bunraw.ts";

@@ -15,7 +15,8 @@
  * Without a database URL it says so and exits 0. `bun bench/run.ts` runs it after the suite.
  */
 import { SQL } from "bun";
-import { closedLoop, openLoop, publishes } from "./lib/metrics.ts";
+import { closedLoop, openLoop } from "./lib/metrics.ts";
+import { publishes } from "./lib/publishes.ts";
 import { startWsyncCluster } from "./systems/wsync.ts";
 
 const quick = process.argv.includes("--quick");

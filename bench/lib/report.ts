@@ -1,11 +1,6 @@
 /** The summary table (markdown) and the latency chart (SVG) of a run. */
-import type {
-  ConnectResult,
-  FanoutResult,
-  LatencyPoint,
-  OpenPublishResult,
-  PublishResult,
-} from "./metrics.ts";
+import type { ConnectResult, FanoutResult, LatencyPoint } from "./metrics.ts";
+import type { OpenPublishResult, PublishResult } from "./publishes.ts";
 import { median } from "./stats.ts";
 
 /** One system's results in one round of the suite (bench/run.ts makes them; this module reports them). */

@@ -192,7 +192,8 @@ export class MessageService {
     if (content.clientMsgId !== body.clientMsgId) {
       throw new ApiError("InvalidRequest", "content.clientMsgId: must equal clientMsgId");
     }
-    // A v2 epoch already seen as this channel's current one costs no promise (checkV2Content).
+    // Known to be a v2 epoch of this channel: no look (and no promise) before the commit, which
+    // refuses it unless it is still the current one; settle() then answers as the look would have.
     if (content.v === 2 && this.v2Epochs.get(content.epochId) !== channel.id)
       await this.checkV2Content(ctx, channel.id, content.epochId, body.clientMsgId);
     if (channel.direct) await checkDirectSend(this.storage, ctx.did, channel.id);
@@ -212,13 +213,7 @@ export class MessageService {
       content.epochId,
     );
     const v2 = content.v === 2;
-    return {
-      sent: committed.then((result) =>
-        result.kind === "ok"
-          ? this.published(result.row, channel.id, chUri)
-          : this.settle(ctx, result, channel.id, chUri, v2),
-      ),
-    };
+    return { sent: committed.then((result) => this.settle(ctx, result, channel.id, chUri, v2)) };
   }
 
   /**
@@ -234,9 +229,6 @@ export class MessageService {
     epochId: string,
     clientMsgId: string,
   ): Promise<void> {
-    // Known to be a v2 epoch of this channel: the commit refuses it unless it is still the current
-    // one, and settle() then answers as this check would have (v3 since: 422; else 409).
-    if (this.v2Epochs.get(epochId) === channelId) return;
     const { v3, epochId: currentEpochId } = await this.channelVersion(channelId);
     if (!v3 && epochId === currentEpochId) return;
     if (await this.storage.timeline.byClientMsgId(ctx.did, clientMsgId)) return;
@@ -252,12 +244,27 @@ export class MessageService {
     return { id: channel.id, uri: uriOf(channel), direct: channel.type === "direct" };
   }
 
-  private async settle(
+  /**
+   * What a commit's answer means for the sender: a stored message is published at once, with no
+   * further promise (the common case, once per message); anything else is answered by notStored.
+   */
+  private settle(
     ctx: AuthContext,
     result: AppendMessageResult,
     channelId: string,
     chUri: string,
-    v2 = false,
+    v2: boolean,
+  ): SentMessage | Promise<SentMessage> {
+    if (result.kind === "ok") return this.published(result.row, channelId, chUri);
+    return this.notStored(ctx, result, channelId, chUri, v2);
+  }
+
+  private async notStored(
+    ctx: AuthContext,
+    result: Exclude<AppendMessageResult, { kind: "ok" }>,
+    channelId: string,
+    chUri: string,
+    v2: boolean,
   ): Promise<SentMessage> {
     switch (result.kind) {
       case "not-member":
@@ -284,15 +291,10 @@ export class MessageService {
           "EpochConflict",
           "content.epochId: not the current epoch; fetch epoch keys and retry",
         );
-      case "ok":
-        return this.published(result.row, channelId, chUri);
     }
   }
 
-  /**
-   * A committed message: its record serialised once and handed to the bus. Synchronous, so a commit's
-   * messages settle without a further promise each (the common case of queue's `sent`).
-   */
+  /** A committed message: its record serialised once (for the fan-out and the ack) and handed to the bus. */
   private published(row: MessageRow, channelId: string, chUri: string): SentMessage {
     const record: MessageRecord = toMessageRecord(row, chUri);
     const json = JSON.stringify(record);

@@ -7,19 +7,21 @@ import { BASE32_ALPHABET } from "../../core/protocol/index.ts";
 const pool = new Uint8Array(4096);
 let poolAt = pool.length;
 
-/** `n` characters of lowercase base32 from the CSPRNG (5 bits each, no modulo bias: 256 % 32 = 0). */
-export function randomBase32(n: number): string {
-  if (n > pool.length) {
-    let out = "";
-    for (const b of crypto.getRandomValues(new Uint8Array(n))) out += BASE32_ALPHABET[b & 31];
-    return out;
-  }
+/** `n` bytes from the CSPRNG: from the block while it lasts (read at once: the block is reused). */
+function randomBytes(n: number): Uint8Array {
+  if (n > pool.length) return crypto.getRandomValues(new Uint8Array(n));
   if (poolAt + n > pool.length) {
     crypto.getRandomValues(pool);
     poolAt = 0;
   }
+  poolAt += n;
+  return pool.subarray(poolAt - n, poolAt);
+}
+
+/** `n` characters of lowercase base32 from the CSPRNG (5 bits each, no modulo bias: 256 % 32 = 0). */
+export function randomBase32(n: number): string {
   let out = "";
-  for (let i = 0; i < n; i++) out += BASE32_ALPHABET[(pool[poolAt++] as number) & 31];
+  for (const b of randomBytes(n)) out += BASE32_ALPHABET[b & 31];
   return out;
 }
 

@@ -21,6 +21,7 @@ import type { ChannelRef } from "../services/message-service.ts";
 import { WRITE_KINDS } from "../services/rate-limit.ts";
 import { uriOf } from "../services/records.ts";
 import type { Services } from "../services/services.ts";
+import { type CorkableSocket, sendAtTurnEnd, sendInOrder } from "./outbox.ts";
 
 const frameCheck = TypeCompiler.Compile(Frame);
 // A Map, not an object: a frame type such as "constructor" must not find Object.prototype members.
@@ -46,14 +47,10 @@ export const SocketLimits = {
 } as const;
 
 /** The part of Bun's ServerWebSocket this adapter uses. */
-export interface RawSocket {
-  readonly readyState: number;
-  send(data: string): number;
+export interface RawSocket extends CorkableSocket {
   close(code?: number, reason?: string): void;
   subscribe(topic: string): void;
   unsubscribe(topic: string): void;
-  /** Runs `callback` with the socket corked: its sends go out in one write (Bun's `ws.cork`). */
-  cork<R>(callback: () => R): R;
 }
 
 /** What every socket of one server shares. */
@@ -76,24 +73,6 @@ function closeSocket(ws: RawSocket | null, code: number, reason: string): void {
   } catch {
     // Already closing.
   }
-}
-
-/**
- * Frames sent from outside Bun's socket callbacks wait here until the end of the event-loop turn.
- * Bun corks a socket only while its `message`, `open` or `drain` callback runs; the acks of a group
- * commit are sent later, when the writer thread answers, and each `ws.send` there was a write of its
- * own (a fifth of the main thread's samples per stored message in a profile: docs/benchmarks.md,
- * issue 35). Queued, each socket's frames of one turn go out corked, in one write, in the order they
- * were sent; fan-out through topics is batched by Bun in the same way.
- */
-const outbox = new Set<SocketSession>();
-let outboxScheduled = false;
-
-function flushOutbox(): void {
-  outboxScheduled = false;
-  const sessions = [...outbox];
-  outbox.clear();
-  for (const session of sessions) session.flushQueued();
 }
 
 /** The ack of a message: its record, serialised once for the ack and the fan-out alike. */
@@ -120,8 +99,6 @@ export class SocketSession implements Connection {
   private joined: Map<string, ChannelRef> | null = null;
   /** Until when the session row looked valid at the last look (clock ms). */
   private sessionOkUntil = 0;
-  /** Frames waiting in the outbox for the end of this turn (sendLater), in order. */
-  private queued: string[] | null = null;
 
   constructor(
     private readonly shared: Shared,
@@ -224,40 +201,17 @@ export class SocketSession implements Connection {
     this.busy = false;
   }
 
-  private send(text: string): void {
-    // Behind frames still in the outbox: a socket's frames keep the order they were sent in.
-    if (this.queued) {
-      this.queued.push(text);
-      return;
-    }
+  /**
+   * Sends now (behind any frames the outbox holds for this socket), or, `later`, at the end of the
+   * turn, corked with the socket's other frames: for what is sent outside Bun's socket callbacks,
+   * the acks and refusals that follow a commit (outbox.ts). Past Bun's backpressureLimit the socket
+   * is dropped (closeOnBackpressureLimit): nothing grows.
+   */
+  private send(text: string, later = false): void {
     const ws = this.ws;
-    // Past Bun's backpressureLimit the socket is dropped (closeOnBackpressureLimit): nothing grows.
-    if (ws && ws.readyState === 1) ws.send(text);
-  }
-
-  /** Sends `text` at the end of this event-loop turn, corked with this socket's other frames (outbox). */
-  private sendLater(text: string): void {
-    if (this.queued) {
-      this.queued.push(text);
-      return;
-    }
-    this.queued = [text];
-    outbox.add(this);
-    if (!outboxScheduled) {
-      outboxScheduled = true;
-      setImmediate(flushOutbox);
-    }
-  }
-
-  /** The outbox's flush: this socket's queued frames in one corked write. */
-  flushQueued(): void {
-    const queued = this.queued;
-    this.queued = null;
-    const ws = this.ws;
-    if (!queued || !ws || ws.readyState !== 1) return;
-    ws.cork(() => {
-      for (const text of queued) if (ws.readyState === 1) ws.send(text);
-    });
+    if (!ws) return;
+    if (later) sendAtTurnEnd(ws, text);
+    else sendInOrder(ws, text);
   }
 
   private sendFrame(f: ServerFrame): void {
@@ -300,9 +254,7 @@ export class SocketSession implements Connection {
     // RateLimited carries retryAfter (seconds), as HTTP's Retry-After header does.
     const data =
       e instanceof ApiError && e.retryAfter ? { ...mapped.body, retryAfter: e.retryAfter } : mapped.body;
-    const text = JSON.stringify({ type: WsEvent.error, ...(f.id ? { id: f.id } : {}), data });
-    if (later) this.sendLater(text);
-    else this.send(text);
+    this.send(JSON.stringify({ type: WsEvent.error, ...(f.id ? { id: f.id } : {}), data }), later);
   }
 
   private async authenticate(f: Frame): Promise<void> {
@@ -348,12 +300,12 @@ export class SocketSession implements Connection {
 
   /**
    * A logged-out session stops at its next frame even if the end-session event was missed (which
-   * closes its sockets at once); the row is read again at most every `sessionRecheckMs`.
+   * closes its sockets at once): the row read again, which `handle` does at most every
+   * `sessionRecheckMs` (until `sessionOkUntil`).
    */
   private async sessionValid(ctx: AuthContext): Promise<boolean> {
     const { s } = this.shared;
     const now = s.clock.now();
-    if (now < this.sessionOkUntil) return true;
     const session = await s.storage.sessions.get(ctx.sessionId);
     if (!session || session.revokedAt !== null || session.expiresAt <= now) return false;
     this.sessionOkUntil = Math.min(now + SocketLimits.sessionRecheckMs, session.expiresAt);
@@ -363,7 +315,7 @@ export class SocketSession implements Connection {
   private async handle(f: Frame): Promise<void> {
     const ctx = this.auth as AuthContext;
     const { s } = this.shared;
-    // The session row was valid at the last look within sessionRecheckMs: no promise to wait on.
+    // Valid at a look within the last sessionRecheckMs: no read, and no promise to wait on.
     if (s.clock.now() >= this.sessionOkUntil && !(await this.sessionValid(ctx))) {
       this.end(WsClose.sessionEnded, "Session ended");
       throw new ApiError("Unauthorized", "Session is no longer valid");
@@ -437,7 +389,7 @@ export class SocketSession implements Connection {
           (m) => {
             metrics.messagesAccepted++;
             metrics.sendLatency.observe((performance.now() - t0) / 1000);
-            if (f.id) this.sendLater(ackWithRecord(f.id, m.json));
+            if (f.id) this.send(ackWithRecord(f.id, m.json), true);
           },
           (e) => {
             tally(metrics.messagesRefused, codeOf(e));
