@@ -27,6 +27,13 @@ export { SendBlockedError };
  */
 export class EpochManager {
   private readonly keyLoads = new Map<string, Promise<void>>();
+  /**
+   * Per channel, the turns handed out to reconciles (reconcileTurn): only the reconcile holding the
+   * last turn sets the view's `sendBlocked`, since it judges the server's latest word. One that took
+   * its turn earlier (a live frame's refresh, whose keys were still loading) and finishes later must
+   * not clear a block a later one set, nor set one it cleared.
+   */
+  private readonly reconciles = new Map<string, number>();
   /** Making the next epoch (rotation.ts). */
   private readonly rotation: Rotation;
   private cacheGeneration = 0;
@@ -473,12 +480,21 @@ export class EpochManager {
 
   async refreshEpoch(channelId: string): Promise<EpochInfo> {
     const { epochInfo } = await this.c.api.call("getEpochInfo", { channelUri: channelId });
+    // The server's word as of now: judged in this turn, however long its keys take to load.
+    const turn = this.reconcileTurn(channelId);
     const view = this.view(channelId);
     if (view) view.epoch = epochInfo;
     if (epochInfo.epochId) await this.loadUntil(channelId, epochInfo.epochNumber, epochInfo.epochId);
-    await this.reconcile(channelId, epochInfo);
+    await this.reconcile(channelId, epochInfo, turn);
     this.c.changed();
     return epochInfo;
+  }
+
+  /** The next reconcile turn of the channel (see `reconciles`). */
+  private reconcileTurn(channelId: string): number {
+    const turn = (this.reconciles.get(channelId) ?? 0) + 1;
+    this.reconciles.set(channelId, turn);
+    return turn;
   }
 
   /**
@@ -488,12 +504,14 @@ export class EpochManager {
   async reconcile(
     channelId: string,
     info: EpochInfo,
+    turn = this.reconcileTurn(channelId),
   ): Promise<{ epochId: string; epochNumber: number } | string> {
     const chain = await this.chain(channelId);
     const head = chain.head;
     const view = this.view(channelId);
+    const latest = () => this.reconciles.get(channelId) === turn;
     const block = (text: string) => {
-      if (view) view.sendBlocked = true;
+      if (view && latest()) view.sendBlocked = true;
       return text;
     };
     if (!head) {
@@ -520,7 +538,7 @@ export class EpochManager {
       const failed = view?.warnings.find((w) => w.epochNumber === info.epochNumber && w.check !== "handle");
       return block(failed?.text ?? CryptoText.epochKeysNotLoaded);
     }
-    if (view?.sendBlocked) {
+    if (view?.sendBlocked && latest()) {
       view.sendBlocked = false;
       this.c.changed();
     }

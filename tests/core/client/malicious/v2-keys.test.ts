@@ -164,6 +164,51 @@ test("rollback: the server reports an older, genuinely signed epoch as current; 
   void bob;
 });
 
+test("rollback: a refresh that heard the server earlier and finishes later does not lift the block", async () => {
+  // The race CI once hit in the test above: a live refresh took the server's (true) word, then its
+  // keys took long to load; meanwhile the server lied and a send was blocked. The refresh, finishing
+  // last, must not clear the block that a later word set (EpochManager.reconciles).
+  const { alice, bob, channel } = await pair();
+  const old = structuredClone(alice.client.view(channel.id)?.epoch) as EpochInfo;
+  const carol = await suite.user("carol");
+  await carol.client.join(channel.id);
+  await until(() => (alice.client.view(channel.id)?.epoch?.epochNumber ?? 0) >= 3, 5000, "epoch 3");
+  await alice.client.kick(channel.id, carol.did);
+  await until(() => (alice.client.view(channel.id)?.epoch?.epochNumber ?? 0) >= 4, 5000, "epoch 4");
+  let release = () => {};
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let held = false;
+  let answered = false;
+  alice.tamper.response("getEpochKeys", async (body) => {
+    held = true;
+    await gate;
+    answered = true;
+    return body;
+  });
+  // Bob makes epoch 5: alice's live refresh hears it and waits on its keys.
+  await bob.client.rotate(channel.id);
+  await until(
+    () => held && alice.client.view(channel.id)?.epoch?.epochNumber === 5,
+    5000,
+    "the refresh waiting",
+  );
+  alice.tamper.response("getEpochInfo", () => ({
+    success: true,
+    epochInfo: { ...old, rotationRequired: false },
+  }));
+  const view = alice.client.view(channel.id);
+  if (view) view.epoch = { ...old, rotationRequired: false };
+  await expect(alice.client.send(channel.id, "must not go out under epoch 2")).rejects.toThrow(/rollback/);
+  expect(alice.client.view(channel.id)?.sendBlocked).toBe(true);
+  release();
+  await until(() => answered, 5000, "the keys answered");
+  // The refresh goes on to verify epoch 5 and reconcile with it; give it every chance to finish.
+  for (let i = 0; i < 50; i++) await Bun.sleep(10);
+  expect(alice.client.view(channel.id)?.sendBlocked).toBe(true);
+});
+
 test("a fork (two different epochs for one number): alice refuses to send and is warned", async () => {
   const { alice, channel } = await pair();
   const info = structuredClone(alice.client.view(channel.id)?.epoch) as EpochInfo;
