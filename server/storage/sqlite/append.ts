@@ -78,8 +78,10 @@ export class AppendCommitter {
   /**
    * Writes a batch in one `BEGIN IMMEDIATE … COMMIT` (one fsync under synchronous=FULL). The checks
    * (duplicate, membership, rotation, epoch) run inside the transaction, so they hold at the moment
-   * of the write. If one message fails, the batch is written again with a savepoint per message, so
-   * only a failing message fails.
+   * of the write; what the committer remembers of a channel (`known`) stands for them only while no
+   * one else has written the database since (see `revalidate`). If one message fails, the batch is
+   * written again with a savepoint per message and every check made afresh, so only a failing
+   * message fails.
    */
   commit(items: readonly AppendItem[]): BatchOutcome {
     const t0 = performance.now();
@@ -87,15 +89,22 @@ export class AppendCommitter {
     let outcomes: AppendOutcome[];
     try {
       outcomes = this.db
-        .transaction(() => items.map((it): AppendOutcome => ({ ok: this.appendOne(it.m, it.epochId) })))
+        .transaction(() => {
+          this.revalidate();
+          const out = items.map((it): AppendOutcome => ({ ok: this.appendOne(it.m, it.epochId) }));
+          this.flushAll();
+          return out;
+        })
         .immediate();
     } catch {
+      // The transaction rolled back, and with it what `known` counted in it.
+      this.known.clear();
       try {
         outcomes = this.db
           .transaction(() =>
             items.map((it): AppendOutcome => {
               try {
-                return { ok: this.db.transaction(() => this.appendOne(it.m, it.epochId))() };
+                return { ok: this.db.transaction(() => this.appendChecked(it.m, it.epochId, false))() };
               } catch (e) {
                 return { error: e };
               }
@@ -111,6 +120,42 @@ export class AppendCommitter {
   }
 
   /**
+   * What this connection's own commits left true of a channel, so that a message to it needs one
+   * INSERT instead of the checking SELECT, the sequence UPDATE and the INSERT (issue 35: those two
+   * statements were half of a message's SQLite work). Only a channel whose current epoch matched its
+   * member version is kept, with the authors seen to be members of it.
+   */
+  private readonly known = new Map<string, KnownChannel>();
+  /** `PRAGMA data_version` when the last batch began, and `total_changes()` when it ended. */
+  private cleanVersion = -1;
+  private cleanChanges = -1;
+
+  /**
+   * Forgets every channel if anyone but this committer wrote the database since its last batch:
+   * another connection's commit changes `PRAGMA data_version` (the main thread's connection, another
+   * process such as `wsync admin`); a write through this same connection (the `:memory:` database,
+   * which the main thread shares with the committer) changes `total_changes()`. Read inside the
+   * batch's `BEGIN IMMEDIATE`, which holds the write lock, so no commit can come between this look
+   * and the batch's own commit.
+   */
+  private revalidate(): void {
+    const v = this.statements().version.get() as { dv: number; tc: number };
+    if (v.dv !== this.cleanVersion || v.tc !== this.cleanChanges) this.known.clear();
+    this.cleanVersion = v.dv;
+  }
+
+  /** Writes the sequence numbers, counts and times that `known` holds back into each channel's row. */
+  private flushAll(): void {
+    for (const [id, k] of this.known) if (k.unflushed > 0) this.flush(id, k);
+    this.cleanChanges = (this.statements().version.get() as { tc: number }).tc;
+  }
+
+  private flush(channelId: string, k: KnownChannel): void {
+    this.statements().flush.run(k.lastSeq, k.lastActivity, k.unflushed, channelId);
+    k.unflushed = 0;
+  }
+
+  /**
    * The statements of a message's commit, prepared once (the profile in docs/benchmarks.md: looking
    * a statement up by its text on every call showed). `check` judges a message in one statement:
    * whether its clientMsgId was used (the rowid of that message), whether the author is a member,
@@ -122,6 +167,9 @@ export class AppendCommitter {
     byClientMsg: Statement;
     nextSeq: Statement;
     insert: Statement;
+    insertNew: Statement;
+    flush: Statement;
+    version: Statement;
   } | null = null;
 
   /**
@@ -157,12 +205,60 @@ export class AppendCommitter {
         `INSERT INTO timeline (channel_id, seq, rkey, kind, author_did, author_handle, client_msg_id, content, created_at)
          VALUES (?, ?, ?, 'message', ?, ?, ?, ?, ?)`,
       ),
+      // The same row where `known` vouches for the checks; a uniqueness conflict (a retried
+      // clientMsgId) writes nothing and sends the message to the checked path.
+      insertNew: this.db.prepare(
+        `INSERT INTO timeline (channel_id, seq, rkey, kind, author_did, author_handle, client_msg_id, content, created_at)
+         VALUES (?, ?, ?, 'message', ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+      ),
+      flush: this.db.prepare(
+        `UPDATE channels SET last_seq = MAX(last_seq, ?), last_activity = ?, message_count = message_count + ?
+         WHERE id = ?`,
+      ),
+      version: this.db.prepare(
+        "SELECT (SELECT data_version FROM pragma_data_version) AS dv, total_changes() AS tc",
+      ),
     };
     return this.appendStatements;
   }
 
   private appendOne(m: Omit<MessageRow, "seq" | "kind">, epochId: string): AppendMessageResult {
+    const k = this.known.get(m.channelId);
+    if (k !== undefined && k.epochId === epochId && k.members.has(m.authorDid)) {
+      const seq = k.lastSeq + 1;
+      const r = this.statements().insertNew.run(
+        m.channelId,
+        seq,
+        m.rkey,
+        m.authorDid,
+        m.authorHandle,
+        m.clientMsgId,
+        m.content,
+        m.createdAt,
+      );
+      if (r.changes === 1) {
+        k.lastSeq = seq;
+        k.unflushed++;
+        k.lastActivity = m.createdAt;
+        return { kind: "ok", row: { ...m, kind: "message", seq } };
+      }
+    }
+    return this.appendChecked(m, epochId, true);
+  }
+
+  /** A message checked by the statements alone; `remember`: keep what they said in `known`. */
+  private appendChecked(
+    m: Omit<MessageRow, "seq" | "kind">,
+    epochId: string,
+    remember: boolean,
+  ): AppendMessageResult {
     const st = this.statements();
+    // The channel's row must hold every sequence number given out before this one takes the next.
+    const held = this.known.get(m.channelId);
+    if (held !== undefined) {
+      if (held.unflushed > 0) this.flush(m.channelId, held);
+      this.known.delete(m.channelId);
+    }
     const state = st.check.get(m.authorDid, m.clientMsgId, m.authorDid, m.channelId) as {
       dup: number | null;
       member: number;
@@ -199,6 +295,30 @@ export class AppendCommitter {
       m.content,
       m.createdAt,
     );
+    if (remember) {
+      const members = held?.epochId === state.epoch_id ? held.members : new Set<string>();
+      members.add(m.authorDid);
+      this.known.set(m.channelId, {
+        lastSeq: seq,
+        epochId: state.epoch_id,
+        members,
+        unflushed: 0,
+        lastActivity: m.createdAt,
+      });
+    }
     return { kind: "ok", row: { ...m, kind: "message", seq } };
   }
+}
+
+/** A channel as the committer's own commits left it (AppendCommitter.known). */
+interface KnownChannel {
+  /** The channel's last sequence number, counting this batch's messages. */
+  lastSeq: number;
+  /** Its current epoch, whose member version was the channel's when this was learnt. */
+  epochId: string;
+  /** Authors the checks found to be members. */
+  members: Set<string>;
+  /** This batch's messages that the channel's row does not count yet, and the newest one's time. */
+  unflushed: number;
+  lastActivity: number;
 }

@@ -153,6 +153,49 @@ for (const p of paths) {
       ok(await s.timeline.appendMessage(w.messageInput(channel, owner, next.row.epochId), next.row.epochId));
     });
 
+    test("what the committer remembers of a warm channel gives way to every other write", async () => {
+      const s = storageFor(p.opts());
+      const w = new World(s);
+      const { owner, other, channel, epochId } = await w.room();
+      const send = (who: typeof owner, epoch = epochId) =>
+        s.timeline.appendMessage(w.messageInput(channel, who, epoch), epoch);
+      // Warm: both authors' first messages are checked by the statements, the next ones are not.
+      const first = ok(await send(owner));
+      ok(await send(other));
+      const burst = (
+        await Promise.all(Array.from({ length: 20 }, (_, i) => send(i % 2 ? other : owner)))
+      ).map(ok);
+      expect(burst.map((r) => r.seq)).toEqual(burst.map((_, i) => first.seq + 2 + i));
+      // The channel's row counts what the warm path wrote, as the statements would have.
+      const row = async () => (await s.admin.channels()).find((c) => c.id === channel.id);
+      const last = burst.at(-1) as (typeof burst)[number];
+      expect(await row()).toMatchObject({ messages: 22, records: last.seq, lastActivity: last.createdAt });
+      // A retry on the warm path is still the first record.
+      const firstOfBurst = burst[0] as (typeof burst)[number];
+      const again = { ...w.messageInput(channel, owner, epochId), clientMsgId: firstOfBurst.clientMsgId };
+      expect(await s.timeline.appendMessage(again, epochId)).toEqual({
+        kind: "duplicate",
+        row: firstOfBurst,
+      });
+      // A member joins (the member version moves): no warm path past the rotation check.
+      const newcomer = await w.user();
+      await w.join(channel, newcomer);
+      expect(await send(owner)).toEqual({ kind: "rotation-required" });
+      expect(await send(other)).toEqual({ kind: "rotation-required" });
+      const next = await w.epoch(channel, owner);
+      const afterRotation = ok(await send(owner, next.row.epochId));
+      expect(afterRotation.seq).toBe(last.seq + 1);
+      ok(await send(other, next.row.epochId));
+      expect(await send(owner)).toEqual({ kind: "stale-epoch", currentEpochId: next.row.epochId });
+      // Warm again, then a member removed: their next message is refused at once.
+      ok(await send(other, next.row.epochId));
+      expect(await s.channels.removeMember(channel.id, other.did)).toBe(true);
+      expect(await send(other, next.row.epochId)).toEqual({ kind: "not-member" });
+      expect(await send(owner, next.row.epochId)).toEqual({ kind: "rotation-required" });
+      // Nothing refused was written: the sequence has no gap.
+      expect(await row()).toMatchObject({ messages: 25, records: last.seq + 3 });
+    });
+
     test("close commits every message appended before it; the file holds them all", async () => {
       const opts = p.opts();
       const s = openSqliteStorage(opts);
