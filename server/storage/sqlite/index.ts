@@ -6,6 +6,7 @@ import { SqliteAtproto } from "./atproto.ts";
 import { SqliteBlobs } from "./blobs.ts";
 import { SqliteBots } from "./bots.ts";
 import { SqliteChannels } from "./channels.ts";
+import { tuneConnection } from "./connection.ts";
 import { SqliteDeviceLinks } from "./device-links.ts";
 import { SqliteDirect } from "./direct.ts";
 import { SqliteEpochs } from "./epochs.ts";
@@ -52,10 +53,7 @@ export function openSqliteDatabase(opts: SqliteOptions): Database {
   // Switching to WAL needs an exclusive lock and SQLite does not always call the busy handler for
   // it: when another process is opening the same new file, retry for up to the same 5 s.
   retryWhileBusy(() => db.run("PRAGMA journal_mode = WAL"), 5000);
-  db.run(`PRAGMA synchronous = ${opts.synchronous === "normal" ? "NORMAL" : "FULL"}`);
-  db.run("PRAGMA foreign_keys = ON");
-  // Deleted content is overwritten with zeros rather than left in free pages.
-  db.run("PRAGMA secure_delete = ON");
+  tuneConnection(db, opts.synchronous);
   migrate(db);
   return db;
 }

@@ -33,7 +33,7 @@ const pragma = (db: Database, name: string) => Object.values(db.query(`PRAGMA ${
 const lastVersion = Math.max(...migrations.map((m) => m.version));
 
 describe("sqlite specifics", () => {
-  test("every connection runs with WAL, full sync, foreign keys and secure delete", () => {
+  test("every connection runs with WAL, full sync, foreign keys, secure delete and a 10,000-page WAL", () => {
     const db = openSqliteDatabase({ path: tempDb() });
     try {
       expect(pragma(db, "journal_mode")).toBe("wal");
@@ -41,6 +41,8 @@ describe("sqlite specifics", () => {
       expect(pragma(db, "foreign_keys")).toBe(1);
       expect(pragma(db, "secure_delete")).toBe(1);
       expect(pragma(db, "busy_timeout")).toBe(5000);
+      expect(pragma(db, "wal_autocheckpoint")).toBe(10_000);
+      expect(pragma(db, "journal_size_limit")).toBe(64 * 1024 * 1024);
     } finally {
       db.close();
     }
