@@ -13,7 +13,11 @@
  * 4. the frame's JavaScript: JSON.parse of the frame and of its content, the TypeBox checks,
  *    JSON.stringify of the record;
  * 5. the join of a channel of 10 by a member (`channel:join` over a socket): each query it makes
- *    (`npm run bench:connect-parts` measures the same join over real sockets).
+ *    (`npm run bench:connect-parts` measures the same join over real sockets);
+ * 6. the page writes under a busy timeline: the table as it is, 100 channels each with one author
+ *    who already wrote 400 messages, 400 rows a commit (a busy server's batch), user and system CPU
+ *    apart; with the WAL checkpointed every 1,000 pages (SQLite's default) and every 10,000 (the
+ *    server's), and without the index on the client's random clientMsgId.
  *
  * CPU is the process's user + system time (every thread) per item. Usage:
  *   npm run bench:server-parts [-- messages=20000]
@@ -280,6 +284,72 @@ try {
     `5j. JSON.stringify of channel:joined (${JSON.stringify(joinedFrame).length} bytes)`,
     await perCall(() => JSON.stringify(joinedFrame)),
   );
+
+  // 6. The page writes of a busy timeline.
+  for (const [label, checkpoint, cmid] of [
+    ["checkpoint every 1,000 pages", 1000, true],
+    ["checkpoint every 10,000 pages (the server's)", 10_000, true],
+    ["10,000 pages, no clientMsgId index", 10_000, false],
+  ] as [string, number, boolean][])
+    report(`6. timeline, 400 rows a commit, ${label}`, busyTimeline(content, checkpoint, cmid));
 } finally {
   await srv.stop();
+}
+
+/**
+ * CPU per row of inserting MESSAGES rows in commits of 400 into a timeline shaped as the server's
+ * (record keys in time order as `newRkey` makes them, clientMsgIds random as clients make them) that
+ * already holds 400 rows for each of 100 channels, one author each; user and system time apart.
+ */
+function busyTimeline(content: string, checkpointPages: number, clientMsgIndex: boolean): string {
+  const dir = mkdtempSync(join(tmpdir(), "wsync-parts-"));
+  const db = new Database(join(dir, "t.db"));
+  try {
+    db.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;");
+    db.exec(`PRAGMA wal_autocheckpoint=${checkpointPages}`);
+    db.exec(`CREATE TABLE timeline (channel_id TEXT NOT NULL, seq INTEGER NOT NULL,
+      rkey TEXT NOT NULL UNIQUE, kind TEXT NOT NULL, author_did TEXT NOT NULL,
+      author_handle TEXT NOT NULL, client_msg_id TEXT, content TEXT, created_at INTEGER NOT NULL,
+      PRIMARY KEY (channel_id, seq))`);
+    if (clientMsgIndex)
+      db.exec("CREATE UNIQUE INDEX tcm ON timeline(author_did, client_msg_id) WHERE kind = 'message'");
+    const insert = db.prepare(
+      `INSERT INTO timeline (channel_id, seq, rkey, kind, author_did, author_handle, client_msg_id, content, created_at)
+       VALUES (?, ?, ?, 'message', ?, ?, ?, ?, ?)`,
+    );
+    const seqs = new Array<number>(100).fill(0);
+    let n = 0;
+    const write = (rows: number) => {
+      for (let done = 0; done < rows; done += 400)
+        db.transaction(() => {
+          for (let j = 0; j < 400; j++, n++) {
+            const c = n % 100;
+            seqs[c] = (seqs[c] as number) + 1;
+            insert.run(
+              `3lchannel${c}`,
+              seqs[c] as number,
+              `3l${(1e12 + n).toString(36)}${randomHex(2)}`,
+              `did:plc:author${c.toString().padStart(16, "0")}`,
+              "user.test",
+              randomHex(16),
+              content,
+              Date.now(),
+            );
+          }
+        }).immediate();
+    };
+    write(400 * 100);
+    const c0 = process.cpuUsage();
+    write(MESSAGES);
+    const c = process.cpuUsage(c0);
+    insert.finalize();
+    return `${((c.user + c.system) / MESSAGES).toFixed(1)} µs CPU (user ${(c.user / MESSAGES).toFixed(1)}, system ${(c.system / MESSAGES).toFixed(1)})`;
+  } finally {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function randomHex(bytes: number): string {
+  return Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString("hex");
 }
