@@ -226,17 +226,7 @@ export class AppendCommitter {
     const k = this.known.get(m.channelId);
     if (k !== undefined && k.epochId === epochId && k.members.has(m.authorDid)) {
       const seq = k.lastSeq + 1;
-      const r = this.statements().insertNew.run(
-        m.channelId,
-        seq,
-        m.rkey,
-        m.authorDid,
-        m.authorHandle,
-        m.clientMsgId,
-        m.content,
-        m.createdAt,
-      );
-      if (r.changes === 1) {
+      if (insertRow(this.statements().insertNew, m, seq) === 1) {
         k.lastSeq = seq;
         k.unflushed++;
         k.lastActivity = m.createdAt;
@@ -285,16 +275,7 @@ export class AppendCommitter {
     const r = st.nextSeq.get(m.createdAt, m.channelId) as { last_seq: number } | null;
     if (!r) throw new Error("channel vanished during append");
     const seq = r.last_seq;
-    st.insert.run(
-      m.channelId,
-      seq,
-      m.rkey,
-      m.authorDid,
-      m.authorHandle,
-      m.clientMsgId,
-      m.content,
-      m.createdAt,
-    );
+    insertRow(st.insert, m, seq);
     if (remember) {
       const members = held?.epochId === state.epoch_id ? held.members : new Set<string>();
       members.add(m.authorDid);
@@ -308,6 +289,20 @@ export class AppendCommitter {
     }
     return { kind: "ok", row: { ...m, kind: "message", seq } };
   }
+}
+
+/** Runs one of the two INSERTs of a message row; the number of rows it wrote (0: a conflict skipped). */
+function insertRow(insert: Statement, m: Omit<MessageRow, "seq" | "kind">, seq: number): number {
+  return insert.run(
+    m.channelId,
+    seq,
+    m.rkey,
+    m.authorDid,
+    m.authorHandle,
+    m.clientMsgId,
+    m.content,
+    m.createdAt,
+  ).changes;
 }
 
 /** A channel as the committer's own commits left it (AppendCommitter.known). */
