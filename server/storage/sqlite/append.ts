@@ -72,6 +72,9 @@ export function errorFromData(d: ErrorData): Error {
   return e;
 }
 
+/** At most this many channels are remembered between other writers' commits (AppendCommitter.known). */
+const KNOWN_CHANNELS_MAX = 10_000;
+
 export class AppendCommitter {
   constructor(private readonly db: Database) {}
 
@@ -277,6 +280,8 @@ export class AppendCommitter {
     const seq = r.last_seq;
     insertRow(st.insert, m, seq);
     if (remember) {
+      // A bound on memory where nothing else writes for a long time: forgetting is always safe.
+      if (this.known.size >= KNOWN_CHANNELS_MAX) this.known.clear();
       const members = held?.epochId === state.epoch_id ? held.members : new Set<string>();
       members.add(m.authorDid);
       this.known.set(m.channelId, {
