@@ -14,14 +14,6 @@ export const WAL_AUTOCHECKPOINT_PAGES = 10_000;
 export const JOURNAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 
 /**
- * The writer thread's page cache, in KiB (SQLite's default is 2 MiB). Its inserts land on a leaf of
- * each timeline index, the clientMsgId index's a random one; with the default cache those leaves
- * were read back from the file again and again (a `pread` each, in the kernel's time). A cache of
- * this size keeps a busy timeline's leaves, and is filled only as pages are used.
- */
-export const WRITER_CACHE_KIB = 32 * 1024;
-
-/**
  * The settings every connection to the database file has, the main one (index.ts) and the writer
  * thread's (writer-worker.ts) alike; `busy_timeout` and the WAL switch come first, where each opens.
  */

@@ -7,7 +7,7 @@
  */
 import { Database } from "bun:sqlite";
 import { AppendCommitter, type ErrorData, errorToData, outcomeToData } from "./append.ts";
-import { tuneConnection, WRITER_CACHE_KIB } from "./connection.ts";
+import { tuneConnection } from "./connection.ts";
 import { unpackItems, type WriterReply, type WriterRequest } from "./writer-protocol.ts";
 
 declare const self: Worker;
@@ -26,7 +26,6 @@ function open(path: string, synchronous: "full" | "normal"): void {
     // Two connections write this file: each waits for the other's transaction instead of failing.
     conn.run("PRAGMA busy_timeout = 5000");
     tuneConnection(conn, synchronous);
-    conn.run(`PRAGMA cache_size = -${WRITER_CACHE_KIB}`);
     const mode = Object.values(conn.query("PRAGMA journal_mode").get() as object)[0];
     if (mode !== "wal") throw new Error(`the writer thread needs a WAL database, found journal_mode=${mode}`);
   } catch (e) {
