@@ -28,6 +28,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { countArg } from "../../bench/lib/args.ts";
+import { toHex } from "../../core/crypto/bytes.ts";
+import { randomBytes } from "../../core/crypto/random.ts";
 import { ClientFrames, EncryptedContent, Frame, WsEvent } from "../../core/protocol/index.ts";
 import type { ChannelRef } from "../../server/services/message-service.ts";
 import { guardStorage } from "../../server/storage/faults.ts";
@@ -328,10 +330,10 @@ function busyTimeline(content: string, checkpointPages: number, clientMsgIndex: 
             insert.run(
               `3lchannel${c}`,
               seqs[c] as number,
-              `3l${(1e12 + n).toString(36)}${randomHex(2)}`,
+              `3l${(1e12 + n).toString(36)}${toHex(randomBytes(2))}`,
               `did:plc:author${c.toString().padStart(16, "0")}`,
               "user.test",
-              randomHex(16),
+              toHex(randomBytes(16)),
               content,
               Date.now(),
             );
@@ -348,8 +350,4 @@ function busyTimeline(content: string, checkpointPages: number, clientMsgIndex: 
     db.close();
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-function randomHex(bytes: number): string {
-  return Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString("hex");
 }

@@ -8,10 +8,10 @@ import type { Database } from "bun:sqlite";
  * a larger WAL copies each of those pages fewer times (issue 35: docs/benchmarks.md, "eleventh
  * session").
  */
-export const WAL_AUTOCHECKPOINT_PAGES = 10_000;
+const WAL_AUTOCHECKPOINT_PAGES = 10_000;
 
 /** After a checkpoint, the WAL file is cut back to this size (it is otherwise reused at its largest). */
-export const JOURNAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
+const JOURNAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 
 /**
  * The settings every connection to the database file has, the main one (index.ts) and the writer

@@ -25,6 +25,21 @@ async function pair(type: "public" | "invite" | "secret" = "public") {
   return { alice, bob, channel };
 }
 
+/**
+ * A pair whose channel is past a kick: `old` is epoch 2 (genuinely signed, held by carol, who joined
+ * at epoch 3 and was kicked at epoch 4), the epoch a lying server would roll alice back to.
+ */
+async function pairPastAKick() {
+  const { alice, bob, channel } = await pair();
+  const old = structuredClone(alice.client.view(channel.id)?.epoch) as EpochInfo;
+  const carol = await suite.user("carol");
+  await carol.client.join(channel.id);
+  await until(() => (alice.client.view(channel.id)?.epoch?.epochNumber ?? 0) >= 3, 5000, "epoch 3");
+  await alice.client.kick(channel.id, carol.did);
+  await until(() => (alice.client.view(channel.id)?.epoch?.epochNumber ?? 0) >= 4, 5000, "epoch 4");
+  return { alice, bob, channel, old };
+}
+
 const checks = (u: User, channelId: string) => (u.client.view(channelId)?.warnings ?? []).map((w) => w.check);
 
 /** True when `key` opens any content `u` handed the server (the server could read it). */
@@ -140,13 +155,7 @@ test("an epoch key with no commit is never used: a server-made key and message s
 });
 
 test("rollback: the server reports an older, genuinely signed epoch as current; alice refuses to send and is warned", async () => {
-  const { alice, bob, channel } = await pair();
-  const old = structuredClone(alice.client.view(channel.id)?.epoch) as EpochInfo;
-  const carol = await suite.user("carol");
-  await carol.client.join(channel.id);
-  await until(() => (alice.client.view(channel.id)?.epoch?.epochNumber ?? 0) >= 3, 5000, "epoch 3");
-  await alice.client.kick(channel.id, carol.did);
-  await until(() => (alice.client.view(channel.id)?.epoch?.epochNumber ?? 0) >= 4, 5000, "epoch 4");
+  const { alice, bob, channel, old } = await pairPastAKick();
   const sentBefore = alice.tamper.sentContents().length;
   // From now on the server says epoch 2 (which carol still holds) is current, with no rotation due.
   alice.tamper.response("getEpochInfo", () => ({
@@ -168,13 +177,7 @@ test("rollback: a refresh that heard the server earlier and finishes later does 
   // The race CI once hit in the test above: a live refresh took the server's (true) word, then its
   // keys took long to load; meanwhile the server lied and a send was blocked. The refresh, finishing
   // last, must not clear the block that a later word set (EpochManager.reconciles).
-  const { alice, bob, channel } = await pair();
-  const old = structuredClone(alice.client.view(channel.id)?.epoch) as EpochInfo;
-  const carol = await suite.user("carol");
-  await carol.client.join(channel.id);
-  await until(() => (alice.client.view(channel.id)?.epoch?.epochNumber ?? 0) >= 3, 5000, "epoch 3");
-  await alice.client.kick(channel.id, carol.did);
-  await until(() => (alice.client.view(channel.id)?.epoch?.epochNumber ?? 0) >= 4, 5000, "epoch 4");
+  const { alice, bob, channel, old } = await pairPastAKick();
   let release = () => {};
   const gate = new Promise<void>((resolve) => {
     release = resolve;
