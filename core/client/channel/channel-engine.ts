@@ -191,7 +191,9 @@ export class ChannelEngine {
       this.c.api.call("joinChannel", body),
       socketJoined ? this.c.realtime.request(WsEvent.channelJoin, body).catch(() => null) : null,
     ]);
-    // The history is fetched while the keys load; it is decrypted once they are there.
+    // The history is fetched while the keys load; it is decrypted once they are there. What the list
+    // holds when it is asked for is what the page replaces (applyPage): what arrives later is kept.
+    const before = this.view(channel.id)?.items ?? [];
     const history = this.c.api.call("getMessages", { channelUri: channel.id, limit: Limits.pageOnJoin });
     history.catch(() => undefined);
     const view = this.view(channel.id) ?? emptyChannelView(channel);
@@ -232,7 +234,7 @@ export class ChannelEngine {
       this.epochs.updateLink(channel.id, chain);
       await this.epochs.markFresh(channel.id);
       live.keysLoaded = true;
-      await this.applyPage(live, await history, true);
+      await this.applyPage(live, await history, before);
     } finally {
       live.loading = false;
       this.c.changed();
@@ -257,8 +259,9 @@ export class ChannelEngine {
     if (!reset) view.loadingMore = true;
     this.c.changed();
     try {
+      const before = view.items;
       const page = await this.historyPage(channelId, limit, reset ? null : view.cursor);
-      await this.applyPage(view, page, reset, settle);
+      await this.applyPage(view, page, reset ? before : false, settle);
     } finally {
       view.loadingMore = false;
       this.c.changed();
@@ -338,17 +341,23 @@ export class ChannelEngine {
     return out;
   }
 
+  /**
+   * Places a page. `reset` is the list as it was when the page was asked for (the channel opened
+   * again): the page replaces that list, and what came into the list after it was asked for is kept.
+   * Taking the list when the answer arrived instead lost a live record that came in between: the
+   * page was read before it was stored, and the list it was in was replaced (a flaky CI test).
+   */
   private async applyPage(
     view: ChannelView,
     page: { records: TimelineRecord[]; cursor: string | null; hasMore: boolean },
-    reset: boolean,
+    reset: readonly TimelineItem[] | false,
     settle = true,
   ): Promise<void> {
     const channelId = view.channel.id;
-    // A reset (the channel opened again) replaces the list, but only once the new page is ready: the
-    // list shown meanwhile stays as it was, never blank while the page is decrypted (a row that was on
-    // screen went away and came back). What arrives during the wait is kept (below).
-    const before = reset ? view.items : null;
+    // A reset replaces the list, but only once the new page is ready: the list shown meanwhile stays
+    // as it was, never blank while the page is decrypted (a row that was on screen went away and came
+    // back).
+    const before = reset || null;
     if (reset) this.coverage.delete(channelId);
     // Decrypted and verified in slices, one per frame: a page of 100 older records is many short
     // tasks, not one long one that stalls scrolling (issue 28). Then placed in a frame of its own.

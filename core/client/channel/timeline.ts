@@ -212,13 +212,14 @@ export function draftOf(view: ChannelView): ItemsDraft {
 
 /**
  * A draft that replaces a view's list (a reset): it starts with only what went into the list after
- * `before`, the list as it was when the reset began, so that what arrived while the reset's page was
- * loading is kept and nothing else of the old list is.
+ * `before`, the list as it was when the reset's page was asked for, so that what arrived while that
+ * page was loading is kept, and with the user's own messages not yet stored (seq 0, which no page can
+ * hold). Nothing else of the old list is kept.
  */
 export function resetDraftOf(view: ChannelView, before: readonly TimelineItem[]): ItemsDraft {
   const old = new Set(before);
   return new ItemsDraft(
-    view.items.filter((i) => !old.has(i)),
+    view.items.filter((i) => i.seq === 0 || !old.has(i)),
     view.lastSeq,
   );
 }
