@@ -386,6 +386,16 @@ export class ChannelEngine {
     }
     if (reset) await this.rebuildEpochItems(view);
     if (settle) this.refreshMissing(view);
+    await this.nameLateRows(decrypted.map((d) => d.item));
+  }
+
+  /**
+   * Rows just placed under an unverified name: named now if a verified commit pinned the name while
+   * they were being read (epochs.nameShownRows). A pin after this point names them itself.
+   */
+  private async nameLateRows(items: readonly TimelineItem[]): Promise<void> {
+    const unnamed = items.filter((i) => i.author.handle === SecurityText.unverifiedName(i.author.did));
+    if (unnamed.length > 0) await this.epochs.nameShownRows(unnamed.map((i) => i.author));
   }
 
   /** Places a decrypted item, with the replay and order checks for messages. */
@@ -640,11 +650,13 @@ export class ChannelEngine {
       if (fillGaps && cov && record.seq > cov.hi + 1) this.fillGap(channelId, cov.hi);
       else if (cov && record.seq === cov.hi + 1) cov.hi = record.seq;
     }
-    if (placed) {
-      this.c.changed();
-      this.c.emit("item", { channelId, item: placed });
-    }
-    return placed;
+    if (!placed) return null;
+    // Named before it is announced, so that a listener (`wsync listen --json`) reads the pinned name.
+    await this.nameLateRows([placed]);
+    const shown = view.items[indexOfRecord(view.items, placed.uri, placed.seq)] ?? placed;
+    this.c.changed();
+    this.c.emit("item", { channelId, item: shown });
+    return shown;
   }
 
   /** Resolves once no gap fill runs for the channel (those started meanwhile included). */

@@ -163,9 +163,12 @@ export class EpochManager {
   /**
    * Rows drawn before their author's name was pinned ("did… (unverified name)": a message that came in
    * before the commit naming its author, as right after a join) take the name a verified commit
-   * signed, in every open channel.
+   * signed, in every open channel. Run after each pin, and by the channel engine after it places a
+   * row under an unverified name: a row read before a pin but placed after its pass would otherwise
+   * keep that name (a message from someone who joined while this client was offline, read back on
+   * reconnecting: the read of its sender's name came before the commit's check pinned it).
    */
-  private async nameShownRows(entries: { did: string }[]): Promise<void> {
+  async nameShownRows(entries: { did: string }[]): Promise<void> {
     // Most commits name nobody drawn unverified: look for such rows first, names only then.
     const listed = new Set(entries.map((e) => e.did));
     const waiting = new Set<string>();

@@ -53,3 +53,30 @@ test("rows drawn with an unverified name take the name a verified commit pins", 
   await until(() => row()?.author.handle === bob.handle, 10_000);
   expect(view()?.items.some((i) => i.author.handle === placeholder)).toBe(false);
 });
+
+test("a message from someone who joined while this client was offline is read back on reconnecting under the pinned name", async () => {
+  const alice = await signedUp(t.url, "alice");
+  const bob = await signedUp(t.url, "bob");
+  clients.push(alice.client, bob.client);
+  const { channel } = await alice.client.createChannel({ name: "offline", type: "public" });
+  await alice.client.open(channel.id);
+  // What a listener (`wsync listen --json`, the terminal's log) is told about each new row.
+  const announced: string[] = [];
+  const off = alice.client.events.on("item", ({ item }) => {
+    if (item.text === "hello, while you were away") announced.push(item.author.handle);
+  });
+  alice.drop();
+  await until(() => alice.client.state.connection !== "connected", 5000, "alice offline");
+  await bob.client.join(channel.id);
+  await bob.client.open(channel.id);
+  await bob.client.send(channel.id, "hello, while you were away");
+  // On reconnecting, alice reads bob's join commit and his message back. The message's sender name
+  // is read before the commit that pins it is checked, and the row is placed after that pin's pass.
+  const row = () =>
+    alice.client.state.open[channel.id]?.items.find((i) => i.text === "hello, while you were away");
+  await until(() => !!row(), 15_000, "the message read back");
+  expect(row()?.author.handle).toBe(bob.handle);
+  expect(row()?.verified).toBe(true);
+  expect(announced).toEqual([bob.handle]);
+  off();
+});
