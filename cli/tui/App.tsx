@@ -419,7 +419,10 @@ export function App({ client, sessionFile, logs, bell: bellProp }: AppProps) {
     task("Loading history", async () => {
       await client.open(id);
       setScroll(0);
-      setStatus({ text: `#${client.view(id)?.channel.value.name ?? id}`, error: false });
+      // Named in the status line unless something was said there while it loaded (task cleared it):
+      // a paste guard, an error, another window. That is newer, and stays.
+      const named = { text: `#${client.view(id)?.channel.value.name ?? id}`, error: false };
+      setStatus((said) => (said.text === "" ? named : said));
     });
 
   /** /last: the lines of this window that contain the text, printed in it (irssi's /lastlog). */
