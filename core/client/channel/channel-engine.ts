@@ -44,7 +44,7 @@ import {
   type VerifiedEpoch,
 } from "./chain.ts";
 import type { EngineContext } from "./engine-context.ts";
-import { EpochManager, SendBlockedError } from "./epoch-manager.ts";
+import { EpochManager, SendBlockedError, shownUnnamed } from "./epoch-manager.ts";
 import {
   chainNumbers,
   checkReplayAndOrder,
@@ -357,7 +357,6 @@ export class ChannelEngine {
     // A reset replaces the list, but only once the new page is ready: the list shown meanwhile stays
     // as it was, never blank while the page is decrypted (a row that was on screen went away and came
     // back).
-    const before = reset || null;
     if (reset) this.coverage.delete(channelId);
     // Decrypted and verified in slices, one per frame: a page of 100 older records is many short
     // tasks, not one long one that stalls scrolling (issue 28). Then placed in a frame of its own.
@@ -368,7 +367,7 @@ export class ChannelEngine {
     const seen = await this.c.keyring.chains.seenState(channelId);
     // The page is placed into a copy of the list that goes back in one assignment (one change to
     // draw, and the list in the view is never changed in place: ChannelView.items).
-    const draft = before ? resetDraftOf(view, before) : draftOf(view);
+    const draft = reset ? resetDraftOf(view, reset) : draftOf(view);
     for (const d of ordered) this.place(draft, channelId, seen, d.item, d.facts);
     // An older page that ends its load (loadPage) is drawn once with the button back, not twice.
     if (!reset && settle) view.loadingMore = false;
@@ -386,16 +385,10 @@ export class ChannelEngine {
     }
     if (reset) await this.rebuildEpochItems(view);
     if (settle) this.refreshMissing(view);
-    await this.nameLateRows(decrypted.map((d) => d.item));
-  }
-
-  /**
-   * Rows just placed under an unverified name: named now if a verified commit pinned the name while
-   * they were being read (epochs.nameShownRows). A pin after this point names them itself.
-   */
-  private async nameLateRows(items: readonly TimelineItem[]): Promise<void> {
-    const unnamed = items.filter((i) => i.author.handle === SecurityText.unverifiedName(i.author.did));
-    if (unnamed.length > 0) await this.epochs.nameShownRows(unnamed.map((i) => i.author));
+    // Rows placed under an unverified name are named now if a verified commit pinned the name while
+    // they were being read (epochs.nameShownRows); a pin after this point names them itself.
+    const unnamed = decrypted.filter((d) => shownUnnamed(d.item)).map((d) => d.item.author);
+    if (unnamed.length > 0) await this.epochs.nameShownRows(unnamed);
   }
 
   /** Places a decrypted item, with the replay and order checks for messages. */
@@ -651,9 +644,13 @@ export class ChannelEngine {
       else if (cov && record.seq === cov.hi + 1) cov.hi = record.seq;
     }
     if (!placed) return null;
-    // Named before it is announced, so that a listener (`wsync listen --json`) reads the pinned name.
-    await this.nameLateRows([placed]);
-    const shown = view.items[indexOfRecord(view.items, placed.uri, placed.seq)] ?? placed;
+    // Named (as in applyPage) before it is announced, so that a listener (`wsync listen --json`)
+    // reads the pinned name.
+    let shown = placed;
+    if (shownUnnamed(placed)) {
+      await this.epochs.nameShownRows([placed.author]);
+      shown = view.items[indexOfRecord(view.items, placed.uri, placed.seq)] ?? placed;
+    }
     this.c.changed();
     this.c.emit("item", { channelId, item: shown });
     return shown;

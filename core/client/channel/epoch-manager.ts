@@ -25,6 +25,10 @@ export { SendBlockedError };
  * epochs. An epoch key is used only after its signed commit passed every protocol v2 check
  * (epoch-verify.ts); what passed is persisted per channel, so a server cannot roll the client back.
  */
+/** Whether a row is drawn under the did with "(unverified name)": no verified commit named its author yet. */
+export const shownUnnamed = (i: TimelineItem): boolean =>
+  i.author.handle === SecurityText.unverifiedName(i.author.did);
+
 export class EpochManager {
   private readonly keyLoads = new Map<string, Promise<void>>();
   /**
@@ -174,9 +178,7 @@ export class EpochManager {
     const waiting = new Set<string>();
     for (const view of Object.values(this.c.state.open)) {
       if (!view || !Array.isArray(view.items)) continue;
-      for (const i of view.items)
-        if (listed.has(i.author.did) && i.author.handle === SecurityText.unverifiedName(i.author.did))
-          waiting.add(i.author.did);
+      for (const i of view.items) if (listed.has(i.author.did) && shownUnnamed(i)) waiting.add(i.author.did);
     }
     if (waiting.size === 0) return;
     const names = new Map<string, string>();
@@ -191,7 +193,7 @@ export class EpochManager {
       let items: TimelineItem[] | null = null;
       view.items.forEach((i, n) => {
         const name = names.get(i.author.did);
-        if (name && i.author.handle === SecurityText.unverifiedName(i.author.did)) {
+        if (name && shownUnnamed(i)) {
           items ??= [...view.items];
           items[n] = { ...i, author: { did: i.author.did, handle: name } };
         }
